@@ -1,0 +1,21 @@
+// Exit codes of design.md. Errors carry their code; only main.ts turns one into process.exit.
+
+export const ExitCode = {
+  ok: 0,
+  failed: 1,
+  usage: 2,
+  conflicts: 3,
+  safetyStop: 4,
+  locked: 5,
+} as const
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode]
+
+/** A problem the user must act on: printed as one message, no stack trace. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: ExitCode = ExitCode.failed,
+  ) {
+    super(message)
+  }
+}

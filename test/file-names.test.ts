@@ -1,0 +1,44 @@
+import { describe, expect, test } from 'vitest'
+import { canonicalJson } from '../src/workspace/canonical-json.js'
+import { decodeId, encodeId, UnsafeIdError } from '../src/workspace/file-names.js'
+
+describe('file names for ids', () => {
+  test.each([
+    ['home', 'home'],
+    ['9f86d081884c7d65', '9f86d081884c7d65'],
+    ['a/b', 'a%2Fb'],
+    ['..', '%2E%2E'],
+    ['../etc/passwd', '%2E.%2Fetc%2Fpasswd'],
+    ['50%', '50%25'],
+    ['tab\there', 'tab%09here'],
+    ['CON', '%43ON'],
+    ['nul.txt', '%6Eul.txt'],
+    ['ends.', 'ends%2E'],
+    ['Über Café', 'Über Café'],
+    ['C:\\x', 'C%3A%5Cx'],
+  ])('%j is stored as %j and reads back', (id, stem) => {
+    expect(encodeId(id)).toBe(stem)
+    expect(decodeId(stem)).toBe(id)
+  })
+
+  test('only the canonical spelling decodes, so two files never claim one id', () => {
+    expect(decodeId('a%2fb')).toBeUndefined()
+    expect(decodeId('%68ome')).toBeUndefined()
+    expect(decodeId('bad%zz')).toBeUndefined()
+  })
+
+  test('empty and very long ids are refused with a reason', () => {
+    expect(() => encodeId('')).toThrow(UnsafeIdError)
+    expect(() => encodeId('x'.repeat(300))).toThrow(/more than 200 bytes/)
+  })
+})
+
+describe('canonical JSON', () => {
+  test('sorts keys at every depth, keeps array order, ends with a newline', () => {
+    const text = canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: null } })
+    expect(text).toBe(
+      '{\n  "a": {\n    "c": null,\n    "d": [\n      3,\n      {\n        "y": 2,\n        "z": 1\n      }\n    ]\n  },\n  "b": 1\n}\n',
+    )
+    expect(canonicalJson(JSON.parse(text))).toBe(text)
+  })
+})
