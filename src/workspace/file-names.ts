@@ -5,7 +5,6 @@
 
 const MAX_ENCODED_BYTES = 200 // leaves room for '.json' and temp-file suffixes under 255
 const WINDOWS_DEVICE = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$/i
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what we encode
 const UNSAFE_CHAR = /[\u0000-\u001f\u007f/\\:*?"<>|%]/u
 
 export class UnsafeIdError extends Error {
