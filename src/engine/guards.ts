@@ -1,0 +1,82 @@
+// Safety guards: plain predicates over the plan (after Mutagen's safety.go and rclone's
+// excessDeletes). Each returns ok or the numbers behind a stop; the command prints them and
+// exits 4 before anything is changed.
+
+import { sameTarget, type Target } from '../state/state-file.js'
+import type { Kind } from '../workspace/kinds.js'
+import type { PlanItem } from './plan.js'
+
+export type GuardResult =
+  | { ok: true }
+  | { ok: false; reason: 'max-delete'; kind: Kind; deleting: number; of: number; maxPercent: number }
+  | { ok: false; reason: 'listing-emptied'; kind: Kind; had: number }
+  | { ok: false; reason: 'wrong-target'; bound: Target; configured: Target }
+
+export type GuardStop = Exclude<GuardResult, { ok: true }>
+
+function countByKind(items: Iterable<{ kind: Kind }>): Map<Kind, number> {
+  const counts = new Map<Kind, number>()
+  for (const item of items) counts.set(item.kind, (counts.get(item.kind) ?? 0) + 1)
+  return counts
+}
+
+const isDelete = (item: PlanItem) => item.action === 'delete-local' || item.action === 'delete-remote'
+
+/** Deleting more than maxPercent of a kind's synced items in one run needs --allow-deletes. */
+export function deleteGuard(
+  selected: readonly PlanItem[],
+  base: Iterable<{ kind: Kind }>,
+  opts: { maxDeletePercent: number; allowDeletes: boolean },
+): GuardResult {
+  if (opts.allowDeletes) return { ok: true }
+  const had = countByKind(base)
+  for (const [kind, deleting] of countByKind(selected.filter(isDelete))) {
+    const of = had.get(kind) ?? 0
+    if (deleting * 100 > of * opts.maxDeletePercent) {
+      return { ok: false, reason: 'max-delete', kind, deleting, of, maxPercent: opts.maxDeletePercent }
+    }
+  }
+  return { ok: true }
+}
+
+/**
+ * A listing that comes back empty for a kind we had synced items of is far more often a
+ * broken server or a wrong token (upstream answers anonymous reads) than a real wipe: it may
+ * not turn into local deletions unless --allow-deletes says so.
+ */
+export function listingGuard(
+  selected: readonly PlanItem[],
+  base: Iterable<{ kind: Kind }>,
+  remote: Iterable<{ kind: Kind }>,
+  opts: { allowDeletes: boolean },
+): GuardResult {
+  if (opts.allowDeletes) return { ok: true }
+  const had = countByKind(base)
+  const listed = countByKind(remote)
+  for (const item of selected) {
+    if (item.action !== 'delete-local') continue
+    const count = had.get(item.kind) ?? 0
+    if (count > 0 && (listed.get(item.kind) ?? 0) === 0)
+      return { ok: false, reason: 'listing-emptied', kind: item.kind, had: count }
+  }
+  return { ok: true }
+}
+
+/** A workspace bound to one server/project/environment never syncs with another until --rebind. */
+export function targetGuard(bound: Target | undefined, configured: Target, rebind: boolean): GuardResult {
+  if (!bound || rebind || sameTarget(bound, configured)) return { ok: true }
+  return { ok: false, reason: 'wrong-target', bound, configured }
+}
+
+export function describeStop(stop: GuardStop): string {
+  switch (stop.reason) {
+    case 'max-delete':
+      return `safety stop: this run would delete ${stop.deleting} of ${stop.of} ${stop.kind} items (more than ${stop.maxPercent}%); nothing was changed. Check with \`cms-sync status\`, then re-run with --allow-deletes if that is intended`
+    case 'listing-emptied':
+      return `safety stop: the server listed no ${stop.kind} items although ${stop.had} were synced; nothing was changed. If they really were all deleted, re-run with --allow-deletes`
+    case 'wrong-target': {
+      const show = (t: Target) => `${t.server} ${t.project}/${t.environment}`
+      return `safety stop: this workspace is bound to ${show(stop.bound)}, but cms-sync.yaml names ${show(stop.configured)}; nothing was changed. Re-run with --rebind to sync with the new target`
+    }
+  }
+}

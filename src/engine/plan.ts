@@ -1,0 +1,126 @@
+// The planner: (base, local, remote) -> plan. Pure: no fs, no http, no clock, no logger, so
+// status, pull, push, sync, resolve and watch all see the same decisions and a table test
+// covers every one. Shaped after Mutagen's Reconcile(ancestor, alpha, beta): a 3-bit
+// presence key first ('000'..'111' for base/local/remote), then hash comparisons, and every
+// branch returns a named action. Conflicts are plan entries, never exceptions.
+
+import type { Kind } from '../workspace/kinds.js'
+
+export type Change = 'unchanged' | 'added' | 'modified' | 'deleted'
+
+/**
+ * What to do with one item. `merge-base` touches only the state file: both sides already
+ * agree (equal content, or both deleted), so the base moves to what they agree on.
+ */
+export type Action = 'push' | 'pull' | 'delete-remote' | 'delete-local' | 'conflict' | 'merge-base' | 'none'
+
+export type Side = 'local' | 'remote'
+
+/** One side of one item as the planner sees it: where it is and the hash of its canonical form. */
+export interface Version {
+  kind: Kind
+  id: string
+  path: string
+  hash: string
+}
+
+export interface PlanOptions {
+  /** Settle conflicts in favour of this side (the loser is kept in trash by the executor). */
+  prefer?: Side
+}
+
+export interface PlanItem {
+  kind: Kind
+  id: string
+  path: string
+  local: Change
+  remote: Change
+  action: Action
+  /** Set when a conflict was settled by --prefer: the side that won. */
+  settledFor?: Side
+}
+
+export interface Plan {
+  items: PlanItem[]
+}
+
+type Decision = Pick<PlanItem, 'local' | 'remote' | 'action' | 'settledFor'>
+
+/** The action that makes the preferred side win a conflict. */
+function settle(local: Change, remote: Change, prefer: Side | undefined): Decision {
+  if (!prefer) return { local, remote, action: 'conflict' }
+  const winnerDeleted = prefer === 'local' ? local === 'deleted' : remote === 'deleted'
+  const action: Action =
+    prefer === 'local' ? (winnerDeleted ? 'delete-remote' : 'push') : winnerDeleted ? 'delete-local' : 'pull'
+  return { local, remote, action, settledFor: prefer }
+}
+
+export function decide(
+  base: string | undefined,
+  local: string | undefined,
+  remote: string | undefined,
+  opts: PlanOptions = {},
+): Decision {
+  const presence = `${base === undefined ? 0 : 1}${local === undefined ? 0 : 1}${remote === undefined ? 0 : 1}`
+  switch (presence) {
+    case '001':
+      // Only the server has it: new there (or a fresh clone that lacks it). Never a deletion.
+      return { local: 'unchanged', remote: 'added', action: 'pull' }
+    case '010':
+      return { local: 'added', remote: 'unchanged', action: 'push' }
+    case '011':
+      // Both sides made it without a base (a fresh clone, or both added the same id).
+      if (local === remote) return { local: 'added', remote: 'added', action: 'merge-base' }
+      return settle('added', 'added', opts.prefer)
+    case '100':
+      return { local: 'deleted', remote: 'deleted', action: 'merge-base' }
+    case '101': {
+      const remoteChange: Change = remote === base ? 'unchanged' : 'modified'
+      if (remoteChange === 'unchanged')
+        return { local: 'deleted', remote: remoteChange, action: 'delete-remote' }
+      return settle('deleted', remoteChange, opts.prefer)
+    }
+    case '110': {
+      const localChange: Change = local === base ? 'unchanged' : 'modified'
+      if (localChange === 'unchanged')
+        return { local: localChange, remote: 'deleted', action: 'delete-local' }
+      return settle(localChange, 'deleted', opts.prefer)
+    }
+    case '111': {
+      const localChange: Change = local === base ? 'unchanged' : 'modified'
+      const remoteChange: Change = remote === base ? 'unchanged' : 'modified'
+      if (localChange === 'unchanged' && remoteChange === 'unchanged') {
+        return { local: localChange, remote: remoteChange, action: 'none' }
+      }
+      if (remoteChange === 'unchanged') return { local: localChange, remote: remoteChange, action: 'push' }
+      if (localChange === 'unchanged') return { local: localChange, remote: remoteChange, action: 'pull' }
+      // Both edited: the same edit on both sides is agreement, not a conflict.
+      if (local === remote) return { local: localChange, remote: remoteChange, action: 'merge-base' }
+      return settle(localChange, remoteChange, opts.prefer)
+    }
+    default:
+      throw new Error(`plan: an item present nowhere (${presence})`)
+  }
+}
+
+export function plan(
+  base: ReadonlyMap<string, Version>,
+  local: ReadonlyMap<string, Version>,
+  remote: ReadonlyMap<string, Version>,
+  opts: PlanOptions = {},
+): Plan {
+  const paths = [...new Set([...base.keys(), ...local.keys(), ...remote.keys()])].sort()
+  const items = paths.map((path): PlanItem => {
+    const b = base.get(path)
+    const l = local.get(path)
+    const r = remote.get(path)
+    const known = (b ?? l ?? r)!
+    return { kind: known.kind, id: known.id, path, ...decide(b?.hash, l?.hash, r?.hash, opts) }
+  })
+  return { items }
+}
+
+/** The items that need attention: everything but `none`, and `merge-base` which is silent. */
+export function changesOf(result: Plan): PlanItem[] {
+  return result.items.filter((item) => item.action !== 'none' && item.action !== 'merge-base')
+}

@@ -1,0 +1,105 @@
+// .cms-sync/state.json: the base of the three-way comparison. Per item it holds the hash of
+// the canonical file at the last successful sync, the server's revision marker seen then, and
+// a stat cache so an unchanged file is never re-read. It is written atomically and only after
+// the server confirmed, so it never claims a write the server did not get.
+
+import { readFile } from 'node:fs/promises'
+import writeFileAtomic from 'write-file-atomic'
+import { CliError } from '../cli/exit-codes.js'
+import { canonicalJson } from '../workspace/canonical-json.js'
+import type { Kind } from '../workspace/kinds.js'
+import { syncDirPath } from '../workspace/layout.js'
+
+export interface Target {
+  server: string
+  project: string
+  environment: string
+}
+
+export interface StatSnapshot {
+  size: number
+  mtimeMs: number
+  ino: number
+}
+
+export interface ItemState {
+  kind: Kind
+  id: string
+  path: string
+  baseHash: string
+  /** content: updateDate; other kinds: the hash of the canonical remote. */
+  remoteRev: string
+  /** The file as it was when baseHash was taken; equal stat means equal content. */
+  stat?: StatSnapshot
+  /** content only: kept so a write never resets it (upstream sets a missing one to 1970). */
+  createDate?: string | null
+}
+
+export interface StateFile {
+  version: 1
+  target: Target
+  items: Record<string, ItemState>
+}
+
+export function statePath(root: string): string {
+  return syncDirPath(root, 'state.json')
+}
+
+/** The state, or undefined in a fresh clone (no .cms-sync/ yet). */
+export async function loadState(root: string): Promise<StateFile | undefined> {
+  let text: string
+  try {
+    text = await readFile(statePath(root), 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw error
+  }
+  try {
+    const state = JSON.parse(text) as StateFile
+    if (state.version !== 1 || typeof state.items !== 'object' || !state.target)
+      throw new Error('unknown layout')
+    return state
+  } catch (error) {
+    throw new CliError(
+      `${statePath(root)} is unreadable (${(error as Error).message}); move it away to start over as a fresh clone`,
+    )
+  }
+}
+
+export function emptyState(target: Target): StateFile {
+  return { version: 1, target, items: {} }
+}
+
+export function sameTarget(a: Target, b: Target): boolean {
+  return (
+    a.server.replace(/\/+$/, '') === b.server.replace(/\/+$/, '') &&
+    a.project === b.project &&
+    a.environment === b.environment
+  )
+}
+
+/** Holds the state in memory; every change is saved at once (temp file + rename). */
+export class StateStore {
+  constructor(
+    readonly root: string,
+    readonly state: StateFile,
+  ) {}
+
+  get(path: string): ItemState | undefined {
+    return this.state.items[path]
+  }
+
+  async commit(item: ItemState): Promise<void> {
+    this.state.items[item.path] = item
+    await this.save()
+  }
+
+  async forget(path: string): Promise<void> {
+    delete this.state.items[path]
+    await this.save()
+  }
+
+  async save(): Promise<void> {
+    await writeFileAtomic(statePath(this.root), canonicalJson(this.state))
+  }
+}

@@ -1,0 +1,60 @@
+// One interface for every kind's file format (design.md "Workspace layout"). Adding a kind
+// means adding a codec: the scanner, planner and executor only talk to this interface.
+
+import { createHash } from 'node:crypto'
+import { canonicalJson } from './canonical-json.js'
+import type { Kind } from './kinds.js'
+
+export type JsonObject = Record<string, unknown>
+
+/** What the server needs besides the file to write a full document (it replaces, never merges). */
+export interface BodyContext {
+  /** The item as the server holds it right now, if it exists. */
+  current: JsonObject | undefined
+  /** Now, as an ISO string; passed in so codecs stay free of clocks. */
+  now: string
+}
+
+/** Cross-file checks that need the other items (e.g. a content's schema must exist). */
+export interface ReferenceContext {
+  schemaIds: ReadonlySet<string>
+}
+
+export interface Codec {
+  kind: Kind
+  /** Server object -> file object: only the file-format fields, no volatile ones. */
+  toFile(remote: JsonObject): JsonObject
+  /** Parsed file JSON -> validated file object, or the problems found (field, expected, got). */
+  validate(
+    value: unknown,
+    expectedId: string,
+  ): { ok: true; file: JsonObject } | { ok: false; problems: string[] }
+  /** Problems with references to other items, checked just before a write. */
+  checkReferences(file: JsonObject, ctx: ReferenceContext): string[]
+  /** File object -> the full document to send. */
+  toBody(file: JsonObject, ctx: BodyContext): JsonObject
+  /** The marker that changes whenever the item changes on the server. */
+  revisionOf(remote: JsonObject): string
+  /**
+   * The fields a list answer may get wrong (upstream lists give publishOn null): when true,
+   * the item must be fetched by id before its file form can be trusted.
+   */
+  listIsIncomplete(dialect: string): boolean
+}
+
+export function hashText(text: string): string {
+  return createHash('sha256').update(text).digest('hex')
+}
+
+/** The bytes of a file object as cms-sync writes them, and their hash (the item's identity). */
+export function fileBytes(file: JsonObject): { text: string; hash: string } {
+  const text = canonicalJson(file)
+  return { text, hash: hashText(text) }
+}
+
+/** Picks the listed keys that the object has, in any order (canonicalJson sorts them). */
+export function pick(source: JsonObject, keys: readonly string[]): JsonObject {
+  const out: JsonObject = {}
+  for (const key of keys) if (key in source && source[key] !== undefined) out[key] = source[key]
+  return out
+}

@@ -1,0 +1,81 @@
+// Reading one workspace file into its validated file object and hash. A valid file's hash is
+// the hash of its canonical form, so re-indenting or re-ordering keys is not an edit; an
+// invalid file gets a hash of its raw bytes, so it shows as a local change and its problems
+// are reported when it would be pushed.
+
+import { lstat, readFile, realpath, stat } from 'node:fs/promises'
+import path from 'node:path'
+import type { StatSnapshot } from '../state/state-file.js'
+import { type Codec, fileBytes, hashText, type JsonObject } from './codec.js'
+import { absolute } from './layout.js'
+
+export type ParsedFile =
+  | { ok: true; hash: string; file: JsonObject; text: string }
+  | { ok: false; hash: string; problems: string[] }
+
+/** Counts file reads, so tests can see that the stat cache spared them. */
+export const fileReads = { count: 0 }
+
+export function parseFileText(codec: Codec, text: string, expectedId: string): ParsedFile {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (error) {
+    return {
+      ok: false,
+      hash: hashText(`invalid\0${text}`),
+      problems: [`invalid JSON: ${(error as Error).message}`],
+    }
+  }
+  const checked = codec.validate(value, expectedId)
+  if (!checked.ok) return { ok: false, hash: hashText(`invalid\0${text}`), problems: checked.problems }
+  const canonical = fileBytes(checked.file)
+  return { ok: true, hash: canonical.hash, file: checked.file, text: canonical.text }
+}
+
+export async function readLocalFile(
+  root: string,
+  relativePath: string,
+  codec: Codec,
+  id: string,
+): Promise<ParsedFile | undefined> {
+  let text: string
+  try {
+    fileReads.count++
+    text = await readFile(await resolveInside(root, relativePath), 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw error
+  }
+  return parseFileText(codec, text, id)
+}
+
+/** The file's stat, or undefined when it is gone. Symlinks are followed only inside the workspace. */
+export async function statLocalFile(root: string, relativePath: string): Promise<StatSnapshot | undefined> {
+  try {
+    const info = await stat(await resolveInside(root, relativePath))
+    if (!info.isFile()) return undefined
+    return { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw error
+  }
+}
+
+export class OutsideWorkspaceError extends Error {}
+
+async function resolveInside(root: string, relativePath: string): Promise<string> {
+  const file = absolute(root, relativePath)
+  const info = await lstat(file)
+  if (!info.isSymbolicLink()) return file
+  const target = await realpath(file)
+  const realRoot = await realpath(root)
+  if (target !== realRoot && !target.startsWith(realRoot + path.sep)) {
+    throw new OutsideWorkspaceError(`${relativePath} is a symbolic link to ${target}, outside the workspace`)
+  }
+  return target
+}
+
+export function sameStat(a: StatSnapshot | undefined, b: StatSnapshot | undefined): boolean {
+  return !!a && !!b && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ino === b.ino
+}

@@ -1,0 +1,56 @@
+// schemas/<id>.json: custom schemas with the fields of docs/api-dialects.md. Schemas have no
+// timestamps, so their revision is the hash of their file form.
+
+import { type Codec, fileBytes, type JsonObject, pick } from './codec.js'
+import { checkFile, type FieldSpec } from './file-checks.js'
+
+const COMMON: Record<string, FieldSpec> = {
+  name: { type: 'string' },
+  icon: { type: 'string' },
+  type: { type: 'string', required: true, oneOf: ['content', 'field'] },
+  parentSchemaId: { type: 'string' },
+  hiddenProperties: { type: 'string[]' },
+}
+const CONTENT_SCHEMA: Record<string, FieldSpec> = {
+  ...COMMON,
+  defaultTabId: { type: 'string' },
+  tabs: { type: 'object' },
+  fields: { type: 'object' },
+  allowedAtRoot: { type: 'boolean' },
+  allowedChildSchemas: { type: 'string[]' },
+}
+const FIELD_SCHEMA: Record<string, FieldSpec> = {
+  ...COMMON,
+  editorId: { type: 'string' },
+  config: { type: 'object' },
+}
+
+function specFor(value: unknown): Record<string, FieldSpec> {
+  const type = (value as JsonObject | null)?.type
+  if (type === 'content') return CONTENT_SCHEMA
+  if (type === 'field') return FIELD_SCHEMA
+  return COMMON
+}
+
+export const schemaCodec: Codec = {
+  kind: 'schema',
+  toFile(remote) {
+    return pick(remote, ['id', ...Object.keys(specFor(remote))])
+  },
+  validate(value, expectedId) {
+    return checkFile(value, expectedId, specFor(value))
+  },
+  checkReferences() {
+    // A parent schema may be native or custom and the server does not enforce it on set.
+    return []
+  },
+  toBody(file) {
+    return { ...file }
+  },
+  revisionOf(remote) {
+    return fileBytes(schemaCodec.toFile(remote)).hash
+  },
+  listIsIncomplete() {
+    return false
+  },
+}

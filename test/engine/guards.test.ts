@@ -1,0 +1,93 @@
+import { describe, expect, test } from 'vitest'
+import { deleteGuard, describeStop, listingGuard, targetGuard } from '../../src/engine/guards.js'
+import type { Action, PlanItem } from '../../src/engine/plan.js'
+
+const item = (id: string, action: Action, kind: 'schema' | 'content' = 'content'): PlanItem => ({
+  kind,
+  id,
+  path: `content/${id}.json`,
+  local: 'unchanged',
+  remote: 'deleted',
+  action,
+})
+const base = (n: number, kind: 'schema' | 'content' = 'content') =>
+  Array.from({ length: n }, () => ({ kind }))
+
+describe('delete guard', () => {
+  test('deleting half of a kind is allowed at the default 50%', () => {
+    expect(
+      deleteGuard([item('a', 'delete-local'), item('b', 'delete-remote')], base(4), {
+        maxDeletePercent: 50,
+        allowDeletes: false,
+      }),
+    ).toEqual({ ok: true })
+  })
+
+  test('deleting more than the limit stops with the numbers', () => {
+    const selected = [item('a', 'delete-local'), item('b', 'delete-local'), item('c', 'delete-remote')]
+    const result = deleteGuard(selected, base(4), { maxDeletePercent: 50, allowDeletes: false })
+    expect(result).toEqual({
+      ok: false,
+      reason: 'max-delete',
+      kind: 'content',
+      deleting: 3,
+      of: 4,
+      maxPercent: 50,
+    })
+    if (!result.ok) expect(describeStop(result)).toMatch(/delete 3 of 4 content items/)
+  })
+
+  test('--allow-deletes lifts it', () => {
+    expect(
+      deleteGuard([item('a', 'delete-local')], base(1), { maxDeletePercent: 50, allowDeletes: true }),
+    ).toEqual({ ok: true })
+  })
+
+  test('kinds are counted apart', () => {
+    const selected = [item('s', 'delete-remote', 'schema')]
+    expect(
+      deleteGuard(selected, [...base(10), ...base(1, 'schema')], {
+        maxDeletePercent: 50,
+        allowDeletes: false,
+      }),
+    ).toMatchObject({ ok: false, kind: 'schema' })
+  })
+})
+
+describe('listing guard', () => {
+  test('an empty listing of a kind we had synced produces no local deletions', () => {
+    expect(listingGuard([item('a', 'delete-local')], base(3), [], { allowDeletes: false })).toEqual({
+      ok: false,
+      reason: 'listing-emptied',
+      kind: 'content',
+      had: 3,
+    })
+  })
+
+  test('a listing that still has items passes', () => {
+    expect(listingGuard([item('a', 'delete-local')], base(3), base(2), { allowDeletes: false })).toEqual({
+      ok: true,
+    })
+  })
+
+  test('it only matters when the run would delete locally', () => {
+    expect(listingGuard([item('a', 'push')], base(3), [], { allowDeletes: false })).toEqual({ ok: true })
+  })
+})
+
+describe('target guard', () => {
+  const t = { server: 'http://a', project: 'demo', environment: 'live' }
+  test('same target (trailing slash aside) passes', () => {
+    expect(targetGuard(t, { ...t, server: 'http://a/' }, false)).toEqual({ ok: true })
+  })
+  test('another environment stops until --rebind', () => {
+    expect(targetGuard(t, { ...t, environment: 'staging' }, false)).toMatchObject({
+      ok: false,
+      reason: 'wrong-target',
+    })
+    expect(targetGuard(t, { ...t, environment: 'staging' }, true)).toEqual({ ok: true })
+  })
+  test('a fresh clone has no binding yet', () => {
+    expect(targetGuard(undefined, t, false)).toEqual({ ok: true })
+  })
+})
