@@ -33,6 +33,10 @@ export interface Codec {
   checkReferences(file: JsonObject, ctx: ReferenceContext): string[]
   /** File object -> the full document to send. */
   toBody(file: JsonObject, ctx: BodyContext): JsonObject
+  /** The id of the item this one hangs under (same kind), which the server needs to exist first. */
+  parentOf(file: JsonObject): string | undefined
+  /** The file form of the server's answer to a write of `sent` (the answer may lack what lists lack). */
+  fromWriteAnswer(stored: JsonObject, sent: JsonObject): JsonObject
   /** The marker that changes whenever the item changes on the server. */
   revisionOf(remote: JsonObject): string
   /**

@@ -36,6 +36,18 @@ export const contentCodec: Codec = {
     const body: JsonObject = { publishOn: null, unpublishOn: null, ...file, createDate }
     return body
   },
+  parentOf(file) {
+    return typeof file.parentId === 'string' && file.parentId !== '' ? file.parentId : undefined
+  },
+  fromWriteAnswer(stored, sent) {
+    // The server stores the dates as schedule tasks and does not change them; upstream may echo
+    // them as null, which must never reach the file.
+    return {
+      ...contentCodec.toFile(stored),
+      publishOn: sent.publishOn ?? null,
+      unpublishOn: sent.unpublishOn ?? null,
+    }
+  },
   revisionOf(remote) {
     return typeof remote.updateDate === 'string'
       ? remote.updateDate

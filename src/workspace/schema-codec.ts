@@ -47,6 +47,14 @@ export const schemaCodec: Codec = {
   toBody(file) {
     return { ...file }
   },
+  parentOf(file) {
+    return typeof file.parentSchemaId === 'string' && file.parentSchemaId !== ''
+      ? file.parentSchemaId
+      : undefined
+  },
+  fromWriteAnswer(stored) {
+    return schemaCodec.toFile(stored)
+  },
   revisionOf(remote) {
     return fileBytes(schemaCodec.toFile(remote)).hash
   },

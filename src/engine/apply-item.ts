@@ -1,0 +1,178 @@
+// Carrying out one plan entry. Each action checks, just before it acts, that the side it is
+// about to overwrite is still what the plan saw (Mutagen's ensureExpectedFile): a remote edit
+// made since the listing, or a local edit made since the scan, turns into a conflict instead of
+// being overwritten. State for the item is committed only after the change is done.
+
+import type { ItemState, StateStore } from '../state/state-file.js'
+import { type Codec, fileBytes, hashText, type JsonObject } from '../workspace/codec.js'
+import { type ParsedFile, readLocalFile, sameStat, statLocalFile } from '../workspace/local-file.js'
+import { type LocalWriter, removeConflictCopy, writeConflictCopy } from '../workspace/local-writes.js'
+import type { LocalEntry } from '../workspace/scan.js'
+import type { PlanItem } from './plan.js'
+import type { EngineLogger, RemotePort } from './remote-port.js'
+import { fullObject, type RemoteEntry } from './remote-snapshot.js'
+
+export interface ApplyContext {
+  root: string
+  client: RemotePort
+  store: StateStore
+  writer: LocalWriter
+  logger: EngineLogger
+  now: () => string
+  /** Every schema id a content may name: native, on the server, and in schemas/. */
+  schemaIds: ReadonlySet<string>
+  local: ReadonlyMap<string, LocalEntry>
+  remote: ReadonlyMap<string, RemoteEntry>
+}
+
+export type ItemResult =
+  | { status: 'applied' }
+  | { status: 'conflict'; reason: string }
+  | { status: 'failed'; error: string }
+
+const applied: ItemResult = { status: 'applied' }
+const changedLocally: ItemResult = { status: 'conflict', reason: 'the file changed during the run' }
+const changedRemotely: ItemResult = {
+  status: 'conflict',
+  reason: 'the server copy changed since it was listed',
+}
+
+async function localAsPlanned(ctx: ApplyContext, item: PlanItem, codec: Codec): Promise<boolean> {
+  const planned = ctx.local.get(item.path)
+  const now = await statLocalFile(ctx.root, item.path)
+  if (!planned || !now) return !planned && !now
+  if (sameStat(planned.stat, now)) return true
+  return (await readLocalFile(ctx.root, item.path, codec, item.id))?.hash === planned.hash
+}
+
+async function remoteAsPlanned(ctx: ApplyContext, item: PlanItem, codec: Codec) {
+  const current = await ctx.client.get(item.kind, item.id)
+  const rev = current ? codec.revisionOf(current) : undefined
+  return { ok: rev === ctx.remote.get(item.path)?.rev, current, rev }
+}
+
+async function commit(
+  ctx: ApplyContext,
+  item: PlanItem,
+  text: string,
+  stored: JsonObject,
+  codec: Codec,
+  statBefore?: ItemState['stat'],
+) {
+  const statNow = await statLocalFile(ctx.root, item.path)
+  // Only vouch for the stat if the file did not move under us since it was read or written.
+  const stat = statBefore === undefined || sameStat(statBefore, statNow) ? statNow : undefined
+  await ctx.store.commit({
+    kind: item.kind,
+    id: item.id,
+    path: item.path,
+    baseHash: hashText(text),
+    remoteRev: codec.revisionOf(stored),
+    ...(stat ? { stat } : {}),
+    ...('createDate' in stored ? { createDate: (stored.createDate as string | null) ?? null } : {}),
+  })
+  await removeConflictCopy(ctx.root, item.path)
+}
+
+export async function pushItem(
+  ctx: ApplyContext,
+  item: PlanItem,
+  codec: Codec,
+  prepared: { parsed: ParsedFile; stat: ItemState['stat'] },
+): Promise<ItemResult> {
+  const { parsed } = prepared
+  if (parsed.hash !== ctx.local.get(item.path)?.hash) return changedLocally
+  if (!parsed.ok) return { status: 'failed', error: parsed.problems.join('; ') }
+  const problems = codec.checkReferences(parsed.file, { schemaIds: ctx.schemaIds })
+  if (problems.length > 0) return { status: 'failed', error: problems.join('; ') }
+  if (!(await localAsPlanned(ctx, item, codec))) return changedLocally
+  const remote = await remoteAsPlanned(ctx, item, codec)
+  if (!remote.ok) return changedRemotely
+  if (item.settledFor === 'local' && remote.current) {
+    await ctx.writer.keepRemoteInTrash(item.path, fileBytes(codec.toFile(remote.current)).text)
+  }
+  const body = codec.toBody(parsed.file, { current: remote.current, now: ctx.now() })
+  const stored = await ctx.client.put(item.kind, item.id, body, {
+    expected: (current) => (current ? codec.revisionOf(current) : undefined) === remote.rev,
+  })
+  const storedText = fileBytes(codec.fromWriteAnswer(stored, parsed.file)).text
+  // The server normalised something (a recomputed sort, a renamed editor): mirror it now, so
+  // the file equals the base and the next run sees no echo.
+  if (storedText !== parsed.text) {
+    await ctx.writer.write(item.path, storedText)
+    await commit(ctx, item, storedText, stored, codec)
+  } else {
+    await commit(ctx, item, storedText, stored, codec, prepared.stat)
+  }
+  return applied
+}
+
+export async function pullItem(ctx: ApplyContext, item: PlanItem, codec: Codec): Promise<ItemResult> {
+  const entry = ctx.remote.get(item.path)!
+  if (!(await localAsPlanned(ctx, item, codec))) return changedLocally
+  const object = await fullObject(ctx.client, entry)
+  if (!object) return changedRemotely
+  const text = fileBytes(codec.toFile(object)).text
+  await ctx.writer.write(item.path, text)
+  await commit(ctx, item, text, object, codec)
+  return applied
+}
+
+export async function deleteLocalItem(ctx: ApplyContext, item: PlanItem, codec: Codec): Promise<ItemResult> {
+  if (!(await localAsPlanned(ctx, item, codec))) return changedLocally
+  await ctx.writer.remove(item.path)
+  await ctx.store.forget(item.path)
+  await removeConflictCopy(ctx.root, item.path)
+  return applied
+}
+
+export async function deleteRemoteItem(ctx: ApplyContext, item: PlanItem, codec: Codec): Promise<ItemResult> {
+  if (!(await localAsPlanned(ctx, item, codec))) return changedLocally
+  const remote = await remoteAsPlanned(ctx, item, codec)
+  if (!remote.ok) return changedRemotely
+  if (remote.current && item.settledFor === 'local') {
+    await ctx.writer.keepRemoteInTrash(item.path, fileBytes(codec.toFile(remote.current)).text)
+  }
+  if (remote.current) await ctx.client.remove(item.kind, item.id)
+  await ctx.store.forget(item.path)
+  await removeConflictCopy(ctx.root, item.path)
+  return applied
+}
+
+/** Both sides agree (equal content, or both gone): only the base moves. */
+export async function mergeBaseItem(ctx: ApplyContext, item: PlanItem): Promise<ItemResult> {
+  const local = ctx.local.get(item.path)
+  const remote = ctx.remote.get(item.path)
+  if (!local || !remote) {
+    await ctx.store.forget(item.path)
+    return applied
+  }
+  await ctx.store.commit({
+    kind: item.kind,
+    id: item.id,
+    path: item.path,
+    baseHash: local.hash,
+    remoteRev: remote.rev,
+    stat: local.stat,
+    ...('createDate' in remote.object
+      ? { createDate: (remote.object.createDate as string | null) ?? null }
+      : {}),
+  })
+  await removeConflictCopy(ctx.root, item.path)
+  return applied
+}
+
+/** Unchanged, but the file was touched (same content, new mtime): refresh the stat cache. */
+export async function refreshStatCache(ctx: ApplyContext, item: PlanItem): Promise<void> {
+  const known = ctx.store.get(item.path)
+  const local = ctx.local.get(item.path)
+  if (known && local && !sameStat(known.stat, local.stat))
+    await ctx.store.commit({ ...known, stat: local.stat })
+}
+
+/** Keeps the server's side of a conflict next to the state, for `diff` and for people. */
+export async function recordConflict(ctx: ApplyContext, item: PlanItem, codec: Codec): Promise<void> {
+  const entry = ctx.remote.get(item.path)
+  const object = entry ? await fullObject(ctx.client, entry) : undefined
+  await writeConflictCopy(ctx.root, item.path, object ? fileBytes(codec.toFile(object)).text : undefined)
+}

@@ -1,0 +1,163 @@
+// The executor: carries out the selected plan entries in a safe order and reports a result per
+// item ({applied, conflicts, failed}, after rclone's bisync Results). A failed item never stops
+// the others; only its own change is left undone.
+//
+// Order, and why:
+//  1. pushes, per kind in codec order (schemas before the content that uses them), parents
+//     before children, because the server checks a content's parent on every write;
+//  2. local-only changes (pull, delete-local, base merges), which need no order;
+//  3. remote deletes, kinds in reverse and children before parents, so nothing is re-parented
+//     by the server on its way out.
+
+import type { ItemState } from '../state/state-file.js'
+import type { Codec } from '../workspace/codec.js'
+import { codecFor } from '../workspace/codecs.js'
+import { type ParsedFile, readLocalFile, statLocalFile } from '../workspace/local-file.js'
+import {
+  type ApplyContext,
+  deleteLocalItem,
+  deleteRemoteItem,
+  type ItemResult,
+  mergeBaseItem,
+  pullItem,
+  pushItem,
+  recordConflict,
+  refreshStatCache,
+} from './apply-item.js'
+import { childrenFirst, parentsFirst } from './order.js'
+import type { PlanItem } from './plan.js'
+
+export interface ItemReport {
+  kind: PlanItem['kind']
+  id: string
+  path: string
+  local: PlanItem['local']
+  remote: PlanItem['remote']
+  action: PlanItem['action']
+  /** failed: what went wrong; conflict found while running: why it was not applied. */
+  error?: string
+}
+
+export interface Outcome {
+  applied: ItemReport[]
+  conflicts: ItemReport[]
+  failed: ItemReport[]
+}
+
+export function reportOf(item: PlanItem, extra: Partial<ItemReport> = {}): ItemReport {
+  return {
+    kind: item.kind,
+    id: item.id,
+    path: item.path,
+    local: item.local,
+    remote: item.remote,
+    action: item.action,
+    ...extra,
+  }
+}
+
+type Prepared = { parsed: ParsedFile; stat: ItemState['stat'] }
+
+async function preparePushes(ctx: ApplyContext, items: PlanItem[]): Promise<Map<string, Prepared>> {
+  const prepared = new Map<string, Prepared>()
+  for (const item of items) {
+    const stat = await statLocalFile(ctx.root, item.path)
+    const parsed = await readLocalFile(ctx.root, item.path, codecFor(item.kind)!, item.id)
+    if (parsed) prepared.set(item.path, { parsed, stat })
+  }
+  return prepared
+}
+
+function orderedPushes(
+  items: PlanItem[],
+  prepared: Map<string, Prepared>,
+  codecs: readonly Codec[],
+): PlanItem[] {
+  return codecs.flatMap((codec) => {
+    const ofKind = items.filter((item) => item.kind === codec.kind)
+    const parent = (item: PlanItem) => {
+      const parsed = prepared.get(item.path)?.parsed
+      return parsed?.ok ? codec.parentOf(parsed.file) : undefined
+    }
+    return parentsFirst(ofKind, (item) => item.id, parent)
+  })
+}
+
+function orderedRemoteDeletes(ctx: ApplyContext, items: PlanItem[], codecs: readonly Codec[]): PlanItem[] {
+  return [...codecs].reverse().flatMap((codec) => {
+    const ofKind = items.filter((item) => item.kind === codec.kind)
+    const parent = (item: PlanItem) => {
+      const remote = ctx.remote.get(item.path)
+      return remote ? codec.parentOf(remote.object) : undefined
+    }
+    return childrenFirst(ofKind, (item) => item.id, parent)
+  })
+}
+
+export async function execute(
+  ctx: ApplyContext,
+  selected: readonly PlanItem[],
+  codecs: readonly Codec[],
+  onProgress: (done: number, total: number, item: PlanItem) => void = () => {},
+): Promise<Outcome> {
+  const outcome: Outcome = { applied: [], conflicts: [], failed: [] }
+  const pushes = selected.filter((item) => item.action === 'push')
+  const prepared = await preparePushes(ctx, pushes)
+  const steps = [
+    ...orderedPushes(pushes, prepared, codecs),
+    ...selected.filter((item) => !['push', 'delete-remote'].includes(item.action)),
+    ...orderedRemoteDeletes(
+      ctx,
+      selected.filter((item) => item.action === 'delete-remote'),
+      codecs,
+    ),
+  ]
+  let done = 0
+  for (const item of steps) {
+    const codec = codecFor(item.kind)!
+    let result: ItemResult | undefined
+    try {
+      result = await applyOne(ctx, item, codec, prepared)
+    } catch (error) {
+      result = { status: 'failed', error: (error as Error).message }
+    }
+    if (result?.status === 'applied' && item.action !== 'merge-base') outcome.applied.push(reportOf(item))
+    if (result?.status === 'conflict')
+      outcome.conflicts.push(reportOf(item, { action: 'conflict', error: result.reason }))
+    if (result?.status === 'failed') {
+      ctx.logger.error({ path: item.path, action: item.action, error: result.error }, 'item failed')
+      outcome.failed.push(reportOf(item, { error: result.error }))
+    }
+    if (item.action !== 'none') onProgress(++done, steps.length, item)
+  }
+  return outcome
+}
+
+async function applyOne(
+  ctx: ApplyContext,
+  item: PlanItem,
+  codec: Codec,
+  prepared: Map<string, Prepared>,
+): Promise<ItemResult | undefined> {
+  switch (item.action) {
+    case 'push': {
+      const ready = prepared.get(item.path)
+      if (!ready) return { status: 'conflict', reason: 'the file changed during the run' }
+      return pushItem(ctx, item, codec, ready)
+    }
+    case 'pull':
+      return pullItem(ctx, item, codec)
+    case 'delete-local':
+      return deleteLocalItem(ctx, item, codec)
+    case 'delete-remote':
+      return deleteRemoteItem(ctx, item, codec)
+    case 'merge-base':
+      return mergeBaseItem(ctx, item)
+    case 'conflict':
+      await recordConflict(ctx, item, codec)
+      return { status: 'conflict', reason: 'changed on both sides since the last sync' }
+    case 'none':
+      await refreshStatCache(ctx, item)
+      return undefined
+  }
+}

@@ -1,0 +1,30 @@
+// What the engine needs from the server: the parts of src/remote's RemoteClient it calls.
+// Kept narrow so the engine depends on behaviour, not on the client's construction.
+
+import type { JsonObject } from '../workspace/codec.js'
+import type { Kind } from '../workspace/kinds.js'
+
+export interface RemotePort {
+  /** 'spec' | 'upstream' once known (after the first request when configured as auto). */
+  readonly dialect: string
+  /** Every item of a kind (custom schemas only); throws when the listing failed or is malformed. */
+  list(kind: Kind): Promise<JsonObject[]>
+  /** The item, or undefined when the server does not have it. */
+  get(kind: Kind, id: string): Promise<JsonObject | undefined>
+  /** Full-document upsert; `expected` re-checks the current item before an ambiguous write is retried. */
+  put(
+    kind: Kind,
+    id: string,
+    body: JsonObject,
+    opts?: { expected?: (current: JsonObject | undefined) => boolean },
+  ): Promise<JsonObject>
+  remove(kind: Kind, id: string): Promise<void>
+}
+
+/** Minimal logger shape (pino's), so the engine logs without knowing pino. */
+export interface EngineLogger {
+  info(obj: object, msg?: string): void
+  warn(obj: object, msg?: string): void
+  error(obj: object, msg?: string): void
+  debug(obj: object, msg?: string): void
+}

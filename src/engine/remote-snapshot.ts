@@ -1,0 +1,102 @@
+// The remote side of the three-way comparison, from the listing requests alone whenever it can:
+// an item whose revision marker equals the base's is unchanged, so its listed copy is never
+// re-read. Only changed items whose list form is known to be incomplete (upstream content has
+// publishOn null in lists) are fetched by id, because their real dates decide their hash.
+
+import type { ItemState } from '../state/state-file.js'
+import { type Codec, fileBytes, type JsonObject } from '../workspace/codec.js'
+import { UnsafeIdError } from '../workspace/file-names.js'
+import type { Kind } from '../workspace/kinds.js'
+import { itemPath } from '../workspace/layout.js'
+import type { Version } from './plan.js'
+import type { RemotePort } from './remote-port.js'
+
+export interface RemoteEntry extends Version {
+  rev: string
+  object: JsonObject
+  /** False when object came from a list answer that lacks fields (see Codec.listIsIncomplete). */
+  complete: boolean
+}
+
+export interface RemoteSnapshot {
+  entries: Map<string, RemoteEntry>
+  /** Items the server holds that cannot be mirrored (an id no file name can hold). */
+  problems: { kind: Kind; id: string; problem: string }[]
+}
+
+export class ListingFailedError extends Error {
+  constructor(
+    readonly kind: Kind,
+    cause: unknown,
+  ) {
+    super(`the server's ${kind} listing failed (${(cause as Error).message ?? String(cause)})`, { cause })
+  }
+}
+
+export async function snapshotRemote(
+  client: RemotePort,
+  codecs: readonly Codec[],
+  base: (path: string) => ItemState | undefined,
+): Promise<RemoteSnapshot> {
+  const entries = new Map<string, RemoteEntry>()
+  const problems: RemoteSnapshot['problems'] = []
+  for (const codec of codecs) {
+    let listed: JsonObject[]
+    try {
+      listed = await client.list(codec.kind)
+    } catch (error) {
+      throw new ListingFailedError(codec.kind, error)
+    }
+    for (const listedObject of listed) {
+      const id = listedObject.id
+      if (typeof id !== 'string' || id === '') {
+        problems.push({ kind: codec.kind, id: String(id), problem: 'the server holds an item without an id' })
+        continue
+      }
+      let path: string
+      try {
+        path = itemPath(codec.kind, id)
+      } catch (error) {
+        if (!(error instanceof UnsafeIdError)) throw error
+        problems.push({ kind: codec.kind, id, problem: error.message })
+        continue
+      }
+      // The server may hold two documents with one id (upstream §7.2); the first one listed wins.
+      if (entries.has(path)) continue
+      const rev = codec.revisionOf(listedObject)
+      const known = base(path)
+      const complete = !codec.listIsIncomplete(client.dialect)
+      if (known && known.remoteRev === rev) {
+        entries.set(path, {
+          kind: codec.kind,
+          id,
+          path,
+          hash: known.baseHash,
+          rev,
+          object: listedObject,
+          complete,
+        })
+        continue
+      }
+      const object = complete ? listedObject : await client.get(codec.kind, id)
+      // Gone between the listing and the read: it is deleted now, as a later listing will say.
+      if (!object) continue
+      const hash = fileBytes(codec.toFile(object)).hash
+      entries.set(path, {
+        kind: codec.kind,
+        id,
+        path,
+        hash,
+        rev: codec.revisionOf(object),
+        object,
+        complete: true,
+      })
+    }
+  }
+  return { entries, problems }
+}
+
+/** The item's full server form: the listed one when complete, else read by id. */
+export async function fullObject(client: RemotePort, entry: RemoteEntry): Promise<JsonObject | undefined> {
+  return entry.complete ? entry.object : client.get(entry.kind, entry.id)
+}

@@ -1,0 +1,193 @@
+// One run of the engine, shared by every command: read the three sides, plan, check the
+// guards, then carry out the actions the command selects. status and diff stop after the
+// plan; pull, push, sync and resolve differ only in the actions they select.
+
+import { CliError, ExitCode } from '../cli/exit-codes.js'
+import { emptyState, loadState, StateStore, sameTarget, type Target } from '../state/state-file.js'
+import type { Codec } from '../workspace/codec.js'
+import { LocalWriter } from '../workspace/local-writes.js'
+import { NATIVE_SCHEMA_IDS } from '../workspace/native-schemas.js'
+import { type LocalEntry, type ScanProblem, scanWorkspace } from '../workspace/scan.js'
+import { execute, type ItemReport, type Outcome, reportOf } from './execute.js'
+import { deleteGuard, describeStop, type GuardResult, listingGuard, targetGuard } from './guards.js'
+import { type Action, type Plan, type PlanItem, plan, type Side, type Version } from './plan.js'
+import type { EngineLogger, RemotePort } from './remote-port.js'
+import {
+  ListingFailedError,
+  type RemoteEntry,
+  type RemoteSnapshot,
+  snapshotRemote,
+} from './remote-snapshot.js'
+
+export interface EngineDeps {
+  root: string
+  target: Target
+  client: RemotePort
+  logger: EngineLogger
+  codecs: readonly Codec[]
+  maxDeletePercent: number
+}
+
+export interface PlannedRun {
+  store: StateStore
+  plan: Plan
+  local: Map<string, LocalEntry>
+  remote: Map<string, RemoteEntry>
+  scanProblems: ScanProblem[]
+  remoteProblems: RemoteSnapshot['problems']
+  /** True when --rebind dropped a base bound to another target. */
+  rebound: boolean
+}
+
+/** Exit 4: a guard stopped the run before anything changed. */
+export class SafetyStopError extends CliError {
+  constructor(message: string) {
+    super(message, ExitCode.safetyStop)
+  }
+}
+
+function stopUnlessOk(result: GuardResult): void {
+  if (!result.ok) throw new SafetyStopError(describeStop(result))
+}
+
+export async function planRun(
+  deps: EngineDeps,
+  opts: { prefer?: Side; rebind?: boolean },
+): Promise<PlannedRun> {
+  const saved = await loadState(deps.root)
+  stopUnlessOk(targetGuard(saved?.target, deps.target, opts.rebind ?? false))
+  // A new target makes the old base meaningless: start over as a fresh clone, which never deletes.
+  const rebound = !!saved && !sameTarget(saved.target, deps.target)
+  const store = new StateStore(deps.root, saved && !rebound ? saved : emptyState(deps.target))
+  const kinds = new Set(deps.codecs.map((codec) => codec.kind))
+  const baseItems = Object.values(store.state.items).filter((item) => kinds.has(item.kind))
+  const scan = await scanWorkspace(deps.root, deps.codecs, (path) => store.get(path))
+  let snapshot: RemoteSnapshot
+  try {
+    snapshot = await snapshotRemote(deps.client, deps.codecs, (path) => store.get(path))
+  } catch (error) {
+    if (error instanceof ListingFailedError) {
+      throw new SafetyStopError(`safety stop: ${error.message}; nothing was changed`)
+    }
+    throw error
+  }
+  const base = new Map<string, Version>(
+    baseItems.map((item) => [item.path, { ...item, hash: item.baseHash }]),
+  )
+  const local = new Map(scan.entries.map((entry) => [entry.path, entry]))
+  const result = plan(base, local, snapshot.entries, opts.prefer ? { prefer: opts.prefer } : {})
+  return {
+    store,
+    plan: result,
+    local,
+    remote: snapshot.entries,
+    scanProblems: scan.problems,
+    remoteProblems: snapshot.problems,
+    rebound,
+  }
+}
+
+/** Workspace-relative paths (or folders) the user named; none means everything. */
+export function inScope(path: string, scope: readonly string[]): boolean {
+  return (
+    scope.length === 0 ||
+    scope.some((p) => p === '' || p === path || path.startsWith(p.endsWith('/') ? p : `${p}/`))
+  )
+}
+
+export interface ApplyOptions {
+  actions: ReadonlySet<Action>
+  scope: readonly string[]
+  dryRun: boolean
+  allowDeletes: boolean
+  /** Also report files that cannot stand for an item (commands that push). */
+  reportScanProblems: boolean
+  /** Also report server items that cannot be mirrored (commands that pull). */
+  reportRemoteProblems: boolean
+  onProgress?: (done: number, total: number, item: PlanItem) => void
+  now?: () => string
+}
+
+export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOptions): Promise<Outcome> {
+  const selected = run.plan.items.filter(
+    (item) => opts.actions.has(item.action) && inScope(item.path, opts.scope),
+  )
+  const baseItems = Object.values(run.store.state.items)
+  stopUnlessOk(listingGuard(selected, baseItems, run.remote.values(), { allowDeletes: opts.allowDeletes }))
+  stopUnlessOk(
+    deleteGuard(selected, baseItems, {
+      maxDeletePercent: deps.maxDeletePercent,
+      allowDeletes: opts.allowDeletes,
+    }),
+  )
+  const problems = problemReports(run, opts)
+  if (opts.dryRun) {
+    const planned = dryRunOutcome(run, selected)
+    return { ...planned, failed: [...planned.failed, ...problems] }
+  }
+  if (run.rebound) await run.store.save()
+  const now = opts.now ?? (() => new Date().toISOString())
+  const schemaIds = new Set([
+    ...NATIVE_SCHEMA_IDS,
+    ...[...run.remote.values(), ...run.local.values()].filter((e) => e.kind === 'schema').map((e) => e.id),
+  ])
+  const ctx = {
+    root: deps.root,
+    client: deps.client,
+    store: run.store,
+    writer: new LocalWriter(deps.root, now().replace(/[:.]/g, '-')),
+    logger: deps.logger,
+    now,
+    schemaIds,
+    local: run.local,
+    remote: run.remote,
+  }
+  const outcome = await execute(ctx, selected, deps.codecs, opts.onProgress)
+  deps.logger.info(
+    { applied: outcome.applied.length, conflicts: outcome.conflicts.length, failed: outcome.failed.length },
+    'run finished',
+  )
+  return { ...outcome, failed: [...outcome.failed, ...problems] }
+}
+
+function dryRunOutcome(run: PlannedRun, selected: PlanItem[]): Outcome {
+  const outcome: Outcome = { applied: [], conflicts: [], failed: [] }
+  for (const item of selected) {
+    const problems = item.action === 'push' ? run.local.get(item.path)?.problems : undefined
+    if (problems) outcome.failed.push(reportOf(item, { error: problems.join('; ') }))
+    else if (item.action === 'conflict') outcome.conflicts.push(reportOf(item))
+    else if (item.action !== 'none' && item.action !== 'merge-base') outcome.applied.push(reportOf(item))
+  }
+  return outcome
+}
+
+function problemReports(run: PlannedRun, opts: ApplyOptions): ItemReport[] {
+  const reports: ItemReport[] = []
+  if (opts.reportScanProblems) {
+    for (const p of run.scanProblems.filter((p) => inScope(p.path, opts.scope))) {
+      reports.push({
+        kind: p.kind,
+        id: '',
+        path: p.path,
+        local: 'added',
+        remote: 'unchanged',
+        action: 'push',
+        error: p.problems.join('; '),
+      })
+    }
+  }
+  if (opts.reportRemoteProblems && opts.scope.length === 0) {
+    for (const p of run.remoteProblems) {
+      reports.push({
+        kind: p.kind,
+        id: p.id,
+        path: '',
+        local: 'unchanged',
+        remote: 'added',
+        action: 'pull',
+        error: p.problem,
+      })
+    }
+  }
+  return reports
+}

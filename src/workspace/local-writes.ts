@@ -1,0 +1,75 @@
+// Every change cms-sync makes to workspace files. Files are written to a temp file and renamed,
+// and any file it overwrites or deletes is first copied to .cms-sync/trash/<run>/<path>, so
+// no edit is ever lost even when a pull or a --prefer decision turns out to be wrong.
+
+import { copyFile, mkdir, rm, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import writeFileAtomic from 'write-file-atomic'
+import { absolute, syncDirPath } from './layout.js'
+
+export class LocalWriter {
+  /** @param runId names this run's trash folder (a timestamp), so one run's losers stay together. */
+  constructor(
+    readonly root: string,
+    readonly runId: string,
+  ) {}
+
+  private trashPath(relativePath: string, suffix = ''): string {
+    return syncDirPath(this.root, 'trash', this.runId, ...`${relativePath}${suffix}`.split('/'))
+  }
+
+  /** Copies the current file to trash; false when there was none. */
+  async keepInTrash(relativePath: string): Promise<boolean> {
+    const target = this.trashPath(relativePath)
+    await mkdir(path.dirname(target), { recursive: true })
+    try {
+      await copyFile(absolute(this.root, relativePath), target)
+      return true
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false
+      throw error
+    }
+  }
+
+  /** Keeps a server version that lost (to --prefer local or resolve --keep local) in trash. */
+  async keepRemoteInTrash(relativePath: string, text: string): Promise<void> {
+    const target = this.trashPath(relativePath, '.remote')
+    await mkdir(path.dirname(target), { recursive: true })
+    await writeFile(target, text)
+  }
+
+  async write(relativePath: string, text: string): Promise<void> {
+    await this.keepInTrash(relativePath)
+    const file = absolute(this.root, relativePath)
+    await mkdir(path.dirname(file), { recursive: true })
+    await writeFileAtomic(file, text)
+  }
+
+  async remove(relativePath: string): Promise<void> {
+    await this.keepInTrash(relativePath)
+    await rm(absolute(this.root, relativePath), { force: true })
+  }
+}
+
+/** .cms-sync/conflicts/<path>.remote: the server's side of a conflict, for `diff` and people. */
+export function conflictCopyPath(root: string, relativePath: string): string {
+  return syncDirPath(root, 'conflicts', ...`${relativePath}.remote`.split('/'))
+}
+
+export async function writeConflictCopy(
+  root: string,
+  relativePath: string,
+  text: string | undefined,
+): Promise<void> {
+  const file = conflictCopyPath(root, relativePath)
+  if (text === undefined) {
+    await rm(file, { force: true })
+    return
+  }
+  await mkdir(path.dirname(file), { recursive: true })
+  await writeFileAtomic(file, text)
+}
+
+export async function removeConflictCopy(root: string, relativePath: string): Promise<void> {
+  await rm(conflictCopyPath(root, relativePath), { force: true })
+}

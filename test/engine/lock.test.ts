@@ -1,0 +1,32 @@
+import { spawnSync } from 'node:child_process'
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { expect, test } from 'vitest'
+import { CliError, ExitCode } from '../../src/cli/exit-codes.js'
+import { acquireLock } from '../../src/state/lock.js'
+
+test('a second holder is refused with exit 5 naming the holder pid', async () => {
+  const root = await mkdtemp(path.join(tmpdir(), 'lock-'))
+  const release = await acquireLock(root)
+  const second = await acquireLock(root).catch((error: unknown) => error)
+  expect(second).toBeInstanceOf(CliError)
+  expect((second as CliError).exitCode).toBe(ExitCode.locked)
+  expect((second as CliError).message).toContain(String(process.pid))
+  await release()
+  await (await acquireLock(root))()
+})
+
+test('the lock of a killed process is taken over at once', async () => {
+  const root = await mkdtemp(path.join(tmpdir(), 'lock-'))
+  // Given a lock left behind by a process that no longer exists
+  const dead = spawnSync(process.execPath, [
+    '-e',
+    'process.stdout.write(String(process.pid))',
+  ]).stdout.toString()
+  await mkdir(path.join(root, '.cms-sync', 'lock'), { recursive: true })
+  await writeFile(path.join(root, '.cms-sync', 'lock.pid'), dead)
+  // When we lock, Then it works without waiting for the stale timeout
+  const release = await acquireLock(root)
+  await release()
+})
