@@ -10,7 +10,7 @@ import { NATIVE_SCHEMA_IDS } from '../workspace/native-schemas.js'
 import { type LocalEntry, type ScanProblem, scanWorkspace } from '../workspace/scan.js'
 import { execute, type ItemReport, type Outcome, reportOf } from './execute.js'
 import { deleteGuard, describeStop, type GuardResult, listingGuard, targetGuard } from './guards.js'
-import { type Action, type Plan, type PlanItem, plan, type Side, type Version } from './plan.js'
+import { type Plan, type PlanItem, plan, type Side, type Version } from './plan.js'
 import type { EngineLogger, RemotePort } from './remote-port.js'
 import {
   ListingFailedError,
@@ -95,8 +95,18 @@ export function inScope(path: string, scope: readonly string[]): boolean {
   )
 }
 
+/** The plan entries each command carries out: one plan, different subsets. */
+export const SELECT = {
+  pull: (item: PlanItem) => ['pull', 'delete-local', 'merge-base', 'conflict', 'none'].includes(item.action),
+  push: (item: PlanItem) => ['push', 'delete-remote', 'merge-base', 'conflict', 'none'].includes(item.action),
+  sync: (_item: PlanItem) => true,
+  /** resolve: only the conflicts that --keep just settled. */
+  resolve: (item: PlanItem) => item.settledFor !== undefined,
+} as const
+
 export interface ApplyOptions {
-  actions: ReadonlySet<Action>
+  /** Which plan entries this command carries out (it always sees the whole plan). */
+  select: (item: PlanItem) => boolean
   scope: readonly string[]
   dryRun: boolean
   allowDeletes: boolean
@@ -109,9 +119,7 @@ export interface ApplyOptions {
 }
 
 export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOptions): Promise<Outcome> {
-  const selected = run.plan.items.filter(
-    (item) => opts.actions.has(item.action) && inScope(item.path, opts.scope),
-  )
+  const selected = run.plan.items.filter((item) => opts.select(item) && inScope(item.path, opts.scope))
   const baseItems = Object.values(run.store.state.items)
   stopUnlessOk(listingGuard(selected, baseItems, run.remote.values(), { allowDeletes: opts.allowDeletes }))
   stopUnlessOk(

@@ -1,0 +1,177 @@
+import { mkdir, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { expect, test } from 'vitest'
+import { applyRun, type EngineDeps, planRun, SELECT } from '../../src/engine/run.js'
+import { CODECS } from '../../src/workspace/codecs.js'
+import { fileReads } from '../../src/workspace/local-file.js'
+import { MemoryRemote, silentLogger } from '../helpers/memory-remote.js'
+
+const target = { server: 'http://memory', project: 'demo', environment: 'live' }
+const page = {
+  id: 'home',
+  parentId: '',
+  schemaId: 'page',
+  sort: 1,
+  isPublished: true,
+  publishOn: null,
+  unpublishOn: null,
+  properties: { title: 'Home' },
+  settings: {},
+  createDate: '2020-01-01T00:00:00.000Z',
+}
+
+/** The file form of a content (no createDate: that lives in the state). */
+const asFile = (props: object) => JSON.stringify({ ...page, createDate: undefined, ...props })
+
+async function setup() {
+  const root = await mkdtemp(path.join(tmpdir(), 'engine-'))
+  const remote = new MemoryRemote()
+  remote.seed('schema', { id: 'article', name: 'Article', type: 'content', parentSchemaId: 'page' })
+  remote.seed('content', page)
+  remote.seed('content', { ...page, id: 'about', parentId: 'home', properties: { title: 'About' } })
+  const deps: EngineDeps = {
+    root,
+    target,
+    client: remote,
+    logger: silentLogger,
+    codecs: CODECS,
+    maxDeletePercent: 50,
+  }
+  const opts = {
+    scope: [],
+    dryRun: false,
+    allowDeletes: false,
+    reportScanProblems: true,
+    reportRemoteProblems: true,
+  }
+  const sync = async (extra: Partial<typeof opts> & { prefer?: 'local' | 'remote' } = {}) =>
+    applyRun(deps, await planRun(deps, { ...(extra.prefer ? { prefer: extra.prefer } : {}) }), {
+      ...opts,
+      ...extra,
+      select: SELECT.sync,
+    })
+  return { root, remote, deps, sync }
+}
+
+test('a first sync pulls everything as canonical files without volatile fields', async () => {
+  const { root, sync } = await setup()
+  const outcome = await sync()
+  expect(outcome.applied.map((i) => i.path).sort()).toEqual([
+    'content/about.json',
+    'content/home.json',
+    'schemas/article.json',
+  ])
+  const home = await readFile(path.join(root, 'content/home.json'), 'utf8')
+  expect(home).not.toContain('createDate')
+  expect(home).not.toContain('updateDate')
+  expect(home.endsWith('}\n')).toBe(true)
+})
+
+test('a second run reads no file and changes nothing', async () => {
+  const { root, sync } = await setup()
+  await sync()
+  const before = (await stat(path.join(root, 'content/home.json'))).mtimeMs
+  fileReads.count = 0
+  const outcome = await sync()
+  expect(outcome).toEqual({ applied: [], conflicts: [], failed: [] })
+  expect(fileReads.count).toBe(0)
+  expect((await stat(path.join(root, 'content/home.json'))).mtimeMs).toBe(before)
+})
+
+test('a local edit is pushed with the stored createDate; a remote edit is pulled', async () => {
+  const { root, remote, sync } = await setup()
+  await sync()
+  await writeFile(path.join(root, 'content/home.json'), asFile({ properties: { title: 'New' } }))
+  remote.seed('content', { ...page, id: 'about', parentId: 'home', properties: { title: 'About us' } })
+  const outcome = await sync()
+  expect(outcome.applied.map((i) => [i.path, i.action])).toEqual([
+    ['content/home.json', 'push'],
+    ['content/about.json', 'pull'],
+  ])
+  expect(remote.items.get('content:home')).toMatchObject({
+    createDate: '2020-01-01T00:00:00.000Z',
+    properties: { title: 'New' },
+  })
+  expect(JSON.parse(await readFile(path.join(root, 'content/about.json'), 'utf8')).properties.title).toBe(
+    'About us',
+  )
+})
+
+test('edits on both sides are a conflict; the remote copy is kept; --prefer remote settles it with the local in trash', async () => {
+  const { root, remote, sync } = await setup()
+  await sync()
+  await writeFile(path.join(root, 'content/home.json'), asFile({ properties: { title: 'Local' } }))
+  remote.seed('content', { ...page, properties: { title: 'Remote' } })
+  const first = await sync()
+  expect(first.conflicts).toMatchObject([
+    { path: 'content/home.json', local: 'modified', remote: 'modified', action: 'conflict' },
+  ])
+  expect(await readFile(path.join(root, '.cms-sync/conflicts/content/home.json.remote'), 'utf8')).toContain(
+    'Remote',
+  )
+  const settled = await sync({ prefer: 'remote' })
+  expect(settled.applied).toMatchObject([{ path: 'content/home.json', action: 'pull' }])
+  expect(JSON.parse(await readFile(path.join(root, 'content/home.json'), 'utf8')).properties.title).toBe(
+    'Remote',
+  )
+})
+
+test('a remote edit made after the listing becomes a conflict, not an overwrite', async () => {
+  const { root, remote, deps } = await setup()
+  const opts = {
+    scope: [],
+    dryRun: false,
+    allowDeletes: false,
+    reportScanProblems: true,
+    reportRemoteProblems: true,
+    select: SELECT.sync,
+  }
+  await applyRun(deps, await planRun(deps, {}), opts)
+  await writeFile(path.join(root, 'content/home.json'), asFile({ properties: { title: 'Local' } }))
+  const planned = await planRun(deps, {})
+  remote.seed('content', { ...page, properties: { title: 'Sneaky' } })
+  const outcome = await applyRun(deps, planned, opts)
+  expect(outcome.conflicts).toMatchObject([
+    { path: 'content/home.json', error: expect.stringMatching(/changed since/) },
+  ])
+  expect(remote.items.get('content:home')).toMatchObject({ properties: { title: 'Sneaky' } })
+})
+
+test('children are pushed after parents and deleted before them', async () => {
+  const { root, remote, sync } = await setup()
+  await sync()
+  await mkdir(path.join(root, 'content'), { recursive: true })
+  await writeFile(
+    path.join(root, 'content/b-child.json'),
+    JSON.stringify({ id: 'b-child', schemaId: 'page', parentId: 'z-parent' }),
+  )
+  await writeFile(
+    path.join(root, 'content/z-parent.json'),
+    JSON.stringify({ id: 'z-parent', schemaId: 'page' }),
+  )
+  remote.calls = []
+  await sync()
+  expect(remote.calls.filter((c) => c.startsWith('put'))).toEqual([
+    'put content z-parent',
+    'put content b-child',
+  ])
+})
+
+test('a bad file fails alone; the others are pushed', async () => {
+  const { root, remote, sync } = await setup()
+  await sync()
+  await writeFile(path.join(root, 'content/bad.json'), '{ nope')
+  await writeFile(
+    path.join(root, 'content/ghost.json'),
+    JSON.stringify({ id: 'ghost', schemaId: 'no-such-schema' }),
+  )
+  await writeFile(path.join(root, 'content/good.json'), JSON.stringify({ id: 'good', schemaId: 'article' }))
+  const outcome = await sync()
+  expect(outcome.failed.map((f) => [f.path, f.error])).toEqual([
+    ['content/bad.json', expect.stringMatching(/invalid JSON/)],
+    ['content/ghost.json', expect.stringMatching(/unknown schema "no-such-schema"/)],
+  ])
+  expect(outcome.applied.map((i) => i.path)).toEqual(['content/good.json'])
+  expect(remote.items.has('content:bad')).toBe(false)
+})
