@@ -7,7 +7,7 @@ import type { CliIo } from './io.js'
 
 export type CommandModule = { register(program: Command, io: CliIo, setExit: (code: number) => void): void }
 
-const COMMANDS: Array<() => Promise<CommandModule>> = []
+const COMMANDS: Array<() => Promise<CommandModule>> = [() => import('./commands/emulator.js')]
 
 export async function buildProgram(io: CliIo, setExit: (code: number) => void): Promise<Command> {
   const program = new Command('cms-sync')
