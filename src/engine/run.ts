@@ -3,10 +3,10 @@
 // plan; pull, push, sync and resolve differ only in the actions they select.
 
 import { CliError, ExitCode } from '../cli/exit-codes.js'
+import { NATIVE_SCHEMA_IDS } from '../remote/dialect.js'
 import { emptyState, loadState, StateStore, sameTarget, type Target } from '../state/state-file.js'
 import type { Codec } from '../workspace/codec.js'
 import { LocalWriter } from '../workspace/local-writes.js'
-import { NATIVE_SCHEMA_IDS } from '../remote/dialect.js'
 import { type LocalEntry, type ScanProblem, scanWorkspace } from '../workspace/scan.js'
 import { execute, type ItemReport, type Outcome, reportOf } from './execute.js'
 import { deleteGuard, describeStop, type GuardResult, listingGuard, targetGuard } from './guards.js'

@@ -1,0 +1,48 @@
+// `cms-sync diff [paths...]`: a unified diff of the server copy (---) against the local file
+// (+++) for every changed item, so people see what a push or pull would do.
+
+import { readFile } from 'node:fs/promises'
+import type { Command } from 'commander'
+import { fileBytes } from '../../workspace/codec.js'
+import { codecFor } from '../../workspace/codecs.js'
+import { absolute } from '../../workspace/layout.js'
+import { globalOptions, printJson } from '../context.js'
+import { withEngine } from '../engine-session.js'
+import type { CliIo } from '../io.js'
+
+async function localText(root: string, path: string): Promise<string> {
+  return readFile(absolute(root, path), 'utf8').catch(() => '')
+}
+
+export function register(program: Command, io: CliIo): void {
+  program
+    .command('diff')
+    .description('Show a unified diff of the server copy and the local file for changed items')
+    .argument('[paths...]', 'only these files or folders')
+    .action(async (paths: string[], _opts: object, cmd: Command) => {
+      const globals = globalOptions(cmd)
+      const { planRun, inScope } = await import('../../engine/run.js')
+      const { changesOf } = await import('../../engine/plan.js')
+      const { fullObject } = await import('../../engine/remote-snapshot.js')
+      const { unifiedDiff } = await import('../../engine/line-diff.js')
+      await withEngine(io, cmd, paths, { lock: false }, async ({ deps, scope }) => {
+        const planned = await planRun(deps, {})
+        const diffs: { path: string; action: string; diff: string }[] = []
+        for (const item of changesOf(planned.plan).filter((i) => inScope(i.path, scope))) {
+          const entry = planned.remote.get(item.path)
+          const object = entry ? await fullObject(deps.client, entry) : undefined
+          const remote = object ? fileBytes(codecFor(item.kind)!.toFile(object)).text : ''
+          const local = planned.local.has(item.path) ? await localText(deps.root, item.path) : ''
+          const diff = unifiedDiff(
+            remote,
+            local,
+            object ? `remote/${item.path}` : '/dev/null',
+            local ? `local/${item.path}` : '/dev/null',
+          )
+          diffs.push({ path: item.path, action: item.action, diff })
+        }
+        if (globals.json) printJson(io, { diffs })
+        else for (const d of diffs) io.stdout.write(d.diff)
+      })
+    })
+}

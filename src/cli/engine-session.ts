@@ -1,0 +1,62 @@
+// Opens what an engine command needs: the workspace, its config, the lock (for commands that
+// change things), a connected client and the engine's dependencies. Closes it all afterwards,
+// whatever happened, so a failed run never leaves the lock or a socket behind.
+
+import path from 'node:path'
+import type { Command } from 'commander'
+import type { EngineDeps } from '../engine/run.js'
+import { acquireLock } from '../state/lock.js'
+import { CODECS } from '../workspace/codecs.js'
+import { FOLDER_OF } from '../workspace/kinds.js'
+import { connect, openWorkspace, type Workspace } from './context.js'
+import { CliError, ExitCode } from './exit-codes.js'
+import type { CliIo } from './io.js'
+
+export interface EngineSession {
+  ws: Workspace
+  deps: EngineDeps
+  /** The path arguments as workspace-relative paths. */
+  scope: string[]
+}
+
+/** Turns path arguments (relative to the working folder) into workspace-relative paths. */
+export function scopeOf(io: CliIo, root: string, paths: readonly string[]): string[] {
+  return paths.map((p) => {
+    const relative = path.relative(root, path.resolve(io.cwd, p))
+    if (relative.startsWith('..') || path.isAbsolute(relative)) {
+      throw new CliError(`${p} is outside the workspace ${root}`, ExitCode.usage)
+    }
+    return relative.split(path.sep).join('/')
+  })
+}
+
+export async function withEngine<T>(
+  io: CliIo,
+  cmd: Command,
+  paths: readonly string[],
+  opts: { lock: boolean },
+  body: (session: EngineSession) => Promise<T>,
+): Promise<T> {
+  const ws = await openWorkspace(io, cmd)
+  const scope = scopeOf(io, ws.root, paths)
+  const release = opts.lock ? await acquireLock(ws.root) : undefined
+  try {
+    const client = await connect(io, ws)
+    try {
+      const enabled = new Set<string>(ws.config.resources)
+      const deps: EngineDeps = {
+        root: ws.root,
+        target: { server: ws.config.server, project: ws.config.project, environment: ws.config.environment },
+        client,
+        logger: ws.logger,
+        codecs: CODECS.filter((codec) => enabled.has(FOLDER_OF[codec.kind])),
+        maxDeletePercent: ws.config.safety.maxDeletePercent,
+      }
+      return await body({ ws, deps, scope })
+    } finally {
+      await client.close()
+    }
+  } finally {
+    await release?.()
+  }
+}

@@ -1,0 +1,25 @@
+// The options pull, push and sync share, declared once as data (design.md "Commands").
+
+import { type Command, Option } from 'commander'
+import type { Side } from '../engine/plan.js'
+
+export interface RunOptions {
+  dryRun?: boolean
+  prefer?: Side
+  allowDeletes?: boolean
+  rebind?: boolean
+}
+
+export function withRunOptions(cmd: Command): Command {
+  return cmd
+    .argument('[paths...]', 'only these files or folders (default: the whole workspace)')
+    .option('--dry-run', 'print the plan and change nothing')
+    .addOption(
+      new Option(
+        '--prefer <side>',
+        'settle conflicts for this side; the loser goes to .cms-sync/trash/',
+      ).choices(['local', 'remote']),
+    )
+    .option('--allow-deletes', 'lift the delete guard (more than safety.maxDeletePercent of a kind)')
+    .option('--rebind', 'sync with the target in cms-sync.yaml although the workspace was bound to another')
+}

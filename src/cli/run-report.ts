@@ -1,0 +1,74 @@
+// How a run is shown: progress on a terminal (stderr), then either one JSON document
+// ({applied, conflicts, failed}) or one line per item and a one-line summary. Exit codes come
+// from the outcome: 1 when an item failed, else 3 when conflicts remain, else 0.
+
+import pc from 'picocolors'
+import type { ItemReport, Outcome } from '../engine/execute.js'
+import type { PlanItem } from '../engine/plan.js'
+import type { GlobalOptions } from './context.js'
+import { ExitCode } from './exit-codes.js'
+import type { CliIo } from './io.js'
+
+export function exitCodeFor(outcome: Outcome): ExitCode {
+  if (outcome.failed.length > 0) return ExitCode.failed
+  if (outcome.conflicts.length > 0) return ExitCode.conflicts
+  return ExitCode.ok
+}
+
+/** A progress line redrawn in place, only on a terminal and never with --json/--quiet/--no-progress. */
+export function progressFor(
+  io: CliIo,
+  globals: GlobalOptions,
+): ((done: number, total: number, item: PlanItem) => void) | undefined {
+  const tty = (io.stderr as { isTTY?: boolean }).isTTY === true
+  if (!tty || globals.json || globals.quiet || globals.progress === false) return undefined
+  return (done, total, item) => {
+    io.stderr.write(`\r\x1b[2K${pc.dim(`[${done}/${total}]`)} ${item.action} ${item.path}`)
+    if (done === total) io.stderr.write('\r\x1b[2K')
+  }
+}
+
+const COLOR: Record<string, (s: string) => string> = {
+  push: pc.green,
+  pull: pc.cyan,
+  'delete-remote': pc.red,
+  'delete-local': pc.red,
+  conflict: pc.yellow,
+}
+
+export function itemLine(
+  item: Pick<ItemReport, 'path' | 'local' | 'remote' | 'error'> & { action: string },
+): string {
+  const color = COLOR[item.action] ?? ((s: string) => s)
+  const why = `local ${item.local}, remote ${item.remote}`
+  return `  ${color(item.action.padEnd(13))} ${item.path}  ${pc.dim(`(${why})`)}${item.error ? `\n      ${pc.red(item.error)}` : ''}`
+}
+
+function count(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`
+}
+
+export function printOutcome(
+  io: CliIo,
+  globals: GlobalOptions,
+  command: string,
+  outcome: Outcome,
+  dryRun: boolean,
+): void {
+  if (globals.json) {
+    io.stdout.write(`${JSON.stringify(dryRun ? { dryRun: true, ...outcome } : outcome, null, 2)}\n`)
+    return
+  }
+  if (globals.quiet) return
+  const lines = [
+    ...outcome.applied.map(itemLine),
+    ...outcome.conflicts.map((item) => itemLine({ ...item, action: 'conflict' })),
+    ...outcome.failed.map((item) => itemLine({ ...item, action: `failed ${item.action}` })),
+  ]
+  for (const line of lines) io.stdout.write(`${line}\n`)
+  const verb = dryRun ? 'would apply' : 'applied'
+  const summary = `${command}${dryRun ? ' (dry run)' : ''}: ${verb} ${outcome.applied.length}, ${count(outcome.conflicts.length, 'conflict')}, ${outcome.failed.length} failed`
+  io.stdout.write(
+    `${summary}${outcome.conflicts.length > 0 ? pc.dim('  (see `cms-sync diff`, then `cms-sync resolve <paths> --keep local|remote`)') : ''}\n`,
+  )
+}

@@ -1,0 +1,47 @@
+// pull, push and sync: one plan, three selections of its actions (style.md §5).
+
+import type { Command } from 'commander'
+import type { PlanItem } from '../engine/plan.js'
+import { globalOptions } from './context.js'
+import { withEngine } from './engine-session.js'
+import type { CliIo } from './io.js'
+import { type RunOptions, withRunOptions } from './run-options.js'
+import { exitCodeFor, printOutcome, progressFor } from './run-report.js'
+
+export interface SyncCommandSpec {
+  name: 'pull' | 'push' | 'sync'
+  summary: string
+  select: (item: PlanItem) => boolean
+}
+
+export function registerSyncCommand(
+  program: Command,
+  io: CliIo,
+  setExit: (code: number) => void,
+  spec: SyncCommandSpec,
+): void {
+  withRunOptions(program.command(spec.name).description(spec.summary)).action(
+    async (paths: string[], opts: RunOptions, cmd: Command) => {
+      const globals = globalOptions(cmd)
+      const { applyRun, planRun } = await import('../engine/run.js')
+      await withEngine(io, cmd, paths, { lock: !opts.dryRun }, async ({ deps, scope }) => {
+        const planned = await planRun(deps, {
+          ...(opts.prefer ? { prefer: opts.prefer } : {}),
+          rebind: !!opts.rebind,
+        })
+        const progress = progressFor(io, globals)
+        const outcome = await applyRun(deps, planned, {
+          select: spec.select,
+          scope,
+          dryRun: !!opts.dryRun,
+          allowDeletes: !!opts.allowDeletes,
+          reportScanProblems: spec.name !== 'pull',
+          reportRemoteProblems: spec.name !== 'push',
+          ...(progress ? { onProgress: progress } : {}),
+        })
+        printOutcome(io, globals, spec.name, outcome, !!opts.dryRun)
+        setExit(exitCodeFor(outcome))
+      })
+    },
+  )
+}
