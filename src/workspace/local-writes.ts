@@ -2,7 +2,7 @@
 // and any file it overwrites or deletes is first copied to .cms-sync/trash/<run>/<path>, so
 // no edit is ever lost even when a pull or a --prefer decision turns out to be wrong.
 
-import { copyFile, mkdir, rm, writeFile } from 'node:fs/promises'
+import { access, copyFile, mkdir, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import writeFileAtomic from 'write-file-atomic'
 import { absolute, syncDirPath } from './layout.js'
@@ -20,15 +20,16 @@ export class LocalWriter {
 
   /** Copies the current file to trash; false when there was none. */
   async keepInTrash(relativePath: string): Promise<boolean> {
+    const source = absolute(this.root, relativePath)
+    try {
+      await access(source)
+    } catch {
+      return false
+    }
     const target = this.trashPath(relativePath)
     await mkdir(path.dirname(target), { recursive: true })
-    try {
-      await copyFile(absolute(this.root, relativePath), target)
-      return true
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false
-      throw error
-    }
+    await copyFile(source, target)
+    return true
   }
 
   /** Keeps a server version that lost (to --prefer local or resolve --keep local) in trash. */

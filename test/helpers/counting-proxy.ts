@@ -4,9 +4,13 @@
 import { createServer, request } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 
+/** A canned answer for a request, or undefined to forward it. */
+export type Override = (method: string, path: string) => { status: number; body: string } | undefined
+
 export interface CountingProxy {
   url: string
   seen: string[]
+  override: Override | undefined
   close(): Promise<void>
 }
 
@@ -14,8 +18,17 @@ export async function startCountingProxy(upstream: string): Promise<CountingProx
   const target = new URL(upstream)
   const seen: string[] = []
   const sockets = new Set<Socket>()
+  const proxy: CountingProxy = { url: '', seen, override: undefined, close: async () => {} }
   const server = createServer((req, res) => {
-    seen.push(`${req.method} ${(req.url ?? '').split('?')[0]}`)
+    const route = (req.url ?? '').split('?')[0]!
+    seen.push(`${req.method} ${route}`)
+    const canned = proxy.override?.(req.method ?? 'GET', route)
+    if (canned) {
+      req.resume()
+      res.writeHead(canned.status, { 'content-type': 'application/json' })
+      res.end(canned.body)
+      return
+    }
     const forward = request(
       {
         hostname: target.hostname,
@@ -38,13 +51,11 @@ export async function startCountingProxy(upstream: string): Promise<CountingProx
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
-  return {
-    url: `http://127.0.0.1:${port}`,
-    seen,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy()
-        server.close(() => resolve())
-      }),
-  }
+  proxy.url = `http://127.0.0.1:${port}`
+  proxy.close = () =>
+    new Promise<void>((resolve) => {
+      for (const socket of sockets) socket.destroy()
+      server.close(() => resolve())
+    })
+  return proxy
 }
