@@ -8,6 +8,8 @@ import type { CliIo } from './io.js'
 export type CommandModule = { register(program: Command, io: CliIo, setExit: (code: number) => void): void }
 
 const COMMANDS: Array<() => Promise<CommandModule>> = [
+  () => import('./commands/init.js'),
+  () => import('./commands/login.js'),
   () => import('./commands/emulator.js'),
   () => import('./commands/status.js'),
   () => import('./commands/diff.js'),

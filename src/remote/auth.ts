@@ -2,8 +2,9 @@
 // both dialects. Bad credentials are 401 (spec) or 403 (upstream); both become UnauthorizedError.
 
 import type { Logger } from 'pino'
+import { authHeaders } from './dialect.js'
 import { remoteError } from './errors.js'
-import { createTransport } from './http.js'
+import { createTransport, type HttpRequest, type Transport } from './http.js'
 
 export interface LoginResult {
   token: string
@@ -69,6 +70,54 @@ export async function login(opts: LoginOptions): Promise<LoginResult> {
         status: res.status,
       })
     return { token }
+  } finally {
+    await transport.close()
+  }
+}
+
+/**
+ * The user a token belongs to (`GET /api/user`, the one reliable probe in both dialects: upstream
+ * reads protected routes anonymously, so resource statuses say nothing about the token).
+ */
+export async function probeUser(
+  transport: Transport,
+  token: string | undefined,
+): Promise<Record<string, unknown>> {
+  const request: HttpRequest = { method: 'GET', path: '/api/user' }
+  const data = { method: 'GET', route: request.path }
+  if (!token) throw remoteError('unauthorized', `no token for ${transport.server}`, data)
+  const res = await transport.send(request)
+  if (res.status === 200 && typeof res.body === 'object' && res.body !== null && !Array.isArray(res.body))
+    return res.body as Record<string, unknown>
+  // Upstream answers a bad token here with 403, spec with 401: both mean "log in again".
+  if (res.status === 401 || res.status === 403)
+    throw remoteError('unauthorized', `the token for ${transport.server} is not valid (expired or revoked)`, {
+      ...data,
+      status: res.status,
+    })
+  throw transport.failure(request, res, 'could not check the token')
+}
+
+/** probeUser for a server and token, without a project: what `login` uses to confirm its token. */
+export async function whoAmI(opts: {
+  server: string
+  token: string
+  tlsInsecure?: boolean
+  timeoutMs?: number
+  logger?: Logger | undefined
+}): Promise<Record<string, unknown>> {
+  const transport = createTransport({
+    server: opts.server,
+    rateLimit: { requestsPerSecond: 5, concurrency: 1 },
+    token: opts.token,
+    // The cookie is what both dialects read on /api/user.
+    authHeaders: (t) => authHeaders('upstream', t),
+    timeoutMs: opts.timeoutMs,
+    tlsInsecure: opts.tlsInsecure,
+    logger: opts.logger,
+  })
+  try {
+    return await probeUser(transport, opts.token)
   } finally {
     await transport.close()
   }

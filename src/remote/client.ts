@@ -4,6 +4,7 @@
 // re-read instead of blindly re-sent, listings refused unless well-formed.
 
 import type { Logger } from 'pino'
+import { probeUser } from './auth.js'
 import { storedMatchesSent } from './compare.js'
 import {
   authHeaders,
@@ -322,23 +323,8 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     return transport.send({ method: method.toUpperCase(), path, ...reqOpts })
   }
 
-  async function checkToken(): Promise<RemoteObject> {
-    const req: HttpRequest = { method: 'GET', path: '/api/user' }
-    const data = { method: 'GET', route: req.path }
-    if (!token) throw remoteError('unauthorized', `no token for ${transport.server}`, data)
-    const res = await transport.send(req)
-    if (res.status === 200 && isPlainObject(res.body)) return res.body
-    // Upstream answers a bad token here with 403, spec with 401: both mean "log in again".
-    if (res.status === 401 || res.status === 403)
-      throw remoteError(
-        'unauthorized',
-        `the token for ${transport.server} is not valid (expired or revoked)`,
-        {
-          ...data,
-          status: res.status,
-        },
-      )
-    throw fail(req, res, 'could not check the token')
+  function checkToken(): Promise<RemoteObject> {
+    return probeUser(transport, token)
   }
 
   return {

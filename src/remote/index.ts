@@ -1,5 +1,5 @@
 // The remote API client: import from here.
-export { type LoginResult, login } from './auth.js'
+export { type LoginOptions, type LoginResult, login, whoAmI } from './auth.js'
 export {
   createRemoteClient,
   type PutOptions,
