@@ -26,6 +26,9 @@ function write(root: string, rel: string, data: string | Buffer | object): void 
   )
 }
 
+// A workspace secret reference, spelled out so it is not mistaken for a template placeholder.
+const ref = (name: string) => `$${'{'}${name}}`
+
 function workspace(): string {
   const ws = tempDir()
   write(ws, 'cms-sync.yaml', 'server: http://127.0.0.1:8080\nproject: demo\nenvironment: live\n')
@@ -55,7 +58,7 @@ function workspace(): string {
   write(ws, 'connections/site.json', {
     id: 'site',
     title: 'Site',
-    deployer: { alias: 'git', password: '${SEED_TEST_SECRET}', token: '${SEED_TEST_UNSET}' },
+    deployer: { alias: 'git', password: ref('SEED_TEST_SECRET'), token: ref('SEED_TEST_UNSET') },
     processor: { alias: 'json' },
   })
   write(ws, 'media/images/logo.png', Buffer.from([1, 2, 3]))
@@ -84,7 +87,7 @@ describe('--seed', () => {
     expect((await api.get(`P/content/${encodeURIComponent('a/b')}`)).status).toBe(200)
     expect((await api.get('P/forms/contact')).json().title).toBe('Contact')
     const site = (await api.get('P/connections/site')).json()
-    expect(site.deployer).toMatchObject({ title: 'Git', password: 's3cret', token: '${SEED_TEST_UNSET}' })
+    expect(site.deployer).toMatchObject({ title: 'Git', password: 's3cret', token: ref('SEED_TEST_UNSET') })
     const media = (await api.get('P/media')).json()
     expect(media.find((m: { name: string }) => m.name === 'logo.png')).toMatchObject({
       id: '00112233aabbccdd',
