@@ -30,17 +30,13 @@ const NATIVE: Obj[] = [
     ...base,
     id: 'contentBase',
     name: 'Content Base',
-    icon: 'file',
+    icon: 'cogs',
     type: 'content',
     parentSchemaId: '',
     defaultTabId: 'content',
-    tabs: { content: 'Content', meta: 'Meta', settings: 'Settings' },
-    fields: {
-      title: { label: 'Title', tabId: 'content', schemaId: 'string' },
-      description: { label: 'Description', tabId: 'content', schemaId: 'string' },
-      properties: {},
-    },
-    allowedAtRoot: true,
+    tabs: { content: 'Content' },
+    fields: { properties: { title: { label: 'Title', tabId: 'content', schemaId: 'string' } } },
+    allowedAtRoot: false,
     allowedChildSchemas: [],
   },
   {
@@ -52,8 +48,13 @@ const NATIVE: Obj[] = [
     parentSchemaId: 'contentBase',
     defaultTabId: 'content',
     tabs: {},
-    fields: { properties: { url: { label: 'URL', tabId: 'meta', schemaId: 'url' } } },
-    allowedAtRoot: true,
+    fields: {
+      properties: {
+        description: { label: 'Description', tabId: 'content', schemaId: 'string' },
+        url: { label: 'URL', tabId: 'content', schemaId: 'url' },
+      },
+    },
+    allowedAtRoot: false,
     allowedChildSchemas: [],
   },
   {

@@ -8,6 +8,7 @@ import YAML from 'yaml'
 import { decodeId } from '../workspace/file-names.js'
 import type { Core, Ctx } from './context.js'
 import { isObj, newId, type Obj } from './entities.js'
+import { Projects } from './projects.js'
 import { buildConnection } from './routes/connections.js'
 import { buildContent, persistContent } from './routes/content.js'
 import { buildForm } from './routes/forms.js'
@@ -70,6 +71,17 @@ function parentsFirst(items: Array<{ file: string; id: string; body: Obj }>) {
   return out
 }
 
+/** Language codes used by multilingual values, so the project's languages cover the content. */
+function languagesIn(value: unknown, found: Set<string>): Set<string> {
+  if (Array.isArray(value)) for (const v of value) languagesIn(v, found)
+  else if (isObj(value)) {
+    if (value._multilingual === true)
+      for (const key of Object.keys(value)) if (key !== '_multilingual') found.add(key)
+    for (const v of Object.values(value)) languagesIn(v, found)
+  }
+  return found
+}
+
 function walk(dir: string, prefix = ''): string[] {
   if (!fs.existsSync(dir)) return []
   return fs
@@ -109,7 +121,18 @@ export async function seedWorkspace(
     wrap(file, () => core.store.put(col(ctx, 'schemas'), id, buildSchema(ctx, body)))
     counts.schemas++
   }
-  for (const { file, id, body } of parentsFirst(readItems(path.join(dir, 'content')))) {
+  const contentItems = readItems(path.join(dir, 'content'))
+  const languages = languagesIn(
+    contentItems.map((i) => i.body.properties),
+    new Set(),
+  )
+  if (languages.size > 0) {
+    const projects = new Projects(core.store)
+    const current = projects.settings(project).languages
+    const merged = new Set([...(Array.isArray(current) ? (current as string[]) : []), ...languages])
+    projects.setSettings(project, 'project', 'languages', [...merged].sort())
+  }
+  for (const { file, id, body } of parentsFirst(contentItems)) {
     wrap(file, () => {
       const content = buildContent(ctx, body, id, undefined, userId)
       core.store.put(col(ctx, 'content'), id, persistContent(ctx, content, userId))

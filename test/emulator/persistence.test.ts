@@ -1,0 +1,105 @@
+// --data: state survives a restart, a torn journal line is ignored, and many writes stay cheap.
+
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { startEmulator } from '../../src/emulator/index.js'
+import { Store } from '../../src/emulator/store.js'
+import { call, client, login } from './helpers.js'
+
+const dirs: string[] = []
+function tempDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-emu-data-'))
+  dirs.push(dir)
+  return dir
+}
+afterEach(() => {
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true })
+})
+
+describe('persistence with a data folder', () => {
+  it('keeps content, media bytes, users, settings and persistent tokens across a restart', async () => {
+    const dataDir = tempDir()
+    const first = await startEmulator({ dataDir })
+    const token = (
+      await call(first, 'POST', '/api/user/login?persist=true', {
+        body: { username: 'admin', password: 'admin' },
+      })
+    ).text
+    const api = client(first, token)
+    await api.post('P/content/home?create=true', {
+      id: 'home',
+      schemaId: 'page',
+      properties: { title: 'Home' },
+    })
+    await api.post('P/media/logo', { filename: 'logo.txt', base64: Buffer.from('bytes!').toString('base64') })
+    await api.post('P/media/old', { filename: 'old.txt', base64: Buffer.from('old').toString('base64') })
+    await api.del('P/media/old')
+    await api.post('/api/users/new', { username: 'ed', password: 'pw' })
+    await api.post('/api/demo/settings/languages', ['en', 'de'])
+    await api.put('/api/server/projects/demo/staging')
+    const before = (await api.get('P/content/home')).json()
+    await first.close()
+
+    const second = await startEmulator({ dataDir })
+    try {
+      const again = client(second, token)
+      expect((await again.get('P/content/home')).json()).toEqual(before)
+      expect(await (await fetch(`${second.url}/media/demo/live/logo`)).text()).toBe('bytes!')
+      expect((await again.get('P/media')).json().map((m: { id: string }) => m.id)).toEqual(['logo'])
+      expect((await again.get('/api/demo/settings/languages')).json()).toEqual(['en', 'de'])
+      expect((await again.get('/api/demo/environments')).json()).toEqual(['live', 'staging'])
+      expect(await login(second, 'ed', 'pw')).toMatch(/^[0-9a-f]{40}$/)
+      // Only the referenced blob is left on disk.
+      expect(fs.readdirSync(path.join(dataDir, 'blobs'))).toHaveLength(1)
+      // The data folder never holds a token or a password in clear.
+      const files = ['snapshot.json', 'journal.jsonl']
+        .map((f) => fs.readFileSync(path.join(dataDir, f), 'utf8'))
+        .join('')
+      expect(files).not.toContain(token)
+      expect(files).not.toContain('"pw"')
+    } finally {
+      await second.close()
+    }
+  })
+
+  it('ignores a torn last journal line and keeps working', async () => {
+    const dataDir = tempDir()
+    const first = await startEmulator({ dataDir })
+    const api = client(first, first.token())
+    await api.post('P/forms/a?create=true', { id: 'a', title: 'A' })
+    await api.post('P/forms/b?create=true', { id: 'b', title: 'B' })
+    await first.close()
+    fs.appendFileSync(
+      path.join(dataDir, 'journal.jsonl'),
+      '{"s":9999,"o":{"t":"put","c":"x","k":"y","v":{"half',
+    )
+
+    const second = await startEmulator({ dataDir })
+    const again = client(second, second.token())
+    expect((await again.get('P/forms')).json().map((f: { id: string }) => f.id)).toEqual(['a', 'b'])
+    await again.post('P/forms/c?create=true', { id: 'c', title: 'C' })
+    await second.close()
+    const third = await startEmulator({ dataDir })
+    try {
+      expect((await client(third, third.token()).get('P/forms')).json()).toHaveLength(3)
+    } finally {
+      await third.close()
+    }
+  })
+
+  it('takes 10,000 writes as journal appends and reads them back', () => {
+    const dataDir = tempDir()
+    const store = Store.open(dataDir)
+    const started = Date.now()
+    for (let i = 0; i < 10_000; i++) store.put('bulk', `k${i}`, { i, text: 'x'.repeat(200) })
+    const elapsed = Date.now() - started
+    store.close()
+    expect(elapsed).toBeLessThan(5000)
+    const reopened = Store.open(dataDir)
+    expect(reopened.keys('bulk')).toHaveLength(10_000)
+    expect(reopened.get('bulk', 'k9999')).toMatchObject({ i: 9999 })
+    reopened.close()
+  })
+})
