@@ -5,7 +5,6 @@
 import path from 'node:path'
 import type { Command } from 'commander'
 import type { EngineDeps } from '../engine/run.js'
-import { acquireLock } from '../state/lock.js'
 import { CODECS } from '../workspace/codecs.js'
 import { FOLDER_OF } from '../workspace/kinds.js'
 import { connect, openWorkspace, type Workspace } from './context.js'
@@ -39,7 +38,9 @@ export async function withEngine<T>(
 ): Promise<T> {
   const ws = await openWorkspace(io, cmd)
   const scope = scopeOf(io, ws.root, paths)
-  const release = opts.lock ? await acquireLock(ws.root) : undefined
+  // Loaded only here: proper-lockfile installs signal handlers (signal-exit) as it loads, which
+  // would change how every other command (the emulator, watch) ends on SIGTERM.
+  const release = opts.lock ? await (await import('../state/lock.js')).acquireLock(ws.root) : undefined
   try {
     const client = await connect(io, ws)
     try {

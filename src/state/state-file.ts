@@ -3,7 +3,7 @@
 // a stat cache so an unchanged file is never re-read. It is written atomically and only after
 // the server confirmed, so it never claims a write the server did not get.
 
-import { readFile } from 'node:fs/promises'
+import { mkdir, readFile } from 'node:fs/promises'
 import writeFileAtomic from 'write-file-atomic'
 import { CliError } from '../cli/exit-codes.js'
 import { canonicalJson } from '../workspace/canonical-json.js'
@@ -100,6 +100,7 @@ export class StateStore {
   }
 
   async save(): Promise<void> {
+    await mkdir(syncDirPath(this.root), { recursive: true })
     await writeFileAtomic(statePath(this.root), canonicalJson(this.state))
   }
 }

@@ -34,7 +34,7 @@ interface Row {
   remote: Step
   status: { local: string; remote: string; action: string } | 'clean'
   exitCode: number
-  then: (w: World) => Promise<void>
+  verify: (w: World) => Promise<void>
 }
 
 const title = async (w: World, rel = 'content/news.json') =>
@@ -49,7 +49,7 @@ const ROWS: Row[] = [
     remote: noop,
     status: 'clean',
     exitCode: 0,
-    then: async (w) => expect(await title(w)).toBe('news'),
+    verify: async (w) => expect(await title(w)).toBe('news'),
   },
   {
     name: 'edited locally: pushed',
@@ -57,7 +57,7 @@ const ROWS: Row[] = [
     remote: noop,
     status: { local: 'modified', remote: 'unchanged', action: 'push' },
     exitCode: 0,
-    then: async (w) => expect(await serverTitle(w)).toBe('local'),
+    verify: async (w) => expect(await serverTitle(w)).toBe('local'),
   },
   {
     name: 'edited on the server: pulled',
@@ -65,7 +65,7 @@ const ROWS: Row[] = [
     remote: editRemote('remote'),
     status: { local: 'unchanged', remote: 'modified', action: 'pull' },
     exitCode: 0,
-    then: async (w) => expect(await title(w)).toBe('remote'),
+    verify: async (w) => expect(await title(w)).toBe('remote'),
   },
   {
     name: 'edited differently on both sides: conflict, both kept',
@@ -73,7 +73,7 @@ const ROWS: Row[] = [
     remote: editRemote('remote'),
     status: { local: 'modified', remote: 'modified', action: 'conflict' },
     exitCode: 3,
-    then: async (w) => {
+    verify: async (w) => {
       expect(await title(w)).toBe('local')
       expect(await serverTitle(w)).toBe('remote')
       expect(await title(w, '.cms-sync/conflicts/content/news.json.remote')).toBe('remote')
@@ -85,7 +85,7 @@ const ROWS: Row[] = [
     remote: editRemote('same'),
     status: 'clean',
     exitCode: 0,
-    then: async (w) => expect((await w.cli('--json', 'status')).json.clean).toBe(true),
+    verify: async (w) => expect((await w.cli('--json', 'status')).json.clean).toBe(true),
   },
   {
     name: 'deleted on the server, unchanged locally: deleted locally, kept in trash',
@@ -93,7 +93,7 @@ const ROWS: Row[] = [
     remote: deleteRemote,
     status: { local: 'unchanged', remote: 'deleted', action: 'delete-local' },
     exitCode: 0,
-    then: async (w) => {
+    verify: async (w) => {
       expect(await w.exists('content/news.json')).toBe(false)
     },
   },
@@ -103,7 +103,7 @@ const ROWS: Row[] = [
     remote: deleteRemote,
     status: { local: 'modified', remote: 'deleted', action: 'conflict' },
     exitCode: 3,
-    then: async (w) => {
+    verify: async (w) => {
       expect(await title(w)).toBe('local')
       expect(await w.server.get('content', 'news')).toBeUndefined()
     },
@@ -114,7 +114,7 @@ const ROWS: Row[] = [
     remote: noop,
     status: { local: 'deleted', remote: 'unchanged', action: 'delete-remote' },
     exitCode: 0,
-    then: async (w) => expect(await w.server.get('content', 'news')).toBeUndefined(),
+    verify: async (w) => expect(await w.server.get('content', 'news')).toBeUndefined(),
   },
   {
     name: 'deleted locally, edited on the server: conflict, the server edit stays',
@@ -122,7 +122,7 @@ const ROWS: Row[] = [
     remote: editRemote('remote'),
     status: { local: 'deleted', remote: 'modified', action: 'conflict' },
     exitCode: 3,
-    then: async (w) => {
+    verify: async (w) => {
       expect(await serverTitle(w)).toBe('remote')
       expect(await w.exists('content/news.json')).toBe(false)
     },
@@ -133,7 +133,7 @@ const ROWS: Row[] = [
     remote: deleteRemote,
     status: 'clean',
     exitCode: 0,
-    then: async (w) => expect((await w.cli('--json', 'status')).json.clean).toBe(true),
+    verify: async (w) => expect((await w.cli('--json', 'status')).json.clean).toBe(true),
   },
   {
     name: 'added locally: created on the server',
@@ -141,7 +141,7 @@ const ROWS: Row[] = [
     remote: noop,
     status: { local: 'added', remote: 'unchanged', action: 'push' },
     exitCode: 0,
-    then: async (w) => expect(await serverTitle(w, 'fresh')).toBe('fresh'),
+    verify: async (w) => expect(await serverTitle(w, 'fresh')).toBe('fresh'),
   },
   {
     name: 'added on the server: created locally',
@@ -149,7 +149,7 @@ const ROWS: Row[] = [
     remote: addRemote(),
     status: { local: 'unchanged', remote: 'added', action: 'pull' },
     exitCode: 0,
-    then: async (w) => expect(await title(w, 'content/fresh.json')).toBe('fresh'),
+    verify: async (w) => expect(await title(w, 'content/fresh.json')).toBe('fresh'),
   },
   {
     name: 'added on both sides, equal: adopted silently',
@@ -157,7 +157,7 @@ const ROWS: Row[] = [
     remote: addRemote(),
     status: 'clean',
     exitCode: 0,
-    then: async (w) => expect((await w.cli('--json', 'status')).json.clean).toBe(true),
+    verify: async (w) => expect((await w.cli('--json', 'status')).json.clean).toBe(true),
   },
   {
     name: 'added on both sides, different: conflict',
@@ -165,7 +165,7 @@ const ROWS: Row[] = [
     remote: addRemote('theirs'),
     status: { local: 'added', remote: 'added', action: 'conflict' },
     exitCode: 3,
-    then: async (w) => {
+    verify: async (w) => {
       expect(await title(w, 'content/fresh.json')).toBe('mine')
       expect(await serverTitle(w, 'fresh')).toBe('theirs')
     },
@@ -191,7 +191,7 @@ describe.each(['spec', 'upstream'] as const)('how sync decides (%s dialect)', (d
     const sync = await world.cli('--json', 'sync')
     expect(sync.stderr).toBe('')
     expect(sync.exitCode).toBe(row.exitCode)
-    await row.then(world)
+    await row.verify(world)
     if (row.exitCode === 0) expect((await world.cli('--json', 'status')).json.clean).toBe(true)
   })
 })
