@@ -186,7 +186,7 @@ describe.each(['spec', 'upstream'] as const)('workspace and server (%s dialect)'
     const resolve = await w.cli('--json', 'resolve', 'content/home.json', '--keep', 'local')
     expect(resolve.exitCode).toBe(0)
     expect(resolve.json.applied).toMatchObject([{ path: 'content/home.json', action: 'push' }])
-    expect(((await w.server.get('content', 'home'))?.properties as { title: string }).title).toBe('local')
+    expect(await w.server.get('content', 'home')).toMatchObject({ properties: { title: 'local' } })
     const runs = await readdir(w.file('.cms-sync/trash'))
     const losers = await Promise.all(
       runs.map((r) =>
