@@ -27,7 +27,7 @@ export interface ApplyContext {
 
 export type ItemResult =
   | { status: 'applied' }
-  | { status: 'conflict'; reason: string }
+  | { status: 'conflict'; reason?: string }
   | { status: 'failed'; error: string }
 
 const applied: ItemResult = { status: 'applied' }

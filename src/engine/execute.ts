@@ -9,6 +9,7 @@
 //  3. remote deletes, kinds in reverse and children before parents, so nothing is re-parented
 //     by the server on its way out.
 
+import { RemoteError } from '../remote/errors.js'
 import type { ItemState } from '../state/state-file.js'
 import type { Codec } from '../workspace/codec.js'
 import { codecFor } from '../workspace/codecs.js'
@@ -34,8 +35,10 @@ export interface ItemReport {
   local: PlanItem['local']
   remote: PlanItem['remote']
   action: PlanItem['action']
-  /** failed: what went wrong; conflict found while running: why it was not applied. */
+  /** failed: what went wrong. */
   error?: string
+  /** A conflict found while running (not in the plan): why the change was not applied. */
+  reason?: string
 }
 
 export interface Outcome {
@@ -119,11 +122,19 @@ export async function execute(
     try {
       result = await applyOne(ctx, item, codec, prepared)
     } catch (error) {
-      result = { status: 'failed', error: (error as Error).message }
+      // Without a valid token every further item would fail the same way: stop and say so.
+      if (error instanceof RemoteError && error.code === 'unauthorized') throw error
+      result =
+        error instanceof RemoteError && error.code === 'conflict'
+          ? { status: 'conflict', reason: 'the server copy changed while it was being written' }
+          : { status: 'failed', error: (error as Error).message }
     }
     if (result?.status === 'applied' && item.action !== 'merge-base') outcome.applied.push(reportOf(item))
-    if (result?.status === 'conflict')
-      outcome.conflicts.push(reportOf(item, { action: 'conflict', error: result.reason }))
+    if (result?.status === 'conflict') {
+      const why = result.reason ? { reason: result.reason } : {}
+      outcome.conflicts.push(reportOf(item, { action: 'conflict', ...why }))
+    }
+    if (result?.status === 'applied') ctx.logger.info({ path: item.path, action: item.action }, 'applied')
     if (result?.status === 'failed') {
       ctx.logger.error({ path: item.path, action: item.action, error: result.error }, 'item failed')
       outcome.failed.push(reportOf(item, { error: result.error }))
@@ -155,7 +166,7 @@ async function applyOne(
       return mergeBaseItem(ctx, item)
     case 'conflict':
       await recordConflict(ctx, item, codec)
-      return { status: 'conflict', reason: 'changed on both sides since the last sync' }
+      return { status: 'conflict' }
     case 'none':
       await refreshStatCache(ctx, item)
       return undefined

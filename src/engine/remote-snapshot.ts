@@ -3,6 +3,7 @@
 // re-read. Only changed items whose list form is known to be incomplete (upstream content has
 // publishOn null in lists) are fetched by id, because their real dates decide their hash.
 
+import { RemoteError } from '../remote/errors.js'
 import type { ItemState } from '../state/state-file.js'
 import { type Codec, fileBytes, type JsonObject } from '../workspace/codec.js'
 import { UnsafeIdError } from '../workspace/file-names.js'
@@ -45,6 +46,9 @@ export async function snapshotRemote(
     try {
       listed = await client.list(codec.kind)
     } catch (error) {
+      // A missing or refused token is the user's to fix (log in), not a listing to distrust.
+      if (error instanceof RemoteError && (error.code === 'unauthorized' || error.code === 'forbidden'))
+        throw error
       throw new ListingFailedError(codec.kind, error)
     }
     for (const listedObject of listed) {

@@ -133,7 +133,7 @@ test('a remote edit made after the listing becomes a conflict, not an overwrite'
   remote.seed('content', { ...page, properties: { title: 'Sneaky' } })
   const outcome = await applyRun(deps, planned, opts)
   expect(outcome.conflicts).toMatchObject([
-    { path: 'content/home.json', error: expect.stringMatching(/changed since/) },
+    { path: 'content/home.json', reason: expect.stringMatching(/changed since/) },
   ])
   expect(remote.items.get('content:home')).toMatchObject({ properties: { title: 'Sneaky' } })
 })
