@@ -3,7 +3,8 @@
 // the row's action and sync carries it out (or keeps the conflict and loses nothing).
 
 import { afterEach, describe, expect, test } from 'vitest'
-import { contentOf, startWorld, type World } from '../helpers/sync-world.js'
+import { contentFile, contentOf } from '../helpers/fixtures.js'
+import { startWorld, type World } from '../helpers/sync-world.js'
 
 type Step = (w: World) => Promise<void>
 const noop: Step = async () => {}
@@ -17,11 +18,10 @@ const editRemote =
     w.setContent(id, { properties: { title } })
 const deleteLocal: Step = (w) => w.remove('content/news.json')
 const deleteRemote: Step = (w) => w.server.remove('content', 'news')
-const { createDate: _c, ...freshFile } = contentOf('fresh')
 const addLocal =
   (title = 'fresh'): Step =>
   (w) =>
-    w.writeJson('content/fresh.json', { ...freshFile, properties: { title } })
+    w.writeJson('content/fresh.json', contentFile('fresh', { properties: { title } }))
 const addRemote =
   (title = 'fresh'): Step =>
   async (w) => {

@@ -7,15 +7,14 @@ import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { acquireLock } from '../../src/state/lock.js'
 import { fileReads } from '../../src/workspace/local-file.js'
-import { startWorld, type World, writeConfig } from '../helpers/sync-world.js'
+import { syncedWorld, type World, writeConfig } from '../helpers/sync-world.js'
 
 describe.each(['spec', 'upstream'] as const)('safety (%s dialect)', (dialect) => {
   let world: World
   afterEach(async () => world?.close())
 
   async function synced(): Promise<World> {
-    world = await startWorld(dialect)
-    expect((await world.cli('sync')).exitCode).toBe(0)
+    world = await syncedWorld(dialect)
     return world
   }
 

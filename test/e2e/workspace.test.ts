@@ -6,24 +6,18 @@ import { execFileSync } from 'node:child_process'
 import { readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
-import { contentOf, startWorld, type World } from '../helpers/sync-world.js'
+import { contentFile } from '../helpers/fixtures.js'
+import { syncedWorld, type World } from '../helpers/sync-world.js'
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, stdio: 'pipe' }).toString()
-const { createDate: _c, ...fileForm } = contentOf('x')
-const newContent = (id: string, props: Record<string, unknown> = {}) => ({
-  ...fileForm,
-  id,
-  properties: { title: id },
-  ...props,
-})
+const newContent = contentFile
 
 describe.each(['spec', 'upstream'] as const)('workspace and server (%s dialect)', (dialect) => {
   let world: World
   afterEach(async () => world?.close())
 
   async function synced(): Promise<World> {
-    world = await startWorld(dialect)
-    expect((await world.cli('sync')).exitCode).toBe(0)
+    world = await syncedWorld(dialect)
     return world
   }
 

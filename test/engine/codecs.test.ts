@@ -3,6 +3,7 @@ import { fileBytes } from '../../src/workspace/codec.js'
 import { contentCodec } from '../../src/workspace/content-codec.js'
 import { parseFileText } from '../../src/workspace/local-file.js'
 import { schemaCodec } from '../../src/workspace/schema-codec.js'
+import { SECTION_SCHEMA } from '../helpers/fixtures.js'
 
 const remoteContent = {
   id: 'home',
@@ -97,17 +98,7 @@ describe('content codec', () => {
 
 describe('schema codec', () => {
   const schema = {
-    id: 'article',
-    name: 'Article',
-    icon: 'file',
-    type: 'content',
-    parentSchemaId: 'page',
-    hiddenProperties: [],
-    defaultTabId: 'content',
-    tabs: { content: 'Content' },
-    fields: { properties: {} },
-    allowedAtRoot: true,
-    allowedChildSchemas: [],
+    ...SECTION_SCHEMA,
     isLocked: false,
     sync: { isRemote: false, hasRemote: false },
     viewedBy: '',

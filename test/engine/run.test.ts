@@ -5,29 +5,27 @@ import { expect, test } from 'vitest'
 import { applyRun, type EngineDeps, planRun, SELECT } from '../../src/engine/run.js'
 import { CODECS } from '../../src/workspace/codecs.js'
 import { fileReads } from '../../src/workspace/local-file.js'
+import { contentOf, SECTION_SCHEMA } from '../helpers/fixtures.js'
 import { MemoryRemote, silentLogger } from '../helpers/memory-remote.js'
 
 const target = { server: 'http://memory', project: 'demo', environment: 'live' }
-const page = {
-  id: 'home',
-  parentId: '',
-  schemaId: 'page',
-  sort: 1,
-  isPublished: true,
-  publishOn: null,
-  unpublishOn: null,
-  properties: { title: 'Home' },
-  settings: {},
-  createDate: '2020-01-01T00:00:00.000Z',
-}
+const page = contentOf('home', { createDate: '2020-01-01T00:00:00.000Z', properties: { title: 'Home' } })
 
 /** The file form of a content (no createDate: that lives in the state). */
 const asFile = (props: object) => JSON.stringify({ ...page, createDate: undefined, ...props })
 
+const RUN_OPTIONS = {
+  scope: [],
+  dryRun: false,
+  allowDeletes: false,
+  reportScanProblems: true,
+  reportRemoteProblems: true,
+}
+
 async function setup() {
   const root = await mkdtemp(path.join(tmpdir(), 'engine-'))
   const remote = new MemoryRemote()
-  remote.seed('schema', { id: 'article', name: 'Article', type: 'content', parentSchemaId: 'page' })
+  remote.seed('schema', SECTION_SCHEMA)
   remote.seed('content', page)
   remote.seed('content', { ...page, id: 'about', parentId: 'home', properties: { title: 'About' } })
   const deps: EngineDeps = {
@@ -38,13 +36,7 @@ async function setup() {
     codecs: CODECS,
     maxDeletePercent: 50,
   }
-  const opts = {
-    scope: [],
-    dryRun: false,
-    allowDeletes: false,
-    reportScanProblems: true,
-    reportRemoteProblems: true,
-  }
+  const opts = RUN_OPTIONS
   const sync = async (extra: Partial<typeof opts> & { prefer?: 'local' | 'remote' } = {}) =>
     applyRun(deps, await planRun(deps, { ...(extra.prefer ? { prefer: extra.prefer } : {}) }), {
       ...opts,
@@ -119,14 +111,7 @@ test('edits on both sides are a conflict; the remote copy is kept; --prefer remo
 
 test('a remote edit made after the listing becomes a conflict, not an overwrite', async () => {
   const { root, remote, deps } = await setup()
-  const opts = {
-    scope: [],
-    dryRun: false,
-    allowDeletes: false,
-    reportScanProblems: true,
-    reportRemoteProblems: true,
-    select: SELECT.sync,
-  }
+  const opts = { ...RUN_OPTIONS, select: SELECT.sync }
   await applyRun(deps, await planRun(deps, {}), opts)
   await writeFile(path.join(root, 'content/home.json'), asFile({ properties: { title: 'Local' } }))
   const planned = await planRun(deps, {})
@@ -166,7 +151,7 @@ test('a bad file fails alone; the others are pushed', async () => {
     path.join(root, 'content/ghost.json'),
     JSON.stringify({ id: 'ghost', schemaId: 'no-such-schema' }),
   )
-  await writeFile(path.join(root, 'content/good.json'), JSON.stringify({ id: 'good', schemaId: 'article' }))
+  await writeFile(path.join(root, 'content/good.json'), JSON.stringify({ id: 'good', schemaId: 'section' }))
   const outcome = await sync()
   expect(outcome.failed.map((f) => [f.path, f.error])).toEqual([
     ['content/bad.json', expect.stringMatching(/invalid JSON/)],

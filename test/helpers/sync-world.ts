@@ -10,6 +10,7 @@ import { run } from '../../src/cli/program.js'
 import { type Emulator, startEmulator } from '../../src/emulator/index.js'
 import { createRemoteClient, type RemoteClient } from '../../src/remote/index.js'
 import { type CountingProxy, startCountingProxy } from './counting-proxy.js'
+import { contentOf, SECTION_SCHEMA } from './fixtures.js'
 
 export type Dialect = 'spec' | 'upstream'
 
@@ -21,36 +22,7 @@ export interface CliRun {
   json: any
 }
 
-/** A content-schema whose children may be sections, and a handful of content under it. */
-export const SECTION_SCHEMA = {
-  id: 'section',
-  name: 'Section',
-  icon: 'file',
-  type: 'content',
-  parentSchemaId: 'page',
-  hiddenProperties: [],
-  defaultTabId: 'content',
-  tabs: { content: 'Content' },
-  fields: { properties: { title: { label: 'Title', schemaId: 'string', tabId: 'content' } } },
-  allowedAtRoot: true,
-  allowedChildSchemas: ['section'],
-}
-
-export function contentOf(id: string, props: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    id,
-    parentId: '',
-    schemaId: 'section',
-    sort: 1,
-    isPublished: false,
-    publishOn: null,
-    unpublishOn: null,
-    properties: { title: id },
-    settings: { publishing: { connectionId: '' } },
-    createDate: '2024-05-01T10:00:00.000Z',
-    ...props,
-  }
-}
+export { contentOf, SECTION_SCHEMA } from './fixtures.js'
 
 export class World {
   constructor(
@@ -182,6 +154,14 @@ export async function startWorld(dialect: Dialect, opts: { content?: string[] } 
   await mkdir(root)
   await writeConfig(root, proxy.url, dialect)
   return new World(emulator, proxy, server, root)
+}
+
+/** A world whose workspace has had one successful sync. */
+export async function syncedWorld(dialect: Dialect): Promise<World> {
+  const world = await startWorld(dialect)
+  const first = await world.cli('sync')
+  if (first.exitCode !== 0) throw new Error(`the first sync failed: ${first.stderr}`)
+  return world
 }
 
 export async function writeConfig(root: string, server: string, dialect: Dialect): Promise<void> {
