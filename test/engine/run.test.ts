@@ -52,7 +52,7 @@ test('a first sync pulls everything as canonical files without volatile fields',
   expect(outcome.applied.map((i) => i.path).sort()).toEqual([
     'content/about.json',
     'content/home.json',
-    'schemas/article.json',
+    'schemas/section.json',
   ])
   const home = await readFile(path.join(root, 'content/home.json'), 'utf8')
   expect(home).not.toContain('createDate')
