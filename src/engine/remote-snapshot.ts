@@ -34,6 +34,10 @@ export class ListingFailedError extends Error {
   }
 }
 
+function isRefusedToken(error: unknown): boolean {
+  return error instanceof RemoteError && (error.code === 'unauthorized' || error.code === 'forbidden')
+}
+
 export async function snapshotRemote(
   client: RemotePort,
   codecs: readonly Codec[],
@@ -47,8 +51,8 @@ export async function snapshotRemote(
       listed = await client.list(codec.kind)
     } catch (error) {
       // A missing or refused token is the user's to fix (log in), not a listing to distrust.
-      if (error instanceof RemoteError && (error.code === 'unauthorized' || error.code === 'forbidden'))
-        throw error
+      if (isRefusedToken(error)) throw error
+      if (isRefusedToken((error as Error).cause)) throw (error as Error).cause
       throw new ListingFailedError(codec.kind, error)
     }
     for (const listedObject of listed) {
