@@ -116,6 +116,7 @@ export async function execute(
     ),
   ]
   let done = 0
+  const total = steps.filter((item) => item.action !== 'none').length
   for (const item of steps) {
     const codec = codecFor(item.kind)!
     let result: ItemResult | undefined
@@ -139,7 +140,7 @@ export async function execute(
       ctx.logger.error({ path: item.path, action: item.action, error: result.error }, 'item failed')
       outcome.failed.push(reportOf(item, { error: result.error }))
     }
-    if (item.action !== 'none') onProgress(++done, steps.length, item)
+    if (item.action !== 'none') onProgress(++done, total, item)
   }
   return outcome
 }

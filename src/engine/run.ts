@@ -150,7 +150,12 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
     local: run.local,
     remote: run.remote,
   }
-  const outcome = await execute(ctx, selected, deps.codecs, opts.onProgress)
+  let outcome: Outcome
+  try {
+    outcome = await execute(ctx, selected, deps.codecs, opts.onProgress)
+  } finally {
+    await run.store.flush()
+  }
   deps.logger.info(
     { applied: outcome.applied.length, conflicts: outcome.conflicts.length, failed: outcome.failed.length },
     'run finished',

@@ -78,11 +78,19 @@ export function sameTarget(a: Target, b: Target): boolean {
   )
 }
 
-/** Holds the state in memory; every change is saved at once (temp file + rename). */
+/**
+ * Holds the state in memory and saves it (temp file + rename) in small batches. Only items the
+ * server already confirmed are ever committed, so a crash loses at most the record of a few
+ * confirmed changes; the next run then finds both sides equal and adopts them (merge-base).
+ */
 export class StateStore {
+  private unsaved = 0
+  private lastSaveMs = 0
+
   constructor(
     readonly root: string,
     readonly state: StateFile,
+    private readonly batch = { items: 25, ms: 500 },
   ) {}
 
   get(path: string): ItemState | undefined {
@@ -91,16 +99,28 @@ export class StateStore {
 
   async commit(item: ItemState): Promise<void> {
     this.state.items[item.path] = item
-    await this.save()
+    await this.changed()
   }
 
   async forget(path: string): Promise<void> {
     delete this.state.items[path]
-    await this.save()
+    await this.changed()
+  }
+
+  private async changed(): Promise<void> {
+    this.unsaved++
+    if (this.unsaved >= this.batch.items || Date.now() - this.lastSaveMs >= this.batch.ms) await this.save()
+  }
+
+  /** Saves what is not saved yet; call at the end of every run, whatever happened. */
+  async flush(): Promise<void> {
+    if (this.unsaved > 0) await this.save()
   }
 
   async save(): Promise<void> {
     await mkdir(syncDirPath(this.root), { recursive: true })
     await writeFileAtomic(statePath(this.root), canonicalJson(this.state))
+    this.unsaved = 0
+    this.lastSaveMs = Date.now()
   }
 }

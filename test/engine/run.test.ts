@@ -160,3 +160,17 @@ test('a bad file fails alone; the others are pushed', async () => {
   expect(outcome.applied.map((i) => i.path)).toEqual(['content/good.json'])
   expect(remote.items.has('content:bad')).toBe(false)
 })
+
+test('a run whose state was not saved (a crash) is recovered by the next run without conflicts', async () => {
+  const { root, remote, sync } = await setup()
+  await sync()
+  const saved = await readFile(path.join(root, '.cms-sync/state.json'), 'utf8')
+  // Changes on both sides are applied, then the process "dies" before the state is saved
+  await writeFile(path.join(root, 'content/home.json'), asFile({ properties: { title: 'Local' } }))
+  remote.seed('content', { ...page, id: 'about', parentId: 'home', properties: { title: 'Remote' } })
+  await sync()
+  await writeFile(path.join(root, '.cms-sync/state.json'), saved)
+  // The next run sees both sides equal and adopts them
+  expect(await sync()).toEqual({ applied: [], conflicts: [], failed: [] })
+  expect(await sync()).toEqual({ applied: [], conflicts: [], failed: [] })
+})
