@@ -3,7 +3,7 @@
 // from the outcome: 1 when an item failed, else 3 when conflicts remain, else 0.
 
 import pc from 'picocolors'
-import type { ItemReport, Outcome } from '../engine/execute.js'
+import type { ItemReport, Outcome } from '../engine/outcome.js'
 import type { PlanItem } from '../engine/plan.js'
 import type { GlobalOptions } from './context.js'
 import { ExitCode } from './exit-codes.js'

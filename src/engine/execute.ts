@@ -26,38 +26,8 @@ import {
   refreshStatCache,
 } from './apply-item.js'
 import { childrenFirst, parentsFirst } from './order.js'
+import { type Outcome, reportOf } from './outcome.js'
 import type { PlanItem } from './plan.js'
-
-export interface ItemReport {
-  kind: PlanItem['kind']
-  id: string
-  path: string
-  local: PlanItem['local']
-  remote: PlanItem['remote']
-  action: PlanItem['action']
-  /** failed: what went wrong. */
-  error?: string
-  /** A conflict found while running (not in the plan): why the change was not applied. */
-  reason?: string
-}
-
-export interface Outcome {
-  applied: ItemReport[]
-  conflicts: ItemReport[]
-  failed: ItemReport[]
-}
-
-export function reportOf(item: PlanItem, extra: Partial<ItemReport> = {}): ItemReport {
-  return {
-    kind: item.kind,
-    id: item.id,
-    path: item.path,
-    local: item.local,
-    remote: item.remote,
-    action: item.action,
-    ...extra,
-  }
-}
 
 type Prepared = { parsed: ParsedFile; stat: ItemState['stat'] }
 

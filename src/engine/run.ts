@@ -8,8 +8,9 @@ import { emptyState, loadState, StateStore, sameTarget, type Target } from '../s
 import type { Codec } from '../workspace/codec.js'
 import { LocalWriter } from '../workspace/local-writes.js'
 import { type LocalEntry, type ScanProblem, scanWorkspace } from '../workspace/scan.js'
-import { execute, type ItemReport, type Outcome, reportOf } from './execute.js'
+import { execute } from './execute.js'
 import { deleteGuard, describeStop, type GuardResult, listingGuard, targetGuard } from './guards.js'
+import { dryRunOutcome, type Outcome, problemReports } from './outcome.js'
 import { type Plan, type PlanItem, plan, type Side, type Version } from './plan.js'
 import type { EngineLogger, RemotePort } from './remote-port.js'
 import {
@@ -161,46 +162,4 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
     'run finished',
   )
   return { ...outcome, failed: [...outcome.failed, ...problems] }
-}
-
-function dryRunOutcome(run: PlannedRun, selected: PlanItem[]): Outcome {
-  const outcome: Outcome = { applied: [], conflicts: [], failed: [] }
-  for (const item of selected) {
-    const problems = item.action === 'push' ? run.local.get(item.path)?.problems : undefined
-    if (problems) outcome.failed.push(reportOf(item, { error: problems.join('; ') }))
-    else if (item.action === 'conflict') outcome.conflicts.push(reportOf(item))
-    else if (item.action !== 'none' && item.action !== 'merge-base') outcome.applied.push(reportOf(item))
-  }
-  return outcome
-}
-
-function problemReports(run: PlannedRun, opts: ApplyOptions): ItemReport[] {
-  const reports: ItemReport[] = []
-  if (opts.reportScanProblems) {
-    for (const p of run.scanProblems.filter((p) => inScope(p.path, opts.scope))) {
-      reports.push({
-        kind: p.kind,
-        id: '',
-        path: p.path,
-        local: 'added',
-        remote: 'unchanged',
-        action: 'push',
-        error: p.problems.join('; '),
-      })
-    }
-  }
-  if (opts.reportRemoteProblems && opts.scope.length === 0) {
-    for (const p of run.remoteProblems) {
-      reports.push({
-        kind: p.kind,
-        id: p.id,
-        path: '',
-        local: 'unchanged',
-        remote: 'added',
-        action: 'pull',
-        error: p.problem,
-      })
-    }
-  }
-  return reports
 }

@@ -1,0 +1,83 @@
+// What a run reports per item: the status item objects of design.md ({kind, id, path, local,
+// remote, action}) sorted into applied, conflicts and failed, for text and --json alike.
+
+import type { PlanItem } from './plan.js'
+import { type ApplyOptions, inScope, type PlannedRun } from './run.js'
+
+export interface ItemReport {
+  kind: PlanItem['kind']
+  id: string
+  path: string
+  local: PlanItem['local']
+  remote: PlanItem['remote']
+  action: PlanItem['action']
+  /** failed: what went wrong. */
+  error?: string
+  /** A conflict found while running (not in the plan): why the change was not applied. */
+  reason?: string
+}
+
+export interface Outcome {
+  applied: ItemReport[]
+  conflicts: ItemReport[]
+  failed: ItemReport[]
+}
+
+export function reportOf(item: PlanItem, extra: Partial<ItemReport> = {}): ItemReport {
+  return {
+    kind: item.kind,
+    id: item.id,
+    path: item.path,
+    local: item.local,
+    remote: item.remote,
+    action: item.action,
+    ...extra,
+  }
+}
+
+/** What a run would do: the selected entries as if applied, and pushes of bad files as failed. */
+export function dryRunOutcome(run: PlannedRun, selected: readonly PlanItem[]): Outcome {
+  const outcome: Outcome = { applied: [], conflicts: [], failed: [] }
+  for (const item of selected) {
+    const problems = item.action === 'push' ? run.local.get(item.path)?.problems : undefined
+    if (problems) outcome.failed.push(reportOf(item, { error: problems.join('; ') }))
+    else if (item.action === 'conflict') outcome.conflicts.push(reportOf(item))
+    else if (item.action !== 'none' && item.action !== 'merge-base') outcome.applied.push(reportOf(item))
+  }
+  return outcome
+}
+
+/** Files that stand for no item and server items no file can hold, as failed entries. */
+export function problemReports(
+  run: PlannedRun,
+  opts: Pick<ApplyOptions, 'scope' | 'reportScanProblems' | 'reportRemoteProblems'>,
+): ItemReport[] {
+  const reports: ItemReport[] = []
+  if (opts.reportScanProblems) {
+    for (const p of run.scanProblems.filter((p) => inScope(p.path, opts.scope))) {
+      reports.push({
+        kind: p.kind,
+        id: '',
+        path: p.path,
+        local: 'added',
+        remote: 'unchanged',
+        action: 'push',
+        error: p.problems.join('; '),
+      })
+    }
+  }
+  if (opts.reportRemoteProblems && opts.scope.length === 0) {
+    for (const p of run.remoteProblems) {
+      reports.push({
+        kind: p.kind,
+        id: p.id,
+        path: '',
+        local: 'unchanged',
+        remote: 'added',
+        action: 'pull',
+        error: p.problem,
+      })
+    }
+  }
+  return reports
+}
