@@ -51,6 +51,9 @@ async function remoteAsPlanned(ctx: ApplyContext, item: PlanItem, codec: Codec) 
   return { ok: rev === ctx.remote.get(item.path)?.rev, current, rev }
 }
 
+/** A stat no file has, so commit() records none and the next scan reads the file. */
+const NO_STAT = { size: -1, mtimeMs: -1, ino: -1 }
+
 async function commit(
   ctx: ApplyContext,
   item: PlanItem,
@@ -98,11 +101,17 @@ export async function pushItem(
   const storedText = fileBytes(codec.fromWriteAnswer(stored, parsed.file)).text
   // The server normalised something (a recomputed sort, a renamed editor): mirror it now, so
   // the file equals the base and the next run sees no echo.
-  if (storedText !== parsed.text) {
+  if (storedText === parsed.text) {
+    await commit(ctx, item, storedText, stored, codec, prepared.stat)
+  } else if (await localAsPlanned(ctx, item, codec)) {
+    // The server normalised something (a recomputed sort, a renamed editor): mirror it now, so
+    // the file equals the base and the next run sees no echo.
     await ctx.writer.write(item.path, storedText)
     await commit(ctx, item, storedText, stored, codec)
   } else {
-    await commit(ctx, item, storedText, stored, codec, prepared.stat)
+    // The file was edited while we wrote: the base is what the server holds, and the new edit
+    // (never vouched for by a stat) shows as a local change next time.
+    await commit(ctx, item, storedText, stored, codec, NO_STAT)
   }
   return applied
 }
