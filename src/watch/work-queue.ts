@@ -65,6 +65,7 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
   let fullRequested = false
   let inFlight: Promise<void> | undefined
   let inFlightPaths = new Set<string>()
+  let inFlightWaiters: Array<(outcome: Settled) => void> = []
   let retryTimer: NodeJS.Timeout | undefined
   let failures = 0
   let draining = false
@@ -85,6 +86,7 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
     const paths = pending
     const full = fullRequested
     const waiters = fullWaiters
+    inFlightWaiters = waiters
     pending = new Set()
     fullRequested = false
     fullWaiters = []
@@ -97,6 +99,7 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
       outcome = { kind: 'error', error }
     }
     inFlightPaths = new Set()
+    inFlightWaiters = []
 
     const keep = outcome.kind === 'done' ? new Set(outcome.retryPaths ?? []) : paths
     for (const p of keep) pending.add(p)
@@ -157,7 +160,8 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
           await settlesWithin(inFlight, ABORT_GRACE_MS)
         }
       }
-      const leftOver = fullWaiters
+      // Whoever waits for a full run (the remote poller) hears that none is coming.
+      const leftOver = [...fullWaiters, ...inFlightWaiters]
       fullWaiters = []
       for (const resolve of leftOver) resolve({ kind: 'offline', cause: new Error('shutting down') })
       // An abandoned run's paths count as pending: nothing confirmed them.
