@@ -14,3 +14,20 @@ export async function settlesWithin(promise: Promise<unknown>, ms: number): Prom
   clearTimeout(timer)
   return result
 }
+
+/**
+ * Waits for the work in flight up to `deadlineMs`; past it, aborts the work's signal and gives it
+ * `graceMs` more to notice. True when it settled before the deadline.
+ */
+export async function finishOrAbort(
+  inFlight: Promise<unknown>,
+  deadlineMs: number,
+  controller: AbortController,
+  reason: string,
+  graceMs = 0,
+): Promise<boolean> {
+  if (await settlesWithin(inFlight, deadlineMs)) return true
+  controller.abort(new Error(reason))
+  if (graceMs > 0) await settlesWithin(inFlight, graceMs)
+  return false
+}

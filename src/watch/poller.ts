@@ -4,7 +4,7 @@
 // server is gone) the delay doubles up to a cap, with jitter so many daemons coming back after
 // an outage do not hit the server in step; one success returns to the normal interval.
 
-import { settlesWithin } from './deadline.js'
+import { finishOrAbort } from './deadline.js'
 
 /** While failing, wait at most this long between attempts (or the interval, if it is longer). */
 export const DEFAULT_MAX_BACKOFF_MS = 120_000
@@ -100,9 +100,7 @@ export function startPoller(options: PollerOptions): Poller {
       stopped = true
       if (timer !== undefined) clearTimeout(timer)
       timer = undefined
-      if (inFlight !== undefined && !(await settlesWithin(inFlight, deadlineMs))) {
-        abort.abort(new Error('poller stopped'))
-      }
+      if (inFlight !== undefined) await finishOrAbort(inFlight, deadlineMs, abort, 'poller stopped')
     },
   }
 }

@@ -4,7 +4,7 @@
 // is retried with a growing delay, so edits made while the server is away are pushed when it is
 // back. The run itself is injected: the lead plugs the engine in.
 
-import { settlesWithin } from './deadline.js'
+import { finishOrAbort } from './deadline.js'
 
 export type RunOutcome =
   /** Ran. `retryPaths`: items that failed in a way worth retrying (5xx, 429); they stay queued. */
@@ -152,14 +152,9 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
       draining = true
       if (retryTimer !== undefined) clearTimeout(retryTimer)
       retryTimer = undefined
-      let finished = true
-      if (inFlight !== undefined) {
-        finished = await settlesWithin(inFlight, deadlineMs)
-        if (!finished) {
-          abort.abort(new Error('cms-sync is shutting down'))
-          await settlesWithin(inFlight, ABORT_GRACE_MS)
-        }
-      }
+      const finished =
+        inFlight === undefined ||
+        (await finishOrAbort(inFlight, deadlineMs, abort, 'cms-sync is shutting down', ABORT_GRACE_MS))
       // Whoever waits for a full run (the remote poller) hears that none is coming.
       const leftOver = [...fullWaiters, ...inFlightWaiters]
       fullWaiters = []

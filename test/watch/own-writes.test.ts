@@ -7,37 +7,32 @@ import { recordBatches, sleep, tempWorkspace, waitFor } from './helpers.js'
 
 const home = '{\n  "title": "Home"\n}\n'
 
+/** A watched workspace where cms-sync has just announced and written `pulled` over content/home.json. */
+async function afterOwnWrite(pulled: string) {
+  const root = await tempWorkspace({ 'content/home.json': home })
+  const own = createOwnWrites(root)
+  const rec = await recordBatches(root)
+  own.expect('content/home.json', hashOfBytes(pulled)) // announced before the write
+  await writeFileAtomic(path.join(root, 'content/home.json'), pulled)
+  return { root, own, rec }
+}
+
 describe('own writes', () => {
   test('our write is dropped from the batch the watcher delivers', async () => {
-    const root = await tempWorkspace({ 'content/home.json': home })
-    const own = createOwnWrites(root)
-    const rec = await recordBatches(root)
-    const pulled = '{\n  "title": "From the server"\n}\n'
-    own.expect('content/home.json', hashOfBytes(pulled)) // announced before the write
-    await writeFileAtomic(path.join(root, 'content/home.json'), pulled)
+    const { own, rec } = await afterOwnWrite('{\n  "title": "From the server"\n}\n')
     await waitFor(() => rec.seen().has('content/home.json'))
     expect(await own.filterBatch(rec.seen())).toEqual(new Set())
   })
 
   test('a user edit right after our write is still delivered', async () => {
-    const root = await tempWorkspace({ 'content/home.json': home })
-    const own = createOwnWrites(root)
-    const rec = await recordBatches(root)
-    const pulled = '{\n  "title": "From the server"\n}\n'
-    own.expect('content/home.json', hashOfBytes(pulled))
-    await writeFileAtomic(path.join(root, 'content/home.json'), pulled)
+    const { root, own, rec } = await afterOwnWrite('{\n  "title": "From the server"\n}\n')
     await writeFile(path.join(root, 'content/home.json'), '{"title":"typed by a person"}\n')
     await waitFor(() => rec.seen().has('content/home.json'))
     expect(await own.filterBatch(rec.seen())).toEqual(new Set(['content/home.json']))
   })
 
   test('a user edit in a later batch, after ours was dropped, is delivered', async () => {
-    const root = await tempWorkspace({ 'content/home.json': home })
-    const own = createOwnWrites(root)
-    const rec = await recordBatches(root)
-    const pulled = '{"v":1}\n'
-    own.expect('content/home.json', hashOfBytes(pulled))
-    await writeFileAtomic(path.join(root, 'content/home.json'), pulled)
+    const { root, own, rec } = await afterOwnWrite('{"v":1}\n')
     await waitFor(() => rec.batches.length === 1)
     expect(await own.filterBatch(rec.batches[0]!.paths)).toEqual(new Set())
     await sleep(200)
