@@ -179,4 +179,15 @@ describe('watchWorkspace', () => {
     await writeFiles(root, { 'media/release.1.2/notes.pdf': 'pdf' })
     await waitFor(() => rec.seen().has('media/release.1.2/notes.pdf'), { what: 'the file in the folder' })
   })
+
+  test('a kind folder that appears after start is watched, and removing it deletes its files', async () => {
+    const root = await tempWorkspace({ 'content/home.json': home })
+    const rec = await recordBatches(root)
+    await writeFiles(root, { 'forms/contact.json': '{}\n' })
+    await waitFor(() => rec.seen().has('forms/contact.json'))
+    await writeFiles(root, { 'forms/newsletter.json': '{}\n' })
+    await waitFor(() => rec.seen().has('forms/newsletter.json'), { what: 'a file in the new folder' })
+    await rm(path.join(root, 'forms'), { recursive: true })
+    await waitFor(() => rec.deleted().size === 2, { what: 'both deletions' })
+  })
 })

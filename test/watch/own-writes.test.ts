@@ -2,6 +2,7 @@ import { rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
 import writeFileAtomic from 'write-file-atomic'
+import { decideMassChange } from '../../src/watch/mass-change.js'
 import { createOwnWrites, hashOfBytes } from '../../src/watch/own-writes.js'
 import { recordBatches, sleep, tempWorkspace, waitFor } from './helpers.js'
 
@@ -71,5 +72,24 @@ describe('own writes', () => {
     const own = createOwnWrites(root)
     own.expect('media/photos', hashOfBytes('x'))
     expect(await own.filterBatch(['media/photos'])).toEqual(new Set(['media/photos']))
+  })
+
+  test("a large pull's own writes do not reach the mass change guard", async () => {
+    const root = await tempWorkspace({ 'content/home.json': home })
+    const own = createOwnWrites(root)
+    const rec = await recordBatches(root)
+    const names = Array.from({ length: 300 }, (_, i) => `content/pulled-${i}.json`)
+    await Promise.all(
+      names.map(async (name) => {
+        const text = `{"n":"${name}"}\n`
+        own.expect(name, hashOfBytes(text))
+        await writeFileAtomic(path.join(root, name), text)
+      }),
+    )
+    await writeFile(path.join(root, 'content/home.json'), '{"edited":"meanwhile"}\n')
+    await waitFor(() => rec.seen().size === 301, { what: 'every path' })
+    const changed = await own.filterBatch(rec.seen())
+    expect(changed).toEqual(new Set(['content/home.json']))
+    expect(decideMassChange({ changed: changed.size, deleted: 0, tracked: 1 }).pause).toBe(false)
   })
 })
