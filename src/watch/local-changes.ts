@@ -10,7 +10,7 @@
 import type { Stats } from 'node:fs'
 import path from 'node:path'
 import { type FSWatcher, watch } from 'chokidar'
-import { type IgnoreRules, isSyncedPath } from '../workspace/ignore-rules.js'
+import { IGNORE_FILE_NAME, type IgnoreRules, isSyncedPath } from '../workspace/ignore-rules.js'
 
 /** A constant stream of events (a build tool rewriting a file) still flushes this often. */
 const MAX_WAIT_IN_DEBOUNCES = 20
@@ -32,6 +32,11 @@ export interface WatchWorkspaceOptions {
   ignoreRules: IgnoreRules
   onBatch: (paths: Set<string>, info: LocalBatchInfo) => void | Promise<void>
   onError: (error: unknown) => void
+  /**
+   * `.cmsyncignore` was created, edited or deleted. Folders it used to ignore were never crawled,
+   * so swapping rules in place is not enough: reload them, restart the watcher, run a full scan.
+   */
+  onIgnoreFileChange?: () => void
   maxBatchBeforeFlood?: number
   /** Longest a batch waits while events keep coming; default max(2 s, 20 debounces). */
   maxWaitMs?: number
@@ -72,6 +77,7 @@ export function watchWorkspace(root: string, options: WatchWorkspaceOptions): Wo
   function isIgnored(absolutePath: string, stats?: Stats): boolean {
     const rel = path.relative(absoluteRoot, absolutePath)
     if (rel === '') return false
+    if (rel === IGNORE_FILE_NAME) return options.onIgnoreFileChange === undefined
     if (!isSyncedPath(rel)) return true // README.md, docs/, cms-sync.yaml: not ours to watch
     // chokidar also asks before it has a stat. Then only ignore what is ignored either way, or a
     // new folder named like a temp file would never be watched; the stat-ed call decides the rest.
@@ -83,6 +89,10 @@ export function watchWorkspace(root: string, options: WatchWorkspaceOptions): Wo
   function mark(absolutePath: string, isDeletion: boolean): void {
     if (closed) return
     const rel = path.relative(absoluteRoot, absolutePath).split(path.sep).join('/')
+    if (rel === IGNORE_FILE_NAME) {
+      options.onIgnoreFileChange?.()
+      return
+    }
     const now = performance.now()
     if (dirty.size === 0) firstEventAt = now
     dirty.add(rel)

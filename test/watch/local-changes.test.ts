@@ -190,4 +190,15 @@ describe('watchWorkspace', () => {
     await rm(path.join(root, 'forms'), { recursive: true })
     await waitFor(() => rec.deleted().size === 2, { what: 'both deletions' })
   })
+
+  test('a change to .cmsyncignore is reported apart, never as a synced path', async () => {
+    const root = await tempWorkspace(seed)
+    let ignoreFileChanges = 0
+    const rec = await recordBatches(root, { onIgnoreFileChange: () => ignoreFileChanges++ })
+    await writeFiles(root, { '.cmsyncignore': 'drafts/\n' })
+    await waitFor(() => ignoreFileChanges > 0, { what: 'the ignore file hook' })
+    await unlink(path.join(root, '.cmsyncignore'))
+    await waitFor(() => ignoreFileChanges > 1, { what: 'its deletion' })
+    expect(rec.batches).toEqual([])
+  })
 })
