@@ -11,14 +11,26 @@ import type { Stats } from 'node:fs'
 import path from 'node:path'
 import { type FSWatcher, watch } from 'chokidar'
 import { IGNORE_FILE_NAME, type IgnoreRules, isSyncedPath } from '../workspace/ignore-rules.js'
+import { MASS_CHANGE_MIN_PATHS } from './mass-change.js'
 
-/** A constant stream of events (a build tool rewriting a file) still flushes this often. */
+/**
+ * Events on paths already in the batch (a build tool rewriting one file) never let the debounce go
+ * quiet, so the batch flushes once no NEW path has come for this long. While new paths keep coming
+ * (a git checkout, a bulk replace) the batch keeps growing until quiet, so the mass change guard
+ * judges the whole operation, not slices of it that each look harmless.
+ */
 const MAX_WAIT_IN_DEBOUNCES = 20
 const MIN_MAX_WAIT_MS = 2_000
-/** Past this many paths the watcher reports a flood (syncthing's aggregator scans all past 512). */
+/** Even a bulk operation is delivered after this long, so the daemon is never blind for longer. */
+const BULK_HARD_CAP_MS = 30_000
+/**
+ * Once a batch holds more paths than an editing session makes (the mass change guard's floor), a
+ * bulk operation is under way; on a busy machine its events can pause longer than the debounce,
+ * so wait for this much quiet instead, or the guard would see slices of it.
+ */
+const BULK_QUIET_MS = 1_000
+/** Past this many paths the batch is a flood: scan everything (syncthing's aggregator: past 512). */
 export const DEFAULT_MAX_BATCH_BEFORE_FLOOD = 512
-/** A flood is collected until quiet so a whole `git checkout` is judged at once, but not forever. */
-const FLOOD_HARD_CAP_MS = 30_000
 
 export interface LocalBatchInfo {
   /** Paths whose last event was a deletion (a subset of the batch); the mass-change guard counts them. */
@@ -38,7 +50,7 @@ export interface WatchWorkspaceOptions {
    */
   onIgnoreFileChange?: () => void
   maxBatchBeforeFlood?: number
-  /** Longest a batch waits while events keep coming; default max(2 s, 20 debounces). */
+  /** Longest a batch waits for a new path while events on known ones keep coming; default max(2 s, 20 debounces). */
   maxWaitMs?: number
 }
 
@@ -64,7 +76,9 @@ export function watchWorkspace(root: string, options: WatchWorkspaceOptions): Wo
   let dirty = new Set<string>()
   let deleted = new Set<string>()
   let firstEventAt = 0
+  let lastNewPathAt = 0
   let quietTimer: NodeJS.Timeout | undefined
+  let quietTimerDelayMs = 0
 
   const watcher: FSWatcher = watch(absoluteRoot, {
     ignoreInitial: true, // the start-up reconcile scans everything; the watcher only reports what follows
@@ -95,6 +109,7 @@ export function watchWorkspace(root: string, options: WatchWorkspaceOptions): Wo
     }
     const now = performance.now()
     if (dirty.size === 0) firstEventAt = now
+    if (!dirty.has(rel)) lastNewPathAt = now
     dirty.add(rel)
     if (isDeletion) deleted.add(rel)
     else deleted.delete(rel)
@@ -102,16 +117,17 @@ export function watchWorkspace(root: string, options: WatchWorkspaceOptions): Wo
   }
 
   function scheduleFlush(now: number): void {
-    const waited = now - firstEventAt
-    const flooding = dirty.size > floodAt
-    // A steady trickle still flushes after maxWaitMs; a flood waits for quiet so it is judged whole.
-    const cap = flooding ? FLOOD_HARD_CAP_MS : maxWaitMs
-    const delay = Math.max(0, Math.min(options.debounceMs, cap - waited))
-    if (quietTimer === undefined) quietTimer = setTimeout(flush, delay)
-    else if (delay === options.debounceMs) quietTimer.refresh()
+    const untilStarved = maxWaitMs - (now - lastNewPathAt)
+    const untilHardCap = BULK_HARD_CAP_MS - (now - firstEventAt)
+    const quietMs =
+      dirty.size > MASS_CHANGE_MIN_PATHS ? Math.max(options.debounceMs, BULK_QUIET_MS) : options.debounceMs
+    const delay = Math.max(0, Math.min(quietMs, untilStarved, untilHardCap))
+    // refresh() re-arms with the timer's own delay: cheap, and right when the delay is unchanged.
+    if (quietTimer !== undefined && delay === quietTimerDelayMs) quietTimer.refresh()
     else {
       clearTimeout(quietTimer)
       quietTimer = setTimeout(flush, delay)
+      quietTimerDelayMs = delay
     }
   }
 

@@ -136,7 +136,7 @@ describe('watchWorkspace', () => {
     expect(rec.batches.map((b) => [...b.paths])).toEqual([['content/home.json']])
   })
 
-  test('a constant stream of edits still flushes after maxWaitMs', async () => {
+  test('a constant stream of edits to one file still flushes after maxWaitMs', async () => {
     const root = await tempWorkspace(seed)
     const rec = await recordBatches(root, { debounceMs: 150, maxWaitMs: 400 })
     const started = Date.now()
@@ -200,5 +200,22 @@ describe('watchWorkspace', () => {
     await unlink(path.join(root, '.cmsyncignore'))
     await waitFor(() => ignoreFileChanges > 1, { what: 'its deletion' })
     expect(rec.batches).toEqual([])
+  })
+
+  test('a bulk change (new paths keep coming) outlasts maxWaitMs and arrives whole once quiet', async () => {
+    const root = await tempWorkspace(seed)
+    const rec = await recordBatches(root, { debounceMs: 250, maxWaitMs: 300, maxBatchBeforeFlood: 30 })
+    const started = Date.now()
+    let n = 0
+    while (Date.now() - started < 900) {
+      await writeFiles(
+        root,
+        Object.fromEntries(Array.from({ length: 20 }, () => [`content/f${n++}.json`, '{}'])),
+      )
+      await sleep(30)
+    }
+    await waitFor(() => rec.seen().size === n, { what: `${n} paths` })
+    expect(rec.batches).toHaveLength(1) // not cut by maxWaitMs into slices that each pass the guard
+    expect(rec.batches[0]!.info.flood).toBe(true)
   })
 })
