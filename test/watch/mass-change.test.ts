@@ -3,6 +3,7 @@ import path from 'node:path'
 import { describe, expect, test } from 'vitest'
 import {
   clearPause,
+  createChangeWindow,
   decideMassChange,
   PAUSE_FILE,
   pauseInfoFor,
@@ -46,6 +47,29 @@ describe('mass change guard', () => {
     expect(biggest.info.flood).toBe(true)
     const decision = decideMassChange({ changed: biggest.paths.size, deleted: 0, tracked: 1 })
     expect(decision).toMatchObject({ pause: true, reason: 'mass-change' })
+  })
+})
+
+describe('change window', () => {
+  test('slices of one bulk operation add up; a file saved again counts once; old slices drop out', () => {
+    let clock = 0
+    const window = createChangeWindow(10_000, () => clock)
+    const slice = (from: number, n: number) =>
+      Array.from({ length: n }, (_, i) => `content/p${from + i}.json`)
+    expect(window.add(slice(0, 30), new Set())).toEqual({ changed: 30, deleted: 0 })
+    clock += 2_000
+    const second = slice(30, 30)
+    expect(window.add(second, new Set(second.slice(0, 25)))).toEqual({ changed: 60, deleted: 25 })
+    expect(decideMassChange({ ...window.add([], new Set()), tracked: 100 })).toMatchObject({
+      pause: true,
+      reason: 'mass-delete',
+    })
+    clock += 1_000
+    expect(window.add(['content/p0.json'], new Set())).toEqual({ changed: 60, deleted: 25 })
+    clock += 8_000 // the first slice (except p0, saved again) is now older than the window
+    expect(window.add([], new Set())).toEqual({ changed: 31, deleted: 25 })
+    window.clear()
+    expect(window.add(['content/x.json'], new Set())).toEqual({ changed: 1, deleted: 0 })
   })
 })
 
