@@ -43,16 +43,25 @@ export function decideMassChange(input: MassChangeInput): MassChangeDecision {
 /** A bulk operation whose events pause longer than the watcher waits still counts as one. */
 export const MASS_CHANGE_WINDOW_MS = 10_000
 
+export interface ChangeWindow {
+  /** Adds a batch; returns the counts over the window, for decideMassChange. */
+  add(paths: Iterable<string>, deleted: ReadonlySet<string>): Omit<MassChangeInput, 'tracked'>
+  /** After a pause is set (or lifted), start counting afresh. */
+  clear(): void
+}
+
 /**
  * Distinct paths changed over the last few seconds, across batches, so the guard also sees a bulk
  * operation that reached the daemon in slices (each slice alone may look harmless). The same file
  * saved again and again counts once.
  */
-export function createChangeWindow(windowMs = MASS_CHANGE_WINDOW_MS, now: () => number = Date.now) {
+export function createChangeWindow(
+  windowMs = MASS_CHANGE_WINDOW_MS,
+  now: () => number = Date.now,
+): ChangeWindow {
   const seen = new Map<string, { at: number; deleted: boolean }>()
   return {
-    /** Adds a batch; returns the counts over the window, for decideMassChange. */
-    add(paths: Iterable<string>, deleted: ReadonlySet<string>): Omit<MassChangeInput, 'tracked'> {
+    add(paths, deleted) {
       const at = now()
       for (const [p, entry] of seen) if (at - entry.at >= windowMs) seen.delete(p)
       for (const p of paths) seen.set(p, { at, deleted: deleted.has(p) })
@@ -60,8 +69,7 @@ export function createChangeWindow(windowMs = MASS_CHANGE_WINDOW_MS, now: () => 
       for (const entry of seen.values()) if (entry.deleted) deletedCount += 1
       return { changed: seen.size, deleted: deletedCount }
     },
-    /** After a pause is set (or lifted), start counting afresh. */
-    clear(): void {
+    clear() {
       seen.clear()
     },
   }
