@@ -6,7 +6,8 @@ import { CliError, ExitCode } from '../cli/exit-codes.js'
 import { NATIVE_SCHEMA_IDS } from '../remote/dialect.js'
 import { emptyState, loadState, StateStore, sameTarget, type Target } from '../state/state-file.js'
 import type { Codec } from '../workspace/codec.js'
-import { LocalWriter } from '../workspace/local-writes.js'
+import { loadIgnoreRules } from '../workspace/ignore-rules.js'
+import { type BeforeLocalWrite, LocalWriter } from '../workspace/local-writes.js'
 import { type LocalEntry, type ScanProblem, scanWorkspace } from '../workspace/scan.js'
 import { execute } from './execute.js'
 import { deleteGuard, describeStop, type GuardResult, listingGuard, targetGuard } from './guards.js'
@@ -27,6 +28,8 @@ export interface EngineDeps {
   logger: EngineLogger
   codecs: readonly Codec[]
   maxDeletePercent: number
+  /** Called before each workspace file the run writes or deletes (the watcher skips its echo). */
+  beforeLocalWrite?: BeforeLocalWrite
 }
 
 export interface PlannedRun {
@@ -61,8 +64,18 @@ export async function planRun(
   const rebound = !!saved && !sameTarget(saved.target, deps.target)
   const store = new StateStore(deps.root, saved && !rebound ? saved : emptyState(deps.target))
   const kinds = new Set(deps.codecs.map((codec) => codec.kind))
-  const baseItems = Object.values(store.state.items).filter((item) => kinds.has(item.kind))
-  const scan = await scanWorkspace(deps.root, deps.codecs, (path) => store.get(path))
+  // .cmsyncignore'd paths are never synced either way: out of all three sides of the plan.
+  const rules = await loadIgnoreRules(deps.root)
+  const synced = (path: string) => !rules.ignores(path)
+  const baseItems = Object.values(store.state.items).filter(
+    (item) => kinds.has(item.kind) && synced(item.path),
+  )
+  const scan = await scanWorkspace(
+    deps.root,
+    deps.codecs,
+    (path) => store.get(path),
+    (path) => !synced(path),
+  )
   let snapshot: RemoteSnapshot
   try {
     snapshot = await snapshotRemote(deps.client, deps.codecs, (path) => store.get(path))
@@ -76,6 +89,7 @@ export async function planRun(
     baseItems.map((item) => [item.path, { ...item, hash: item.baseHash }]),
   )
   const local = new Map(scan.entries.map((entry) => [entry.path, entry]))
+  for (const path of snapshot.entries.keys()) if (!synced(path)) snapshot.entries.delete(path)
   const result = plan(base, local, snapshot.entries, opts.prefer ? { prefer: opts.prefer } : {})
   return {
     store,
@@ -144,7 +158,7 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
     root: deps.root,
     client: deps.client,
     store: run.store,
-    writer: new LocalWriter(deps.root, now().replace(/[:.]/g, '-')),
+    writer: new LocalWriter(deps.root, now().replace(/[:.]/g, '-'), deps.beforeLocalWrite),
     logger: deps.logger,
     now,
     schemaIds,

@@ -7,11 +7,15 @@ import path from 'node:path'
 import writeFileAtomic from 'write-file-atomic'
 import { absolute, syncDirPath } from './layout.js'
 
+/** Told about every workspace file cms-sync is about to write or delete (watch drops the echo). */
+export type BeforeLocalWrite = (relativePath: string, content: string | 'deleted') => void
+
 export class LocalWriter {
   /** @param runId names this run's trash folder (a timestamp), so one run's losers stay together. */
   constructor(
     readonly root: string,
     readonly runId: string,
+    private readonly beforeWrite: BeforeLocalWrite = () => {},
   ) {}
 
   private trashPath(relativePath: string, suffix = ''): string {
@@ -41,6 +45,7 @@ export class LocalWriter {
 
   async write(relativePath: string, text: string): Promise<void> {
     await this.keepInTrash(relativePath)
+    this.beforeWrite(relativePath, text)
     const file = absolute(this.root, relativePath)
     await mkdir(path.dirname(file), { recursive: true })
     await writeFileAtomic(file, text)
@@ -48,6 +53,7 @@ export class LocalWriter {
 
   async remove(relativePath: string): Promise<void> {
     await this.keepInTrash(relativePath)
+    this.beforeWrite(relativePath, 'deleted')
     await rm(absolute(this.root, relativePath), { force: true })
   }
 }

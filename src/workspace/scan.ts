@@ -43,6 +43,7 @@ export async function scanWorkspace(
   root: string,
   codecs: readonly Codec[],
   cached: (path: string) => ItemState | undefined,
+  ignored: (path: string) => boolean = () => false,
 ): Promise<{ entries: LocalEntry[]; problems: ScanProblem[] }> {
   const entries: LocalEntry[] = []
   const problems: ScanProblem[] = []
@@ -50,6 +51,7 @@ export async function scanWorkspace(
     const folder = FOLDER_OF[codec.kind]
     for (const name of await namesIn(absolute(root, folder))) {
       const path = `${folder}/${name}`
+      if (ignored(path)) continue
       const id = decodeId(name.slice(0, -'.json'.length))
       if (id === undefined) {
         problems.push({

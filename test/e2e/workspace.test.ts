@@ -201,4 +201,15 @@ describe.each(['spec', 'upstream'] as const)('workspace and server (%s dialect)'
       { path: 'content/news.json', action: 'push' },
     ])
   })
+  test('paths in .cmsyncignore are never synced either way', async () => {
+    const w = await synced()
+    await writeFile(w.file('.cmsyncignore'), 'content/news.json\ncontent/drafts-*.json\n')
+    await w.editJson('content/news.json', { properties: { title: 'local only' } })
+    await w.writeJson('content/drafts-1.json', newContent('drafts-1'))
+    await w.setContent('news', { properties: { title: 'remote only' } })
+    const run = await w.cli('--json', 'sync')
+    expect(run.json).toEqual({ applied: [], conflicts: [], failed: [] })
+    expect(await w.server.get('content', 'drafts-1')).toBeUndefined()
+    expect(await w.readJson('content/news.json')).toMatchObject({ properties: { title: 'local only' } })
+  })
 })
