@@ -10,6 +10,7 @@ export type CommandModule = { register(program: Command, io: CliIo, setExit: (co
 const COMMANDS: Array<() => Promise<CommandModule>> = [
   () => import('./commands/init.js'),
   () => import('./commands/login.js'),
+  () => import('./commands/emulator.js'),
 ]
 
 export async function buildProgram(io: CliIo, setExit: (code: number) => void): Promise<Command> {
