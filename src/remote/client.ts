@@ -19,13 +19,7 @@ import {
   SEGMENT,
 } from './dialect.js'
 import { cleanServerMessage, type RemoteError, remoteError } from './errors.js'
-import {
-  createTransport,
-  type HttpRequest,
-  type HttpResponse,
-  isAmbiguous,
-  type ResponseType,
-} from './http.js'
+import { createTransport, type HttpRequest, type HttpResponse, isAmbiguous } from './http.js'
 import type { RequestStats } from './queue.js'
 import { backoffDelayMs, sleep } from './retry.js'
 
@@ -58,15 +52,11 @@ export interface PutOptions {
   expected?: (current: RemoteObject | undefined) => boolean
 }
 
-export interface RequestOptions {
-  body?: unknown
-  contentType?: string
-  headers?: Record<string, string>
-  responseType?: ResponseType
-  maxBytes?: number
-  /** Safe to repeat after an ambiguous failure (default: true for GET/HEAD/DELETE). */
-  idempotent?: boolean
-}
+/** Options of `request()`: what HttpRequest documents, minus what the path and method say. */
+export type RequestOptions = Pick<
+  HttpRequest,
+  'body' | 'contentType' | 'headers' | 'responseType' | 'maxBytes' | 'idempotent'
+>
 
 export interface RemoteResponse {
   status: number

@@ -4,7 +4,12 @@
 
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import { type Emulator, startEmulator } from '../../src/emulator/index.js'
-import { createRemoteClient, type RemoteClient, type RemoteKind } from '../../src/remote/index.js'
+import {
+  createRemoteClient,
+  type RemoteClient,
+  type RemoteClientOptions,
+  type RemoteKind,
+} from '../../src/remote/index.js'
 
 const fast = { backoff: { baseMs: 5, capMs: 40 } }
 
@@ -67,9 +72,9 @@ describe.each(['spec', 'upstream'] as const)('%s dialect', (dialect) => {
   let em: Emulator
   let client: RemoteClient
 
-  beforeEach(async () => {
-    em = await startEmulator({ dialect })
-    client = await createRemoteClient({
+  /** A client of the emulator: admin token, auto-detected dialect, short backoff, unless overridden. */
+  const connect = (extra: Partial<RemoteClientOptions> = {}) =>
+    createRemoteClient({
       server: em.url,
       project: 'demo',
       environment: 'live',
@@ -77,7 +82,12 @@ describe.each(['spec', 'upstream'] as const)('%s dialect', (dialect) => {
       dialect: 'auto',
       rateLimit: { requestsPerSecond: 200, concurrency: 4 },
       ...fast,
+      ...extra,
     })
+
+  beforeEach(async () => {
+    em = await startEmulator({ dialect })
+    client = await connect()
   })
   afterEach(async () => {
     await client.close()
@@ -156,14 +166,7 @@ describe.each(['spec', 'upstream'] as const)('%s dialect', (dialect) => {
 
   test('checkToken names the user; a bad token is UnauthorizedError', async () => {
     expect(await client.checkToken()).toMatchObject({ username: 'admin' })
-    const bad = await createRemoteClient({
-      server: em.url,
-      project: 'demo',
-      environment: 'live',
-      token: 'f'.repeat(40),
-      dialect,
-      rateLimit: { requestsPerSecond: 100, concurrency: 1 },
-    })
+    const bad = await connect({ token: 'f'.repeat(40) })
     try {
       const error = await bad.checkToken().catch((e: unknown) => e)
       expect(error).toMatchObject({ code: 'unauthorized', name: 'UnauthorizedError' })
@@ -174,13 +177,7 @@ describe.each(['spec', 'upstream'] as const)('%s dialect', (dialect) => {
   })
 
   test('a write without a valid token fails as unauthorized, whatever status the dialect uses', async () => {
-    const anon = await createRemoteClient({
-      server: em.url,
-      project: 'demo',
-      environment: 'live',
-      dialect: 'auto',
-      rateLimit: { requestsPerSecond: 100, concurrency: 1 },
-    })
+    const anon = await connect({ token: undefined })
     try {
       expect(anon.dialect).toBe(dialect)
       await expect(anon.put('content', 'home', samples.content.body)).rejects.toMatchObject({
@@ -192,14 +189,7 @@ describe.each(['spec', 'upstream'] as const)('%s dialect', (dialect) => {
   })
 
   test('an unknown project fails the listing instead of reading as empty', async () => {
-    const other = await createRemoteClient({
-      server: em.url,
-      project: 'nope',
-      environment: 'live',
-      token: em.token(),
-      dialect,
-      rateLimit: { requestsPerSecond: 100, concurrency: 1 },
-    })
+    const other = await connect({ project: 'nope', dialect })
     try {
       const error = await other.list('content').catch((e: unknown) => e)
       expect(error).toMatchObject({ code: 'listing' })
@@ -234,16 +224,7 @@ describe.each(['spec', 'upstream'] as const)('%s dialect', (dialect) => {
   test('under random faults every write lands exactly as sent', async () => {
     em.setFaults('error=0.1,drop=0.05,drop-after=0.1,429=0.05', 7)
     const ids = Array.from({ length: 12 }, (_, i) => `page${i}`)
-    const faulty = await createRemoteClient({
-      server: em.url,
-      project: 'demo',
-      environment: 'live',
-      token: em.token(),
-      dialect,
-      rateLimit: { requestsPerSecond: 200, concurrency: 4 },
-      maxRetries: 10,
-      ...fast,
-    })
+    const faulty = await connect({ dialect, maxRetries: 10 })
     try {
       await Promise.all(
         ids.map((id, i) =>
@@ -261,14 +242,7 @@ describe.each(['spec', 'upstream'] as const)('%s dialect', (dialect) => {
 
   test('the emulator rate limit is never hit at the configured rate', async () => {
     em.setRateLimit(5)
-    const limited = await createRemoteClient({
-      server: em.url,
-      project: 'demo',
-      environment: 'live',
-      token: em.token(),
-      dialect,
-      rateLimit: { requestsPerSecond: 5, concurrency: 4 },
-    })
+    const limited = await connect({ dialect, rateLimit: { requestsPerSecond: 5, concurrency: 4 } })
     try {
       await Promise.all(Array.from({ length: 12 }, (_, i) => limited.get('content', `x${i}`)))
       expect(em.faults.counts['rate-limit']).toBe(0)
