@@ -1,12 +1,18 @@
 import { mkdtemp, readFile, stat } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
+import { PassThrough } from 'node:stream'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import { writeNewConfig } from '../../src/config/config.js'
 import { credentialsPath, resolveToken } from '../../src/config/credentials.js'
 import { type Emulator, startEmulator } from '../../src/emulator/index.js'
 import { whoAmI } from '../../src/remote/index.js'
 import { cli } from '../helpers/cli.js'
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  expect(condition()).toBe(true)
+}
 
 describe.each(['spec', 'upstream'] as const)('cms-sync login (%s)', (dialect) => {
   let em: Emulator
@@ -57,6 +63,23 @@ describe.each(['spec', 'upstream'] as const)('cms-sync login (%s)', (dialect) =>
       stdin: 'admin',
     })
     expect(bare.exitCode).toBe(0)
+  })
+
+  test('on a terminal it asks for the user name and reads the password without echo', async () => {
+    const stdin = Object.assign(new PassThrough(), { isTTY: true, setRawMode: () => {} })
+    const stderr: string[] = []
+    const running = cli(['login'], { cwd, env, stdin, onStderr: (chunk) => stderr.push(chunk) })
+    await until(() => stderr.join('').includes('Username: '))
+    stdin.write('admin\r')
+    await until(() => stderr.join('').includes('Password for admin: '))
+    // Typed one key at a time, with a typo fixed by backspace.
+    for (const key of ['a', 'd', 'x', '\u007f', 'm', 'i', 'n', '\r']) stdin.write(key)
+    const r = await running
+    expect(r.exitCode).toBe(0)
+    expect(r.stdout).toBe(`logged in to ${em.url} as admin\n`)
+    // Nothing of the password is echoed: only the newline that ends the prompt.
+    expect(r.stderr.split('Password for admin: ')[1]).toBe('\n')
+    expect(await resolveToken(env, em.url)).toMatch(/^[0-9a-f]{40}$/)
   })
 
   test('a wrong password fails with exit 1 and stores nothing', async () => {
