@@ -18,7 +18,7 @@ import {
   ROUTE_WORDS,
   SEGMENT,
 } from './dialect.js'
-import { cleanServerMessage, type RemoteError, remoteError } from './errors.js'
+import { cleanServerMessage, type RemoteError, remoteError, routeOf } from './errors.js'
 import { createTransport, type HttpRequest, type HttpResponse, isAmbiguous } from './http.js'
 import type { RequestStats } from './queue.js'
 import { backoffDelayMs, sleep } from './retry.js'
@@ -310,7 +310,16 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     path: string,
     reqOpts: RequestOptions = {},
   ): Promise<RemoteResponse> {
-    return transport.send({ method: method.toUpperCase(), path, ...reqOpts })
+    // `.../new` makes a new item (and `GET P/media/new` a new id) on every call, GET or not:
+    // never repeated blindly after an ambiguous failure unless the caller says it is safe.
+    const creates = /\/new$/.test(routeOf(path))
+    const idempotent = reqOpts.idempotent ?? (creates ? false : undefined)
+    return transport.send({
+      method: method.toUpperCase(),
+      path,
+      ...reqOpts,
+      ...(idempotent === undefined ? {} : { idempotent }),
+    })
   }
 
   function checkToken(): Promise<RemoteObject> {

@@ -305,20 +305,19 @@ export function createTransport(opts: TransportOptions): Transport {
         }
         const retryable = status === 429 || status >= 500
         if (!retryable) return response
-        if (status === 429) {
-          const retryAfter = parseRetryAfterMs(response.headers['retry-after'])
-          if (retryAfter !== undefined && retryAfter > maxRetryAfterMs) {
-            throw failure(request, response, `the server asked to wait ${Math.ceil(retryAfter / 1000)} s`)
-          }
-          waitMs = retryAfter ?? backoffDelayMs(retry + 1, backoff)
-          // The limit is the server's, not this request's: hold every request to it.
-          queue.holdFor(waitMs)
-        } else {
-          if (!idempotent) throw Object.assign(failure(request, response), { ambiguous: true as const })
-          waitMs = backoffDelayMs(retry + 1, backoff)
-        }
+        // A 5xx may come after the server acted; only a 429 surely means "not done".
+        if (status !== 429 && !idempotent)
+          throw Object.assign(failure(request, response), { ambiguous: true as const })
         if (retry >= maxRetries)
           throw failure(request, response, `the server kept failing after ${retry + 1} tries`)
+        // Retry-After is honoured on 429 and on 503-style answers alike.
+        const retryAfter = parseRetryAfterMs(response.headers['retry-after'])
+        if (retryAfter !== undefined && retryAfter > maxRetryAfterMs) {
+          throw failure(request, response, `the server asked to wait ${Math.ceil(retryAfter / 1000)} s`)
+        }
+        waitMs = retryAfter ?? backoffDelayMs(retry + 1, backoff)
+        // The limit is the server's, not this request's: hold every request to it.
+        if (status === 429 || retryAfter !== undefined) queue.holdFor(waitMs)
       } catch (error) {
         if (error instanceof RemoteError) throw error
         const failureError = transportFailure(request, error)
