@@ -4,6 +4,7 @@
 // re-read instead of blindly re-sent, listings refused unless well-formed.
 
 import type { Logger } from 'pino'
+import { ExitCode } from '../cli/exit-codes.js'
 import { probeUser } from './auth.js'
 import { storedMatchesSent } from './compare.js'
 import {
@@ -18,7 +19,7 @@ import {
   ROUTE_WORDS,
   SEGMENT,
 } from './dialect.js'
-import { cleanServerMessage, type RemoteError, remoteError, routeOf } from './errors.js'
+import { cleanServerMessage, ListingError, type RemoteError, remoteError, routeOf } from './errors.js'
 import { createTransport, type HttpRequest, type HttpResponse, isAmbiguous } from './http.js'
 import type { RequestStats } from './queue.js'
 import { backoffDelayMs, sleep } from './retry.js'
@@ -177,17 +178,15 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     let res: HttpResponse
     try {
       res = await transport.send(request)
+      if (res.status < 200 || res.status >= 300) throw fail(request, res)
     } catch (error) {
+      // The cause's message already says where and what to do; the listing adds the safety part.
       const cause = error as RemoteError
-      throw remoteError('listing', `could not list ${SEGMENT[kind]}: ${cause.message}`, data, error)
-    }
-    if (res.status < 200 || res.status >= 300) {
-      const cause = fail(request, res)
-      throw remoteError(
+      throw new ListingError(
         'listing',
-        `could not list ${SEGMENT[kind]}: ${cause.message}`,
-        { ...data, status: res.status },
-        cause,
+        `could not list ${SEGMENT[kind]}, so nothing was changed: ${cause.message}`,
+        { ...data, status: cause.status },
+        { cause, exitCode: ExitCode.safetyStop },
       )
     }
     const body = res.body
