@@ -80,7 +80,7 @@ export interface RemoteClient {
   request(method: string, path: string, opts?: RequestOptions): Promise<RemoteResponse>
   /** The logged-in user (`GET /api/user`); UnauthorizedError when there is no valid token. */
   checkToken(): Promise<RemoteObject>
-  /** Counters since the queue was created (shared with other clients of the same server). */
+  /** This client's counters since it was created (the queue and its limit may be shared). */
   stats(): RequestStats
   close(): Promise<void>
 }

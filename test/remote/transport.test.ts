@@ -188,6 +188,29 @@ describe('rate limit', () => {
     }
   })
 
+  test('two clients of one server share the limit (one queue per process)', async () => {
+    const a = await open({ rateLimit: { requestsPerSecond: 4, concurrency: 2 } })
+    const b = await createRemoteClient({
+      server: cms.url,
+      project: 'demo',
+      environment: 'live',
+      dialect: 'spec',
+      rateLimit: { requestsPerSecond: 4, concurrency: 2 },
+    })
+    try {
+      const t0 = Date.now()
+      await Promise.all(
+        [0, 1, 2, 3, 4, 5].flatMap((i) => [a.get('content', `a${i}`), b.get('content', `b${i}`)]),
+      )
+      // 12 requests at 4 per second: the third batch cannot start before 2 s.
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(2000)
+      expect(a.stats().requests).toBe(6)
+      expect(b.stats().requests).toBe(6)
+    } finally {
+      await b.close()
+    }
+  })
+
   test('one 429 with Retry-After holds every request, not only the one that got it', async () => {
     let first = true
     cms.hook = (_req, res) => {
