@@ -1,11 +1,14 @@
 // What most commands need before they start: the global options, the workspace folder, its
-// config, a logger and a connected remote client. Commands stay thin by asking here.
+// config, a logger and a connected remote client. Commands stay thin by asking here. Only light
+// modules are imported up front; zod, yaml, pino and undici load when a command runs, so that
+// `--help` and `--version` stay near Node's own start-up time.
 
 import path from 'node:path'
 import type { Command } from 'commander'
-import { type Config, ConfigError, findWorkspaceRoot, loadConfig } from '../config/config.js'
-import { resolveToken } from '../config/credentials.js'
-import { createLogger, type Logger } from '../log/logger.js'
+import type { Config } from '../config/config.js'
+import { ConfigError } from '../config/errors.js'
+import { findWorkspaceRoot } from '../config/find-root.js'
+import type { Logger } from '../log/logger.js'
 import type { RemoteClient } from '../remote/index.js'
 import type { CliIo } from './io.js'
 
@@ -42,11 +45,14 @@ export interface Workspace {
 export async function openWorkspace(io: CliIo, cmd: Command): Promise<Workspace> {
   const globals = globalOptions(cmd)
   const root = await workspaceRoot(io, globals)
+  const { loadConfig } = await import('../config/config.js')
   const config = await loadConfig(root)
-  return { root, config, globals, logger: commandLogger(globals, root) }
+  return { root, config, globals, logger: await commandLogger(globals, root) }
 }
 
-export function commandLogger(globals: GlobalOptions, root?: string): Logger {
+/** The log of a command: the workspace log file, and stderr with -v. */
+export async function commandLogger(globals: GlobalOptions, root?: string): Promise<Logger> {
+  const { createLogger } = await import('../log/logger.js')
   return createLogger({
     ...(root === undefined ? {} : { root }),
     level: globals.verbose ? 'debug' : 'info',
@@ -57,6 +63,7 @@ export function commandLogger(globals: GlobalOptions, root?: string): Logger {
 /** A client for the workspace's target, with the token of CMS_SYNC_TOKEN or the credentials file. */
 export async function connect(io: CliIo, ws: Workspace): Promise<RemoteClient> {
   const { createRemoteClient } = await import('../remote/index.js')
+  const { resolveToken } = await import('../config/credentials.js')
   const { config } = ws
   return createRemoteClient({
     server: config.server,

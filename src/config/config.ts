@@ -2,12 +2,16 @@
 // edited by hand, so every refusal names the file, the key path, what was expected and what was
 // found, and a rewrite keeps the user's comments and layout.
 
-import { access, readFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import writeFileAtomic from 'write-file-atomic'
 import { isMap, parseDocument } from 'yaml'
 import { z } from 'zod'
-import { CliError, ExitCode } from '../cli/exit-codes.js'
+import { ConfigError } from './errors.js'
+import { CONFIG_FILE } from './find-root.js'
+
+export { ConfigError } from './errors.js'
+export { CONFIG_FILE, findWorkspaceRoot } from './find-root.js'
 
 export type ResourceName = 'schemas' | 'content' | 'media' | 'forms' | 'connections'
 export const RESOURCE_NAMES: readonly ResourceName[] = ['schemas', 'content', 'media', 'forms', 'connections']
@@ -23,16 +27,6 @@ export interface Config {
   dialect: 'auto' | 'spec' | 'upstream'
   /** `insecure: true` turns off certificate checks for this workspace's server only. */
   tls: { insecure: boolean }
-}
-
-export const CONFIG_FILE = 'cms-sync.yaml'
-
-/** A problem with cms-sync.yaml: a usage error (exit 2). */
-export class ConfigError extends CliError {
-  override readonly name = 'ConfigError'
-  constructor(message: string) {
-    super(message, ExitCode.usage)
-  }
 }
 
 /** What each key expects, in words; `*` stands for a list index. */
@@ -176,21 +170,6 @@ export async function loadConfig(root: string): Promise<Config> {
     throw new ConfigError(`${file}: cannot be read (${(error as Error).message})`)
   }
   return parseConfig(text, CONFIG_FILE)
-}
-
-/** The nearest folder, from `startDir` upward, that holds cms-sync.yaml. */
-export async function findWorkspaceRoot(startDir: string): Promise<string | undefined> {
-  let dir = path.resolve(startDir)
-  for (;;) {
-    try {
-      await access(path.join(dir, CONFIG_FILE))
-      return dir
-    } catch {
-      const parent = path.dirname(dir)
-      if (parent === dir) return undefined
-      dir = parent
-    }
-  }
 }
 
 export type NewConfigValues = Pick<Config, 'server' | 'project' | 'environment'> &

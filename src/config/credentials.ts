@@ -6,7 +6,7 @@ import os from 'node:os'
 import path from 'node:path'
 import writeFileAtomic from 'write-file-atomic'
 import { isMap, parseDocument } from 'yaml'
-import { ConfigError } from './config.js'
+import { ConfigError } from './errors.js'
 
 const HEADER = '# cms-sync credentials: one token per server. Keep this file private (mode 600).\n'
 

@@ -4,6 +4,7 @@
 // re-read instead of blindly re-sent, listings refused unless well-formed.
 
 import type { Logger } from 'pino'
+import { ExitCode } from '../cli/exit-codes.js'
 import { probeUser } from './auth.js'
 import { storedMatchesSent } from './compare.js'
 import {
@@ -18,14 +19,8 @@ import {
   ROUTE_WORDS,
   SEGMENT,
 } from './dialect.js'
-import { cleanServerMessage, type RemoteError, remoteError } from './errors.js'
-import {
-  createTransport,
-  type HttpRequest,
-  type HttpResponse,
-  isAmbiguous,
-  type ResponseType,
-} from './http.js'
+import { cleanServerMessage, ListingError, type RemoteError, remoteError, routeOf } from './errors.js'
+import { createTransport, type HttpRequest, type HttpResponse, isAmbiguous } from './http.js'
 import type { RequestStats } from './queue.js'
 import { backoffDelayMs, sleep } from './retry.js'
 
@@ -58,15 +53,11 @@ export interface PutOptions {
   expected?: (current: RemoteObject | undefined) => boolean
 }
 
-export interface RequestOptions {
-  body?: unknown
-  contentType?: string
-  headers?: Record<string, string>
-  responseType?: ResponseType
-  maxBytes?: number
-  /** Safe to repeat after an ambiguous failure (default: true for GET/HEAD/DELETE). */
-  idempotent?: boolean
-}
+/** Options of `request()`: what HttpRequest documents, minus what the path and method say. */
+export type RequestOptions = Pick<
+  HttpRequest,
+  'body' | 'contentType' | 'headers' | 'responseType' | 'maxBytes' | 'idempotent'
+>
 
 export interface RemoteResponse {
   status: number
@@ -89,7 +80,7 @@ export interface RemoteClient {
   request(method: string, path: string, opts?: RequestOptions): Promise<RemoteResponse>
   /** The logged-in user (`GET /api/user`); UnauthorizedError when there is no valid token. */
   checkToken(): Promise<RemoteObject>
-  /** Counters since the queue was created (shared with other clients of the same server). */
+  /** This client's counters since it was created (the queue and its limit may be shared). */
   stats(): RequestStats
   close(): Promise<void>
 }
@@ -187,17 +178,15 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     let res: HttpResponse
     try {
       res = await transport.send(request)
+      if (res.status < 200 || res.status >= 300) throw fail(request, res)
     } catch (error) {
+      // The cause's message already says where and what to do; the listing adds the safety part.
       const cause = error as RemoteError
-      throw remoteError('listing', `could not list ${SEGMENT[kind]}: ${cause.message}`, data, error)
-    }
-    if (res.status < 200 || res.status >= 300) {
-      const cause = fail(request, res)
-      throw remoteError(
+      throw new ListingError(
         'listing',
-        `could not list ${SEGMENT[kind]}: ${cause.message}`,
-        { ...data, status: res.status },
-        cause,
+        `could not list ${SEGMENT[kind]}, so nothing was changed: ${cause.message}`,
+        { ...data, status: cause.status },
+        { cause, exitCode: ExitCode.safetyStop },
       )
     }
     const body = res.body
@@ -320,7 +309,16 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     path: string,
     reqOpts: RequestOptions = {},
   ): Promise<RemoteResponse> {
-    return transport.send({ method: method.toUpperCase(), path, ...reqOpts })
+    // `.../new` makes a new item (and `GET P/media/new` a new id) on every call, GET or not:
+    // never repeated blindly after an ambiguous failure unless the caller says it is safe.
+    const creates = /\/new$/.test(routeOf(path))
+    const idempotent = reqOpts.idempotent ?? (creates ? false : undefined)
+    return transport.send({
+      method: method.toUpperCase(),
+      path,
+      ...reqOpts,
+      ...(idempotent === undefined ? {} : { idempotent }),
+    })
   }
 
   function checkToken(): Promise<RemoteObject> {

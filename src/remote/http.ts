@@ -15,6 +15,7 @@ import {
 } from './errors.js'
 import {
   acquireQueue,
+  emptyStats,
   type RateLimit,
   type RequestStats,
   type SharedQueue,
@@ -164,6 +165,8 @@ export function createTransport(opts: TransportOptions): Transport {
   const backoff = opts.backoff
   const log = opts.logger
   const queue: SharedQueue = acquireQueue(origin, opts.rateLimit)
+  // This client's own counters; the queue (and its limit) may be shared with other clients.
+  const stats = emptyStats()
   const agent = new Agent({
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
@@ -209,7 +212,6 @@ export function createTransport(opts: TransportOptions): Transport {
   /** One attempt, inside the queue: send, read the whole body (capped), never leave a body unread. */
   async function attempt(request: HttpRequest, isRetry: boolean): Promise<HttpResponse> {
     return queue.run(async () => {
-      const stats = queue.stats
       stats.requests++
       if (isRetry) stats.retries++
       const started = Date.now()
@@ -305,20 +307,19 @@ export function createTransport(opts: TransportOptions): Transport {
         }
         const retryable = status === 429 || status >= 500
         if (!retryable) return response
-        if (status === 429) {
-          const retryAfter = parseRetryAfterMs(response.headers['retry-after'])
-          if (retryAfter !== undefined && retryAfter > maxRetryAfterMs) {
-            throw failure(request, response, `the server asked to wait ${Math.ceil(retryAfter / 1000)} s`)
-          }
-          waitMs = retryAfter ?? backoffDelayMs(retry + 1, backoff)
-          // The limit is the server's, not this request's: hold every request to it.
-          queue.holdFor(waitMs)
-        } else {
-          if (!idempotent) throw Object.assign(failure(request, response), { ambiguous: true as const })
-          waitMs = backoffDelayMs(retry + 1, backoff)
-        }
+        // A 5xx may come after the server acted; only a 429 surely means "not done".
+        if (status !== 429 && !idempotent)
+          throw Object.assign(failure(request, response), { ambiguous: true as const })
         if (retry >= maxRetries)
           throw failure(request, response, `the server kept failing after ${retry + 1} tries`)
+        // Retry-After is honoured on 429 and on 503-style answers alike.
+        const retryAfter = parseRetryAfterMs(response.headers['retry-after'])
+        if (retryAfter !== undefined && retryAfter > maxRetryAfterMs) {
+          throw failure(request, response, `the server asked to wait ${Math.ceil(retryAfter / 1000)} s`)
+        }
+        waitMs = retryAfter ?? backoffDelayMs(retry + 1, backoff)
+        // The limit is the server's, not this request's: hold every request to it.
+        if (status === 429 || retryAfter !== undefined) stats.heldMs += queue.holdFor(waitMs)
       } catch (error) {
         if (error instanceof RemoteError) throw error
         const failureError = transportFailure(request, error)
@@ -340,7 +341,7 @@ export function createTransport(opts: TransportOptions): Transport {
     server,
     send,
     failure,
-    stats: () => structuredClone(queue.stats),
+    stats: () => structuredClone(stats),
     async close() {
       queue.release()
       await agent.close().catch(() => agent.destroy())

@@ -34,9 +34,11 @@ export interface RequestStats {
 
 export interface SharedQueue {
   run<T>(task: () => Promise<T>): Promise<T>
-  /** Stops starting new requests for `ms` (a 429 with Retry-After speaks for the whole server). */
-  holdFor(ms: number): void
-  readonly stats: RequestStats
+  /**
+   * Stops starting new requests for `ms` (a 429 with Retry-After speaks for the whole server).
+   * Returns how much longer the queue now stands still than it already did, in ms.
+   */
+  holdFor(ms: number): number
   release(): void
 }
 
@@ -73,17 +75,11 @@ class CompletionWindow {
     if (this.waiters.length === 0) timer.unref()
     this.timers.add(timer)
   }
-
-  dispose(): void {
-    for (const timer of this.timers) clearTimeout(timer)
-    this.timers.clear()
-  }
 }
 
 interface Entry {
   queue: PQueue
   window: CompletionWindow
-  stats: RequestStats
   refs: number
   holdUntil: number
   holdTimer: NodeJS.Timeout | undefined
@@ -91,7 +87,7 @@ interface Entry {
 
 const registry = new Map<string, Entry>()
 
-function emptyStats(): RequestStats {
+export function emptyStats(): RequestStats {
   return {
     requests: 0,
     retries: 0,
@@ -117,7 +113,6 @@ export function acquireQueue(origin: string, limit: RateLimit): SharedQueue {
         const { intervalCap, interval } = intervalFor(limit.requestsPerSecond)
         return new CompletionWindow(intervalCap, interval)
       })(),
-      stats: emptyStats(),
       refs: 0,
       holdUntil: 0,
       holdTimer: undefined,
@@ -125,6 +120,8 @@ export function acquireQueue(origin: string, limit: RateLimit): SharedQueue {
     registry.set(key, entry)
   }
   entry.refs++
+  // A hold from an earlier client still applies: keep the process alive for it again.
+  entry.holdTimer?.ref()
   const e = entry
   let released = false
   return {
@@ -139,8 +136,8 @@ export function acquireQueue(origin: string, limit: RateLimit): SharedQueue {
       }),
     holdFor(ms) {
       const until = Date.now() + ms
-      if (until <= e.holdUntil) return
-      e.stats.heldMs += until - Math.max(Date.now(), e.holdUntil)
+      if (until <= e.holdUntil) return 0
+      const added = until - Math.max(Date.now(), e.holdUntil)
       e.holdUntil = until
       e.queue.pause()
       if (e.holdTimer) clearTimeout(e.holdTimer)
@@ -148,19 +145,17 @@ export function acquireQueue(origin: string, limit: RateLimit): SharedQueue {
         e.holdTimer = undefined
         e.queue.start()
       }, ms)
-    },
-    get stats() {
-      return e.stats
+      if (e.refs === 0) e.holdTimer.unref()
+      return added
     },
     release() {
       if (released) return
       released = true
       e.refs--
-      if (e.refs > 0) return
-      if (e.holdTimer) clearTimeout(e.holdTimer)
-      e.window.dispose()
-      e.queue.clear()
-      registry.delete(key)
+      // The entry stays: a client opened later (watch reconnecting, a second command in one
+      // process) must still see the requests and the Retry-After hold of the last second. With
+      // no client left, its timers must not keep the process alive.
+      if (e.refs === 0) e.holdTimer?.unref()
     },
   }
 }

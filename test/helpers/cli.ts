@@ -1,6 +1,6 @@
 // Runs the CLI in-process, as main.ts would, with captured output.
 
-import { PassThrough, type Readable } from 'node:stream'
+import { PassThrough } from 'node:stream'
 import type { CliIo } from '../../src/cli/io.js'
 import { run } from '../../src/cli/program.js'
 
@@ -13,7 +13,13 @@ export interface CliRun {
 
 export async function cli(
   argv: string[],
-  opts: { cwd: string; env?: NodeJS.ProcessEnv; stdin?: string | (Readable & { isTTY?: boolean }) },
+  opts: {
+    cwd: string
+    env?: NodeJS.ProcessEnv
+    stdin?: string | NonNullable<CliIo['stdin']>
+    /** Sees stderr as it is written (for answering prompts). */
+    onStderr?: (chunk: string) => void
+  },
 ): Promise<CliRun> {
   const stdout = new PassThrough()
   const stderr = new PassThrough()
@@ -24,6 +30,7 @@ export async function cli(
   })
   stderr.on('data', (c) => {
     err += String(c)
+    opts.onStderr?.(String(c))
   })
   let stdin: CliIo['stdin']
   if (typeof opts.stdin === 'string') {

@@ -82,6 +82,46 @@ describe('retries', () => {
     expect(b!.at - a!.at).toBeGreaterThanOrEqual(1000)
   })
 
+  test('Retry-After on a 503 is honoured too', async () => {
+    let first = true
+    cms.hook = (_req, res) => {
+      if (!first) return false
+      first = false
+      res.writeHead(503, { 'retry-after': '1' }).end('maintenance')
+      return true
+    }
+    const c = await open()
+    await c.get('content', 'home')
+    const [a, b] = cms.requests
+    expect(b!.at - a!.at).toBeGreaterThanOrEqual(990)
+  })
+
+  test('a Retry-After beyond what a command can wait fails clearly instead of hanging', async () => {
+    cms.hook = (_req, res) => {
+      res.writeHead(429, { 'retry-after': '3600' }).end()
+      return true
+    }
+    const c = await open()
+    const error = await c.get('content', 'home').catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'rate-limited', status: 429 })
+    expect((error as Error).message).toContain('asked to wait 3600 s')
+    expect(cms.requests).toHaveLength(1)
+  })
+
+  test('creating routes are never repeated blindly, even as GET', async () => {
+    cms.hook = (_req, res) => {
+      res.socket?.destroy()
+      return true
+    }
+    const c = await open()
+    const error = await c.request('GET', '/api/demo/live/media/new').catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'network', ambiguous: true })
+    expect(cms.requests).toHaveLength(1)
+    // The same failure on an ordinary read is retried.
+    await c.request('GET', '/api/demo/live/content/home').catch(() => {})
+    expect(cms.requests).toHaveLength(1 + 5)
+  })
+
   test('a server that keeps failing gets maxRetries + 1 tries, no more', async () => {
     cms.hook = (_req, res) => {
       res.writeHead(500).end('boom')
@@ -145,6 +185,29 @@ describe('rate limit', () => {
     for (let i = 0; i < times.length; i++) {
       const inWindow = times.filter((t) => t >= times[i]! && t < times[i]! + 1000).length
       expect(inWindow).toBeLessThanOrEqual(5)
+    }
+  })
+
+  test('two clients of one server share the limit (one queue per process)', async () => {
+    const a = await open({ rateLimit: { requestsPerSecond: 4, concurrency: 2 } })
+    const b = await createRemoteClient({
+      server: cms.url,
+      project: 'demo',
+      environment: 'live',
+      dialect: 'spec',
+      rateLimit: { requestsPerSecond: 4, concurrency: 2 },
+    })
+    try {
+      const t0 = Date.now()
+      await Promise.all(
+        [0, 1, 2, 3, 4, 5].flatMap((i) => [a.get('content', `a${i}`), b.get('content', `b${i}`)]),
+      )
+      // 12 requests at 4 per second: the third batch cannot start before 2 s.
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(2000)
+      expect(a.stats().requests).toBe(6)
+      expect(b.stats().requests).toBe(6)
+    } finally {
+      await b.close()
     }
   })
 

@@ -5,8 +5,9 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { type Command, Option } from 'commander'
-import { CONFIG_FILE, type Config, ConfigError, parseConfig, writeNewConfig } from '../../config/config.js'
-import { resolveToken } from '../../config/credentials.js'
+import type { Config } from '../../config/config.js'
+import { ConfigError } from '../../config/errors.js'
+import { CONFIG_FILE } from '../../config/find-root.js'
 import { commandLogger, globalOptions, printJson, say } from '../context.js'
 import { CliError, ExitCode } from '../exit-codes.js'
 import type { CliIo } from '../io.js'
@@ -46,6 +47,7 @@ async function checkTarget(
   verbose: boolean,
 ): Promise<{ dialect: string; note?: string }> {
   const { createRemoteClient } = await import('../../remote/index.js')
+  const { resolveToken } = await import('../../config/credentials.js')
   const client = await createRemoteClient({
     server: opts.server,
     project: opts.project,
@@ -56,7 +58,7 @@ async function checkTarget(
     timeoutMs: 10_000,
     maxRetries: 1,
     tlsInsecure: opts.insecure === true,
-    logger: commandLogger({ progress: true, verbose }),
+    logger: await commandLogger({ progress: true, verbose }),
   }).catch((error: unknown) => {
     throw new CliError(
       `could not check the server: ${(error as Error).message}\n(use --offline to write cms-sync.yaml without checking)`,
@@ -121,6 +123,7 @@ export function register(program: Command, io: CliIo, _setExit: (code: number) =
         dialect: opts.dialect,
         ...(opts.insecure ? { tls: { insecure: true } } : {}),
       }
+      const { parseConfig, writeNewConfig } = await import('../../config/config.js')
       // Validate before any network or disk work: a bad URL is a usage error, not a network one.
       parseConfig(JSON.stringify(values))
       const check = opts.offline ? undefined : await checkTarget(io, opts, globals.verbose === true)

@@ -4,8 +4,8 @@
 
 import { createInterface } from 'node:readline/promises'
 import type { Command } from 'commander'
-import { type Config, ConfigError, loadConfig } from '../../config/config.js'
-import { saveToken } from '../../config/credentials.js'
+import type { Config } from '../../config/config.js'
+import { ConfigError } from '../../config/errors.js'
 import {
   commandLogger,
   type GlobalOptions,
@@ -89,6 +89,7 @@ async function target(
       throw new ConfigError(`${error.message}\n(or name the server: cms-sync login --server <url>)`)
     throw error
   }
+  const { loadConfig } = await import('../../config/config.js')
   const config = await loadConfig(root)
   return { server: opts.server ?? config.server, config, root }
 }
@@ -128,7 +129,8 @@ export function register(program: Command, io: CliIo, _setExit: (code: number) =
         throw new CliError('the user name and password must not be empty', ExitCode.usage)
 
       const { login, whoAmI } = await import('../../remote/index.js')
-      const logger = commandLogger(globals, root)
+      const { saveToken } = await import('../../config/credentials.js')
+      const logger = await commandLogger(globals, root)
       const tlsInsecure = config?.tls.insecure ?? false
       const { token } = await login({
         server,
