@@ -17,6 +17,21 @@ export type Dialect = {
     /** An id that is already taken. */
     taken(message: string): HttpError
     unknownProject(message: string): HttpError
+    /** A valid caller without the right (a scope, an origin): spec 403, upstream's middleware 400. */
+    refused(message: string): HttpError
+  }
+  users: {
+    taken(message: string): HttpError
+    missingOnDelete(message: string): HttpError
+    /** Upstream answers a user update with an empty body (it does not even await it). */
+    updateReturnsUser: boolean
+  }
+  replies: {
+    contentDelete: 'id' | 'message'
+    connectionDelete: 'connection' | 'message'
+    mediaRename: 'media' | 'id'
+    /** Spec lets POST /api/server/projects/new choose the id; upstream always makes one. */
+    projectIdFromBody: boolean
   }
   auth: {
     bearerHeader: boolean
@@ -77,6 +92,7 @@ export type Dialect = {
     rfc4180Csv: boolean
     submitWithoutRedirect: { status: number; body: string }
     spamGuardMs: number
+    originRefused(origin: string): HttpError
   }
   scheduleAlwaysEmpty: boolean
   configUnreachable: boolean
@@ -90,6 +106,18 @@ const spec: Dialect = {
     notFound: (m) => new HttpError(404, m),
     taken: (m) => new HttpError(409, m),
     unknownProject: (m) => new HttpError(404, m),
+    refused: (m) => new HttpError(403, m),
+  },
+  users: {
+    taken: (m) => new HttpError(409, m),
+    missingOnDelete: (m) => new HttpError(404, m),
+    updateReturnsUser: true,
+  },
+  replies: {
+    contentDelete: 'id',
+    connectionDelete: 'connection',
+    mediaRename: 'media',
+    projectIdFromBody: true,
   },
   auth: {
     bearerHeader: true,
@@ -129,6 +157,7 @@ const spec: Dialect = {
     rfc4180Csv: true,
     submitWithoutRedirect: { status: 200, body: 'OK' },
     spamGuardMs: 0,
+    originRefused: (origin) => new HttpError(403, `Origin "${origin}" may not submit this form`),
   },
   scheduleAlwaysEmpty: false,
   configUnreachable: false,
@@ -144,6 +173,18 @@ const upstream: Dialect = {
     notFound: (m) => new HttpError(404, m),
     taken: (m) => new HttpError(404, m),
     unknownProject: (m) => new HttpError(400, m),
+    refused: (m) => new HttpError(400, m),
+  },
+  users: {
+    taken: (m) => new HttpError(400, m),
+    missingOnDelete: (m) => new HttpError(502, m),
+    updateReturnsUser: false,
+  },
+  replies: {
+    contentDelete: 'message',
+    connectionDelete: 'message',
+    mediaRename: 'id',
+    projectIdFromBody: false,
   },
   auth: {
     bearerHeader: false,
@@ -186,6 +227,7 @@ const upstream: Dialect = {
     rfc4180Csv: false,
     submitWithoutRedirect: { status: 404, body: 'Not found' },
     spamGuardMs: 1000,
+    originRefused: () => new HttpError(400, 'Unauthorized'),
   },
   scheduleAlwaysEmpty: true,
   configUnreachable: true,

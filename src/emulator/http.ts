@@ -101,9 +101,4 @@ export class Router<H> {
     }
     return undefined
   }
-
-  /** Whether any method serves this path (for OPTIONS preflights). */
-  hasPath(path: string): boolean {
-    return ['GET', 'POST', 'PUT', 'DELETE'].some((m) => this.match(m, path) !== undefined)
-  }
 }

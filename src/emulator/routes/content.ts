@@ -6,7 +6,16 @@ import { type Core, type Ctx, objectBody, type Route } from '../context.js'
 import { build, isObj, newId, type Obj, SHAPES } from '../entities.js'
 import { json } from '../http.js'
 import { names } from '../store.js'
-import { col, envItem, envItems, missing, storeWrite, syncRoutes, writeTarget } from './resource.js'
+import {
+  col,
+  envItem,
+  envItems,
+  heartbeat,
+  missing,
+  storeWrite,
+  syncRoutes,
+  writeTarget,
+} from './resource.js'
 import { buildSchema, findSchema } from './schemas.js'
 
 const P = '/api/:project/:environment'
@@ -48,7 +57,7 @@ function checkParent(ctx: Ctx, id: string, parentId: unknown, schemaId: unknown)
 }
 
 function bottomSort(ctx: Ctx, parentId: unknown, exceptId: string): number {
-  const sorts = envItems(ctx, 'content')
+  const sorts = [...(ctx.core.store.peek(col(ctx, 'content')) as Iterable<Obj>)]
     .filter(
       (c) =>
         c.id !== exceptId &&
@@ -264,23 +273,6 @@ export function contentRoutes(route: Route, _core: Core): void {
         })
       }
     }
-    return ctx.text(ctx.d.content.deleteWholeSubtree ? id : message)
+    return ctx.text(ctx.d.replies.contentDelete === 'id' ? id : message)
   })
-}
-
-/** Records who looked at a resource last (§6.14); these fields change without an edit. */
-export function heartbeat(
-  ctx: Ctx,
-  kind: 'content' | 'schemas' | 'connections' | 'forms' = 'content',
-): ReturnType<Ctx['text']> {
-  const userId = ctx.userId()
-  const item = envItem(ctx, kind, ctx.params.id!)
-  if (item) {
-    ctx.core.store.put(col(ctx, kind), ctx.params.id!, {
-      ...item,
-      viewedBy: userId,
-      viewedOn: new Date(ctx.core.now()).toISOString(),
-    })
-  }
-  return ctx.text('OK')
 }

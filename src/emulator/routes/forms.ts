@@ -4,8 +4,16 @@
 import { type Core, type Ctx, objectBody, type Route } from '../context.js'
 import { build, isObj, newId, type Obj, SHAPES } from '../entities.js'
 import { HttpError, json, type Reply } from '../http.js'
-import { heartbeat } from './content.js'
-import { col, envItem, envItems, missing, storeWrite, syncRoutes, writeTarget } from './resource.js'
+import {
+  col,
+  envItem,
+  envItems,
+  heartbeat,
+  missing,
+  storeWrite,
+  syncRoutes,
+  writeTarget,
+} from './resource.js'
 
 const P = '/api/:project/:environment'
 
@@ -127,6 +135,20 @@ export function formRoutes(route: Route, core: Core): void {
     return ctx.text(`Form with id "${id}" deleted successfully`)
   })
 
+  route('OPTIONS', `${P}/forms/:id/submit`, { auth: 'none' }, (ctx) => {
+    const form = envItem(ctx, 'forms', ctx.params.id!)
+    if (!form) throw missing(ctx, 'Form', ctx.params.id!)
+    return {
+      status: 204,
+      headers: {
+        ...cors(form),
+        'access-control-allow-methods': 'POST, OPTIONS',
+        'access-control-allow-headers': 'Content-Type',
+        'access-control-max-age': '600',
+      },
+    }
+  })
+
   route('POST', `${P}/forms/:id/submit`, { auth: 'none' }, async (ctx): Promise<Reply> => {
     const form = envItem(ctx, 'forms', ctx.params.id!)
     if (!form) throw missing(ctx, 'Form', ctx.params.id!)
@@ -137,11 +159,8 @@ export function formRoutes(route: Route, core: Core): void {
       headers['access-control-allow-origin'] !== '*' &&
       origin !== headers['access-control-allow-origin']
     ) {
-      throw new HttpError(
-        ctx.d.auth.rejectAnonymous ? 403 : 400,
-        ctx.d.auth.rejectAnonymous ? `Origin "${origin}" may not submit this form` : 'Unauthorized',
-        headers,
-      )
+      const refused = ctx.d.forms.originRefused(origin)
+      throw new HttpError(refused.status, refused.message, headers)
     }
     const ip = ctx.req.socket.remoteAddress ?? ''
     const last = lastSubmit.get(ip)

@@ -76,3 +76,20 @@ export function syncRoutes(route: Route, path: string, kind: EnvKind, label: str
     return ctx.text(reply[kind as keyof typeof reply] === 'id' ? ctx.params.id! : 'OK')
   })
 }
+
+/** Records who looked at a resource last (§6.14); these fields change without an edit. */
+export function heartbeat(
+  ctx: Ctx,
+  kind: 'content' | 'schemas' | 'connections' | 'forms' = 'content',
+): ReturnType<Ctx['text']> {
+  const userId = ctx.userId()
+  const item = envItem(ctx, kind, ctx.params.id!)
+  if (item) {
+    ctx.core.store.put(col(ctx, kind), ctx.params.id!, {
+      ...item,
+      viewedBy: userId,
+      viewedOn: new Date(ctx.core.now()).toISOString(),
+    })
+  }
+  return ctx.text('OK')
+}

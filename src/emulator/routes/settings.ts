@@ -11,9 +11,7 @@ import { scheduleOf } from './content.js'
 function mayEditEnvironment(ctx: Ctx): void {
   const user = ctx.user
   if (!user || user.isAdmin || user.scopes[ctx.project]?.includes('settings')) return
-  throw ctx.d.auth.rejectAnonymous
-    ? new HttpError(403, 'You need the "settings" scope to do that')
-    : new HttpError(400, 'You need the "settings" scope to do that')
+  throw ctx.d.errors.refused('You need the "settings" scope to do that')
 }
 
 export function settingsRoutes(route: Route, core: Core): void {
