@@ -10,6 +10,7 @@ import {
   envItems,
   heartbeat,
   missing,
+  requireItem,
   storeWrite,
   syncRoutes,
   writeTarget,
@@ -78,8 +79,7 @@ export function connectionRoutes(route: Route, _core: Core): void {
   route('POST', `${P}/connections/heartbeat/:id`, { auth: 'user' }, (ctx) => heartbeat(ctx, 'connections'))
 
   route('GET', `${P}/connections/:id`, { auth: 'user' }, (ctx) => {
-    const connection = envItem(ctx, 'connections', ctx.params.id!)
-    if (!connection) throw missing(ctx, 'Connection', ctx.params.id!)
+    const connection = requireItem(ctx, 'connections', 'Connection')
     return json(connection)
   })
 

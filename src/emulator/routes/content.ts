@@ -12,6 +12,7 @@ import {
   envItems,
   heartbeat,
   missing,
+  requireItem,
   storeWrite,
   syncRoutes,
   writeTarget,
@@ -224,8 +225,7 @@ export function contentRoutes(route: Route, _core: Core): void {
   route('POST', `${P}/content/heartbeat/:id`, { auth: 'user' }, (ctx) => heartbeat(ctx))
 
   route('GET', `${P}/content/:id`, { auth: 'user' }, (ctx) => {
-    const content = envItem(ctx, 'content', ctx.params.id!)
-    if (!content) throw missing(ctx, 'Content', ctx.params.id!)
+    const content = requireItem(ctx, 'content', 'Content')
     return json(withSchedule(ctx, content))
   })
 

@@ -10,6 +10,7 @@ import {
   envItems,
   heartbeat,
   missing,
+  requireItem,
   storeWrite,
   syncRoutes,
   writeTarget,
@@ -88,15 +89,13 @@ export function formRoutes(route: Route, core: Core): void {
   route('POST', `${P}/forms/heartbeat/:id`, { auth: 'user' }, (ctx) => heartbeat(ctx, 'forms'))
 
   route('POST', `${P}/forms/clear/:id`, { auth: 'user' }, (ctx) => {
-    const form = envItem(ctx, 'forms', ctx.params.id!)
-    if (!form) throw missing(ctx, 'Form', ctx.params.id!)
+    const form = requireItem(ctx, 'forms', 'Form')
     ctx.core.store.put(col(ctx, 'forms'), ctx.params.id!, { ...form, entries: [] })
     return ctx.text('OK')
   })
 
   route('GET', `${P}/forms/:id/entries`, { auth: 'user' }, (ctx) => {
-    const form = envItem(ctx, 'forms', ctx.params.id!)
-    if (!form) throw missing(ctx, 'Form', ctx.params.id!)
+    const form = requireItem(ctx, 'forms', 'Form')
     const title = String(form.title || 'form').replace(/\W+/g, '-')
     return {
       status: 200,
@@ -136,8 +135,7 @@ export function formRoutes(route: Route, core: Core): void {
   })
 
   route('OPTIONS', `${P}/forms/:id/submit`, { auth: 'none' }, (ctx) => {
-    const form = envItem(ctx, 'forms', ctx.params.id!)
-    if (!form) throw missing(ctx, 'Form', ctx.params.id!)
+    const form = requireItem(ctx, 'forms', 'Form')
     return {
       status: 204,
       headers: {
@@ -150,8 +148,7 @@ export function formRoutes(route: Route, core: Core): void {
   })
 
   route('POST', `${P}/forms/:id/submit`, { auth: 'none' }, async (ctx): Promise<Reply> => {
-    const form = envItem(ctx, 'forms', ctx.params.id!)
-    if (!form) throw missing(ctx, 'Form', ctx.params.id!)
+    const form = requireItem(ctx, 'forms', 'Form')
     const headers = cors(form)
     const origin = ctx.req.headers.origin
     if (
