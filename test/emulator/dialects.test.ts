@@ -283,3 +283,28 @@ describe('dialect differences', () => {
     expect([res.status, res.text]).toEqual([400, 'Project "config" could not be found'])
   })
 })
+
+describe('oversized streamed body', () => {
+  it('answers 413 to a chunked upload past the limit without reading it all', async () => {
+    const emu = await start({ maxBodyMb: 1 })
+    const token = emu.token()
+    const chunk = Buffer.alloc(256 * 1024, 'a')
+    let sent = 0
+    const body = new ReadableStream({
+      pull(controller) {
+        if (sent >= 64) return controller.close()
+        sent++
+        controller.enqueue(chunk)
+      },
+    })
+    const res = await fetch(`${emu.url}/api/demo/live/forms/f?create=true`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie: `token=${token}` },
+      body,
+      duplex: 'half',
+    } as RequestInit)
+    expect(res.status).toBe(413)
+    expect(await res.text()).toContain('larger than the limit')
+    expect(sent).toBeLessThan(64)
+  })
+})
