@@ -68,13 +68,25 @@ const SILENT: Logger = { info: () => {}, warn: () => {} }
 
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
   const dialectName = options.dialect ?? 'spec'
+  if (!DIALECTS[dialectName]) throw new Error(`unknown dialect "${dialectName}"; expected spec or upstream`)
+  const faultSpec = typeof options.faults === 'string' ? parseFaults(options.faults) : (options.faults ?? {})
+  const store = options.dataDir ? Store.open(options.dataDir) : Store.inMemory()
+  try {
+    return await serve(store, { ...options, dialect: dialectName, faults: faultSpec })
+  } catch (error) {
+    // A failed start (bad seed, port in use) must not leave the data folder locked.
+    store.close()
+    throw error
+  }
+}
+
+async function serve(store: Store, options: EmulatorOptions & { dialect: DialectName }): Promise<Emulator> {
+  const dialectName = options.dialect
   const dialect = DIALECTS[dialectName]
-  if (!dialect) throw new Error(`unknown dialect "${dialectName}"; expected spec or upstream`)
   const log = options.logger ?? SILENT
   const now = options.now ?? Date.now
   const projectId = options.project ?? 'demo'
   const environment = options.environment ?? 'live'
-  const store = options.dataDir ? Store.open(options.dataDir) : Store.inMemory()
   const wasEmpty = store.isEmpty()
   const users = new Users(store, now)
   const projects = new Projects(store)
@@ -86,12 +98,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   if (!projects.exists(projectId)) projects.create(projectId, projectId, [environment])
   else projects.addEnvironment(projectId, environment)
 
-  const faults = new Faults(
-    typeof options.faults === 'string' ? parseFaults(options.faults) : (options.faults ?? {}),
-    options.rateLimit,
-    options.faultSeed ?? 1,
-    now,
-  )
+  const faults = new Faults(options.faults as FaultSpec, options.rateLimit, options.faultSeed ?? 1, now)
   let baseUrl = ''
   const core: Core = {
     store,

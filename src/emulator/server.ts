@@ -68,7 +68,8 @@ export async function handle(
   req: IncomingMessage,
   url: URL,
 ): Promise<Reply> {
-  const method = req.method ?? 'GET'
+  // HEAD is GET without a body (Node drops the body of a HEAD answer itself).
+  const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET')
   const found = router.match(method, url.pathname)
   if (!found) {
     return text(`Cannot ${method} ${url.pathname}`, 404, core.d.textType)

@@ -185,5 +185,6 @@ export class Store {
 
   close(): void {
     this.disk?.closeJournal()
+    this.disk?.unlock()
   }
 }
