@@ -6,7 +6,7 @@ import { isObj } from '../entities.js'
 import { HttpError, json } from '../http.js'
 import { Projects } from '../projects.js'
 import { names } from '../store.js'
-import { scheduleOf } from './content.js'
+import { scheduleOf } from './content-model.js'
 
 function mayEditEnvironment(ctx: Ctx): void {
   const user = ctx.user
