@@ -93,7 +93,7 @@ async function serve(store: Store, options: EmulatorOptions & { dialect: Dialect
 
   if (users.list().length === 0) {
     const startUsers = options.users ?? [{ username: 'admin', password: 'admin', isAdmin: true }]
-    for (const user of startUsers) await users.create({ ...user }, !store.persistent)
+    await Promise.all(startUsers.map((user) => users.create({ ...user })))
   }
   if (!projects.exists(projectId)) projects.create(projectId, projectId, [environment])
   else projects.addEnvironment(projectId, environment)

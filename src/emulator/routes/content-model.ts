@@ -7,6 +7,7 @@ import { build, type Obj, SHAPES } from '../entities.js'
 import { names } from '../store.js'
 import { col, envItem, missing } from './resource.js'
 import { findSchema } from './schemas.js'
+
 const EPOCH = new Date(0).toISOString()
 export const SCHEDULE_TYPES = [
   ['publish', 'publishOn'],

@@ -1,6 +1,6 @@
 // The User group (§6.1): login, logout, the current user, and user administration.
 
-import { hashPassword, publicUser, type User, verifyPassword } from '../auth.js'
+import { publicUser, type User, verifyPassword } from '../auth.js'
 import { type Core, type Ctx, objectBody, type Route } from '../context.js'
 import { isObj } from '../entities.js'
 import { HttpError, json, type Reply } from '../http.js'
@@ -96,7 +96,7 @@ export function userRoutes(route: Route, core: Core): void {
     if (mayManage && typeof body.isAdmin === 'boolean') target.isAdmin = body.isAdmin
     if (mayManage && isObj(body.scopes)) target.scopes = body.scopes as Record<string, string[]>
     if (typeof body.password === 'string' && body.password !== '') {
-      target.password = await hashPassword(body.password)
+      target.password = await users.hash(body.password)
     }
     users.save(target)
     return ctx.d.users.updateReturnsUser ? json(publicUser(target)) : { status: 200, body: '' }
