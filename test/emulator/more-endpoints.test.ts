@@ -99,4 +99,24 @@ describe.each(DIALECTS)('%s dialect', (dialect) => {
     expect((await api.get(`P/users/${made.id}`)).json().username).toBe('ed')
     expect((await api.get('/api/server/update/check')).json()).toMatchObject({ isBehind: false })
   })
+
+  it('makes the first user an admin on a server without users, once', async () => {
+    const emu = await start({ dialect, users: [] })
+    const first = await call(emu, 'POST', '/api/users/first', { body: { username: 'boss', password: 'pw' } })
+    expect(first.status).toBe(200)
+    expect((await call(emu, 'GET', '/api/user', { token: first.text })).json()).toMatchObject({
+      username: 'boss',
+      isAdmin: true,
+    })
+    expect(
+      (await call(emu, 'POST', '/api/users/first', { body: { username: 'b', password: 'pw' } })).status,
+    ).toBe(403)
+  })
+
+  it('sets a project settings section through the Server group', async () => {
+    const emu = await start({ dialect })
+    const api = client(emu, await login(emu))
+    expect((await api.post('/api/server/settings/demo/info', { name: 'Renamed' })).status).toBe(200)
+    expect((await api.get('/api/server/projects/demo')).json().settings.info).toEqual({ name: 'Renamed' })
+  })
 })
