@@ -1,6 +1,7 @@
 // startEmulator: the built-in CMS server emulator, in-process (tests) or behind
 // `cms-sync emulator` (CLI). Cheap to start in memory and closes every socket and timer.
 
+import { randomBytes } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { type StartUser, Users } from './auth.js'
@@ -108,6 +109,7 @@ async function serve(store: Store, options: EmulatorOptions & { dialect: Dialect
     log,
     maxBodyBytes: (options.maxBodyMb ?? 50) * 1024 * 1024,
     url: () => baseUrl,
+    selfTestKey: randomBytes(16).toString('hex'),
   }
 
   let seedReport: string | undefined
@@ -149,7 +151,9 @@ async function serve(store: Store, options: EmulatorOptions & { dialect: Dialect
       return
     }
     const run = () => handle(core, router, req, url)
-    const faulty = url.pathname.startsWith('/api/') || url.pathname.startsWith('/media/')
+    const faulty =
+      (url.pathname.startsWith('/api/') || url.pathname.startsWith('/media/')) &&
+      req.headers['x-emulator-self-test'] !== core.selfTestKey
     const done = faulty ? withFaults(faults, req, res, run, sleep) : run().then((reply) => send(res, reply))
     done
       .then(() => {
