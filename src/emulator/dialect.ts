@@ -63,6 +63,8 @@ export type Dialect = {
     missingCreateDateIsEpoch: boolean
     listShowsSchedule: boolean
     deleteWholeSubtree: boolean
+    /** Upstream leaves the schedule tasks of deleted nodes behind (§11). */
+    deleteRemovesSchedule: boolean
     orphanParentId: string | null
     /** Upstream's insert renumbers every non-root node when the target is not at the root (§6.2). */
     insertRenumbersAllNonRoot: boolean
@@ -133,6 +135,7 @@ const spec: Dialect = {
     missingCreateDateIsEpoch: false,
     listShowsSchedule: true,
     deleteWholeSubtree: true,
+    deleteRemovesSchedule: true,
     orphanParentId: '',
     insertRenumbersAllNonRoot: false,
   },
@@ -200,6 +203,7 @@ const upstream: Dialect = {
     missingCreateDateIsEpoch: true,
     listShowsSchedule: false,
     deleteWholeSubtree: false,
+    deleteRemovesSchedule: false,
     orphanParentId: null,
     insertRenumbersAllNonRoot: true,
   },

@@ -154,8 +154,7 @@ export function contentRoutes(route: Route, _core: Core): void {
     ]
     for (const goneId of gone) {
       store.del(col(ctx, 'content'), goneId)
-      // Upstream leaves the tasks of deleted nodes behind (§11); spec cleans up after itself.
-      if (ctx.d.content.deleteWholeSubtree) {
+      if (ctx.d.content.deleteRemovesSchedule) {
         for (const [type] of SCHEDULE_TYPES)
           store.del(names.tasks, names.taskKey(ctx.project, ctx.environment, goneId, type))
       }
