@@ -20,7 +20,12 @@ export type User = {
 }
 export type StartUser = { username: string; password: string; isAdmin: boolean }
 
-const N = 16384
+/**
+ * scrypt cost: the recommended 2^14 for anything written to a data folder; an in-memory
+ * emulator (tests, demos) stores nothing on disk and uses 2^10, so the many logins of a test
+ * suite stay cheap. The cost travels with each hash, so verification always matches.
+ */
+const COST = { persistent: 16384, memory: 1024 }
 const EIGHT_HOURS = 8 * 3600 * 1000
 
 function derive(password: string, salt: string, cost: number): Promise<string> {
@@ -31,20 +36,9 @@ function derive(password: string, salt: string, cost: number): Promise<string> {
   )
 }
 
-export async function hashPassword(password: string): Promise<PasswordHash> {
+export async function hashPassword(password: string, cost = COST.persistent): Promise<PasswordHash> {
   const salt = randomBytes(16).toString('hex')
-  return { algo: 'scrypt', N, salt, hash: await derive(password, salt, N) }
-}
-
-// In-memory emulators started by tests all begin with the same few users; hashing those
-// once per process keeps start-up cheap. Persistent users always get a fresh salt.
-const startupHashes = new Map<string, Promise<PasswordHash>>()
-function startupHash(password: string): Promise<PasswordHash> {
-  const cached = startupHashes.get(password)
-  if (cached) return cached
-  const hash = hashPassword(password)
-  startupHashes.set(password, hash)
-  return hash
+  return { algo: 'scrypt', N: cost, salt, hash: await derive(password, salt, cost) }
 }
 
 export async function verifyPassword(password: string, stored: PasswordHash): Promise<boolean> {
@@ -66,6 +60,11 @@ export class Users {
     private readonly now: () => number,
   ) {}
 
+  /** A hash at the cost that fits where this store keeps its users. */
+  hash(password: string): Promise<PasswordHash> {
+    return hashPassword(password, this.store.persistent ? COST.persistent : COST.memory)
+  }
+
   list(): User[] {
     return this.store.list<User>(names.users)
   }
@@ -78,7 +77,7 @@ export class Users {
     return this.list().find((u) => u.username === username)
   }
 
-  async create(fields: Obj & { username: string; password: string }, fastHash = false): Promise<User> {
+  async create(fields: Obj & { username: string; password: string }): Promise<User> {
     const user: User = {
       id: newId(),
       username: fields.username,
@@ -88,7 +87,7 @@ export class Users {
       scopes: (fields.scopes as Record<string, string[]> | undefined) ?? {},
       viewedBy: '',
       viewedOn: null,
-      password: await (fastHash ? startupHash(fields.password) : hashPassword(fields.password)),
+      password: await this.hash(fields.password),
     }
     this.store.put(names.users, user.id, user)
     return user

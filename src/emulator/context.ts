@@ -19,6 +19,8 @@ export type Core = {
   maxBodyBytes: number
   /** Where the emulator is reachable, for self-references such as sync login. */
   url(): string
+  /** Marks the self-test's own requests, which faults and the rate limit leave alone. */
+  selfTestKey: string
 }
 
 export type Ctx = {

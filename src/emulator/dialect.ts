@@ -17,6 +17,21 @@ export type Dialect = {
     /** An id that is already taken. */
     taken(message: string): HttpError
     unknownProject(message: string): HttpError
+    /** A valid caller without the right (a scope, an origin): spec 403, upstream's middleware 400. */
+    refused(message: string): HttpError
+  }
+  users: {
+    taken(message: string): HttpError
+    missingOnDelete(message: string): HttpError
+    /** Upstream answers a user update with an empty body (it does not even await it). */
+    updateReturnsUser: boolean
+  }
+  replies: {
+    contentDelete: 'id' | 'message'
+    connectionDelete: 'connection' | 'message'
+    mediaRename: 'media' | 'id'
+    /** Spec lets POST /api/server/projects/new choose the id; upstream always makes one. */
+    projectIdFromBody: boolean
   }
   auth: {
     bearerHeader: boolean
@@ -48,6 +63,8 @@ export type Dialect = {
     missingCreateDateIsEpoch: boolean
     listShowsSchedule: boolean
     deleteWholeSubtree: boolean
+    /** Upstream leaves the schedule tasks of deleted nodes behind (§11). */
+    deleteRemovesSchedule: boolean
     orphanParentId: string | null
     /** Upstream's insert renumbers every non-root node when the target is not at the root (§6.2). */
     insertRenumbersAllNonRoot: boolean
@@ -77,6 +94,7 @@ export type Dialect = {
     rfc4180Csv: boolean
     submitWithoutRedirect: { status: number; body: string }
     spamGuardMs: number
+    originRefused(origin: string): HttpError
   }
   scheduleAlwaysEmpty: boolean
   configUnreachable: boolean
@@ -90,6 +108,18 @@ const spec: Dialect = {
     notFound: (m) => new HttpError(404, m),
     taken: (m) => new HttpError(409, m),
     unknownProject: (m) => new HttpError(404, m),
+    refused: (m) => new HttpError(403, m),
+  },
+  users: {
+    taken: (m) => new HttpError(409, m),
+    missingOnDelete: (m) => new HttpError(404, m),
+    updateReturnsUser: true,
+  },
+  replies: {
+    contentDelete: 'id',
+    connectionDelete: 'connection',
+    mediaRename: 'media',
+    projectIdFromBody: true,
   },
   auth: {
     bearerHeader: true,
@@ -105,6 +135,7 @@ const spec: Dialect = {
     missingCreateDateIsEpoch: false,
     listShowsSchedule: true,
     deleteWholeSubtree: true,
+    deleteRemovesSchedule: true,
     orphanParentId: '',
     insertRenumbersAllNonRoot: false,
   },
@@ -129,6 +160,7 @@ const spec: Dialect = {
     rfc4180Csv: true,
     submitWithoutRedirect: { status: 200, body: 'OK' },
     spamGuardMs: 0,
+    originRefused: (origin) => new HttpError(403, `Origin "${origin}" may not submit this form`),
   },
   scheduleAlwaysEmpty: false,
   configUnreachable: false,
@@ -144,6 +176,18 @@ const upstream: Dialect = {
     notFound: (m) => new HttpError(404, m),
     taken: (m) => new HttpError(404, m),
     unknownProject: (m) => new HttpError(400, m),
+    refused: (m) => new HttpError(400, m),
+  },
+  users: {
+    taken: (m) => new HttpError(400, m),
+    missingOnDelete: (m) => new HttpError(502, m),
+    updateReturnsUser: false,
+  },
+  replies: {
+    contentDelete: 'message',
+    connectionDelete: 'message',
+    mediaRename: 'id',
+    projectIdFromBody: false,
   },
   auth: {
     bearerHeader: false,
@@ -159,6 +203,7 @@ const upstream: Dialect = {
     missingCreateDateIsEpoch: true,
     listShowsSchedule: false,
     deleteWholeSubtree: false,
+    deleteRemovesSchedule: false,
     orphanParentId: null,
     insertRenumbersAllNonRoot: true,
   },
@@ -186,6 +231,7 @@ const upstream: Dialect = {
     rfc4180Csv: false,
     submitWithoutRedirect: { status: 404, body: 'Not found' },
     spamGuardMs: 1000,
+    originRefused: () => new HttpError(400, 'Unauthorized'),
   },
   scheduleAlwaysEmpty: true,
   configUnreachable: true,

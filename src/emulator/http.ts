@@ -54,19 +54,34 @@ export function readCookies(req: IncomingMessage): Record<string, string> {
  * Reads a whole body, refusing it with 413 as soon as it passes the limit so an oversized
  * upload is never held in memory. A declared Content-Length over the limit fails at once.
  */
-export async function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
   const tooLarge = () =>
-    new HttpError(413, `Request body is larger than the limit of ${Math.round(limitBytes / 1048576)} MB`)
+    new HttpError(413, `Request body is larger than the limit of ${Math.round(limitBytes / 1048576)} MB`, {
+      connection: 'close',
+    })
   const declared = Number(req.headers['content-length'])
-  if (Number.isFinite(declared) && declared > limitBytes) throw tooLarge()
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (size > limitBytes) throw tooLarge()
-    chunks.push(chunk)
-  }
-  return Buffer.concat(chunks)
+  if (Number.isFinite(declared) && declared > limitBytes) return Promise.reject(tooLarge())
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size <= limitBytes) {
+        chunks.push(chunk)
+        return
+      }
+      // Stop collecting but keep the socket: the 413 still has to reach the client.
+      req.off('data', onData)
+      req.off('end', onEnd)
+      req.pause()
+      chunks.length = 0
+      reject(tooLarge())
+    }
+    const onEnd = () => resolve(Buffer.concat(chunks))
+    req.on('data', onData)
+    req.once('end', onEnd)
+    req.once('error', reject)
+  })
 }
 
 export type RouteMatch<H> = { handler: H; params: Record<string, string> }
@@ -100,10 +115,5 @@ export class Router<H> {
       if (ok) return { handler: route.handler, params }
     }
     return undefined
-  }
-
-  /** Whether any method serves this path (for OPTIONS preflights). */
-  hasPath(path: string): boolean {
-    return ['GET', 'POST', 'PUT', 'DELETE'].some((m) => this.match(m, path) !== undefined)
   }
 }

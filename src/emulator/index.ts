@@ -1,6 +1,7 @@
 // startEmulator: the built-in CMS server emulator, in-process (tests) or behind
 // `cms-sync emulator` (CLI). Cheap to start in memory and closes every socket and timer.
 
+import { randomBytes } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { type StartUser, Users } from './auth.js'
@@ -68,30 +69,37 @@ const SILENT: Logger = { info: () => {}, warn: () => {} }
 
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
   const dialectName = options.dialect ?? 'spec'
+  if (!DIALECTS[dialectName]) throw new Error(`unknown dialect "${dialectName}"; expected spec or upstream`)
+  const faultSpec = typeof options.faults === 'string' ? parseFaults(options.faults) : (options.faults ?? {})
+  const store = options.dataDir ? Store.open(options.dataDir) : Store.inMemory()
+  try {
+    return await serve(store, { ...options, dialect: dialectName, faults: faultSpec })
+  } catch (error) {
+    // A failed start (bad seed, port in use) must not leave the data folder locked.
+    store.close()
+    throw error
+  }
+}
+
+async function serve(store: Store, options: EmulatorOptions & { dialect: DialectName }): Promise<Emulator> {
+  const dialectName = options.dialect
   const dialect = DIALECTS[dialectName]
-  if (!dialect) throw new Error(`unknown dialect "${dialectName}"; expected spec or upstream`)
   const log = options.logger ?? SILENT
   const now = options.now ?? Date.now
   const projectId = options.project ?? 'demo'
   const environment = options.environment ?? 'live'
-  const store = options.dataDir ? Store.open(options.dataDir) : Store.inMemory()
   const wasEmpty = store.isEmpty()
   const users = new Users(store, now)
   const projects = new Projects(store)
 
   if (users.list().length === 0) {
     const startUsers = options.users ?? [{ username: 'admin', password: 'admin', isAdmin: true }]
-    for (const user of startUsers) await users.create({ ...user }, !store.persistent)
+    await Promise.all(startUsers.map((user) => users.create({ ...user })))
   }
   if (!projects.exists(projectId)) projects.create(projectId, projectId, [environment])
   else projects.addEnvironment(projectId, environment)
 
-  const faults = new Faults(
-    typeof options.faults === 'string' ? parseFaults(options.faults) : (options.faults ?? {}),
-    options.rateLimit,
-    options.faultSeed ?? 1,
-    now,
-  )
+  const faults = new Faults(options.faults as FaultSpec, options.rateLimit, options.faultSeed ?? 1, now)
   let baseUrl = ''
   const core: Core = {
     store,
@@ -101,6 +109,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     log,
     maxBodyBytes: (options.maxBodyMb ?? 50) * 1024 * 1024,
     url: () => baseUrl,
+    selfTestKey: randomBytes(16).toString('hex'),
   }
 
   let seedReport: string | undefined
@@ -142,7 +151,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       return
     }
     const run = () => handle(core, router, req, url)
-    const faulty = url.pathname.startsWith('/api/') || url.pathname.startsWith('/media/')
+    const faulty =
+      (url.pathname.startsWith('/api/') || url.pathname.startsWith('/media/')) &&
+      req.headers['x-emulator-self-test'] !== core.selfTestKey
     const done = faulty ? withFaults(faults, req, res, run, sleep) : run().then((reply) => send(res, reply))
     done
       .then(() => {

@@ -23,6 +23,18 @@ export type SnapshotData = { seq: number; collections: Record<string, Array<[str
 const SNAPSHOT = 'snapshot.json'
 const JOURNAL = 'journal.jsonl'
 const BLOBS = 'blobs'
+const PID = 'emulator.pid'
+
+const openInThisProcess = new Set<string>()
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
 
 function writeFileDurably(file: string, data: string | Buffer): void {
   const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`
@@ -60,6 +72,34 @@ export class DataDir {
     private readonly compactAtBytes = 16 * 1024 * 1024,
   ) {
     fs.mkdirSync(path.join(dir, BLOBS), { recursive: true })
+    this.lock()
+  }
+
+  /**
+   * One process per data folder: a pid file, taken over when its process is gone, so a
+   * restart right after a kill -9 works (a lock with a staleness timeout would refuse it).
+   */
+  private lock(): void {
+    const file = path.join(this.dir, PID)
+    let holder: number | undefined
+    try {
+      holder = Number(fs.readFileSync(file, 'utf8').trim())
+    } catch {
+      holder = undefined
+    }
+    const key = path.resolve(this.dir)
+    if ((holder && holder !== process.pid && alive(holder)) || openInThisProcess.has(key)) {
+      throw new Error(
+        `data folder ${this.dir} is in use by another emulator (process ${holder ?? process.pid})`,
+      )
+    }
+    writeFileDurably(file, String(process.pid))
+    openInThisProcess.add(key)
+  }
+
+  unlock(): void {
+    fs.rmSync(path.join(this.dir, PID), { force: true })
+    openInThisProcess.delete(path.resolve(this.dir))
   }
 
   /** Loads the snapshot and replays the journal on top; a torn or unreadable tail is dropped. */

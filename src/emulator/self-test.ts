@@ -7,7 +7,10 @@ import type { Ctx } from './context.js'
 export async function selfTest(ctx: Ctx): Promise<string> {
   const log: string[] = []
   const base = ctx.core.url()
-  const headers: Record<string, string> = { 'content-type': 'application/json' }
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'x-emulator-self-test': ctx.core.selfTestKey,
+  }
   if (ctx.token) headers.cookie = `token=${ctx.token}`
   const call = async (method: string, path: string, body?: unknown): Promise<unknown> => {
     const response = await fetch(`${base}${path}`, {

@@ -68,10 +68,10 @@ export async function handle(
   req: IncomingMessage,
   url: URL,
 ): Promise<Reply> {
-  const method = req.method ?? 'GET'
+  // HEAD is GET without a body (Node drops the body of a HEAD answer itself).
+  const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET')
   const found = router.match(method, url.pathname)
   if (!found) {
-    if (method === 'OPTIONS' && router.hasPath(url.pathname)) return corsPreflight(req)
     return text(`Cannot ${method} ${url.pathname}`, 404, core.d.textType)
   }
   try {
@@ -95,18 +95,6 @@ export async function handle(
     }
     core.log.warn(`internal error on ${method} ${url.pathname}: ${(error as Error).stack ?? String(error)}`)
     return text(`Internal error: ${(error as Error).message}`, 500, core.d.textType)
-  }
-}
-
-function corsPreflight(req: IncomingMessage): Reply {
-  return {
-    status: 204,
-    headers: {
-      'access-control-allow-origin': req.headers.origin ?? '*',
-      'access-control-allow-methods': 'POST, OPTIONS',
-      'access-control-allow-headers': 'Content-Type',
-      'access-control-max-age': '600',
-    },
   }
 }
 

@@ -79,6 +79,11 @@ export class Store {
     return [...(this.collections.get(collection)?.values() ?? [])].map((v) => structuredClone(v) as T)
   }
 
+  /** Stored values without copying, for read-only scans over large collections. */
+  peek(collection: string): Iterable<Json> {
+    return this.collections.get(collection)?.values() ?? ([] as Json[])
+  }
+
   keys(collection: string): string[] {
     return [...(this.collections.get(collection)?.keys() ?? [])]
   }
@@ -180,5 +185,6 @@ export class Store {
 
   close(): void {
     this.disk?.closeJournal()
+    this.disk?.unlock()
   }
 }

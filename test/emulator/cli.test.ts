@@ -137,12 +137,15 @@ describe('cms-sync emulator', () => {
         }
       }
     }
-    const writers = [0, 1, 2, 3].map(writer)
-    while (acknowledged.length < 300) await new Promise((r) => setTimeout(r, 10))
+    let writersDone = false
+    const writers = Promise.all([0, 1, 2, 3].map(writer)).then(() => {
+      writersDone = true
+    })
+    while (acknowledged.length < 300 && !writersDone) await new Promise((r) => setTimeout(r, 10))
     first.child.kill('SIGKILL')
     await first.exited
     stop = true
-    await Promise.all(writers)
+    await writers
 
     const second = await runEmulator(['--data', dataDir])
     const list = await fetch(`${second.url}/api/demo/live/content`, { headers: { cookie: `token=${auth}` } })

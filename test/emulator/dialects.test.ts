@@ -283,3 +283,71 @@ describe('dialect differences', () => {
     expect([res.status, res.text]).toEqual([400, 'Project "config" could not be found'])
   })
 })
+
+describe('oversized streamed body', () => {
+  it('answers 413 to a chunked upload past the limit without reading it all', async () => {
+    const emu = await start({ maxBodyMb: 1 })
+    const token = emu.token()
+    const chunk = Buffer.alloc(256 * 1024, 'a')
+    let sent = 0
+    const body = new ReadableStream({
+      pull(controller) {
+        if (sent >= 64) return controller.close()
+        sent++
+        controller.enqueue(chunk)
+      },
+    })
+    const res = await fetch(`${emu.url}/api/demo/live/forms/f?create=true`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie: `token=${token}` },
+      body,
+      duplex: 'half',
+    } as RequestInit)
+    expect(res.status).toBe(413)
+    expect(await res.text()).toContain('larger than the limit')
+    expect(sent).toBeLessThan(64)
+  })
+})
+
+describe('bad bodies on every writing endpoint (spec)', () => {
+  const cases: Array<[string, string, unknown, RegExp]> = [
+    ['POST', 'P/connections/c?create=true', { id: 'c', title: 5 }, /"title" must be a string/],
+    ['POST', 'P/forms/f?create=true', { id: 'f', inputs: [] }, /"inputs" must be an object/],
+    [
+      'POST',
+      'P/forms/f?create=true',
+      { id: 'f', appendRedirect: 'sometimes' },
+      /"appendRedirect" must be a boolean/,
+    ],
+    [
+      'POST',
+      'P/schemas/s?create=true',
+      { id: 's', type: 'content', allowedChildSchemas: 'x' },
+      /"allowedChildSchemas" must be an array/,
+    ],
+    ['POST', 'P/content/c?create=true', { id: 'c', publishOn: 'not a date' }, /"publishOn" must be a date/],
+    ['POST', 'P/media/tree/m', { id: 'm', folder: 3 }, /"folder" must be a string/],
+    ['POST', 'P/media/m', { filename: 'a.png' }, /"base64"/],
+    ['POST', 'P/media/m', { base64: '' }, /"filename"/],
+    ['POST', 'P/media/rename/m', { name: 7 }, /"name"/],
+    ['POST', '/api/demo/settings/info', 'text', /JSON/],
+    ['POST', '/api/users/new', { username: 'x' }, /password/],
+    ['POST', '/api/server/projects/new', { name: 4 }, /name/],
+    ['POST', '/api/server/migrate/demo', { from: 'live' }, /Environment/],
+    ['POST', '/api/config/debug', [1], /object/],
+    ['POST', '/api/demo/sync/login', 'nope', /JSON/],
+  ]
+  it.each(cases)('%s %s refuses %j with 400', async (method, path, body, message) => {
+    const emu = await start()
+    const token = emu.token()
+    const raw = typeof body === 'string' ? body : undefined
+    const res = await call(emu, method, path.replace('P/', '/api/demo/live/'), {
+      token,
+      body: raw === undefined ? body : undefined,
+      raw,
+      headers: raw === undefined ? {} : { 'content-type': 'application/json' },
+    })
+    expect(res.status).toBe(400)
+    expect(res.text).toMatch(message)
+  })
+})

@@ -36,6 +36,8 @@ describe('spec dialect media', () => {
     expect(bytes.headers.get('content-type')).toBe('image/png')
     expect(bytes.headers.get('content-length')).toBe(String(PNG.length))
     expect(Buffer.from(await bytes.arrayBuffer())).toEqual(PNG)
+    const head = await fetch(`${emu.url}/media/demo/live/${id}`, { method: 'HEAD' })
+    expect([head.status, head.headers.get('content-length')]).toEqual([200, String(PNG.length)])
 
     const renamed = await api.post(`P/media/rename/${id}`, { name: 'photo.txt' })
     expect(renamed.json()).toMatchObject({ id, name: 'photo.txt' })

@@ -103,3 +103,20 @@ describe('persistence with a data folder', () => {
     reopened.close()
   })
 })
+
+describe('data folder lock', () => {
+  it('refuses a second emulator on the same folder while the first runs, and frees it on close or failed start', async () => {
+    const dataDir = tempDir()
+    const first = await startEmulator({ dataDir })
+    await expect(startEmulator({ dataDir })).rejects.toThrow(/in use/)
+    await first.close()
+    const again = await startEmulator({ dataDir })
+    await again.close()
+    const fresh = tempDir()
+    await expect(
+      startEmulator({ dataDir: fresh, seedDir: path.join(fresh, 'no-such-workspace') }),
+    ).rejects.toThrow(/not a folder/)
+    const afterFailure = await startEmulator({ dataDir: fresh })
+    await afterFailure.close()
+  })
+})

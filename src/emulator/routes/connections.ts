@@ -4,8 +4,17 @@
 import { type Core, type Ctx, objectBody, type Route } from '../context.js'
 import { build, isObj, newId, type Obj, SHAPES } from '../entities.js'
 import { json } from '../http.js'
-import { heartbeat } from './content.js'
-import { col, envItem, envItems, missing, storeWrite, syncRoutes, writeTarget } from './resource.js'
+import {
+  col,
+  envItem,
+  envItems,
+  heartbeat,
+  missing,
+  requireItem,
+  storeWrite,
+  syncRoutes,
+  writeTarget,
+} from './resource.js'
 
 const P = '/api/:project/:environment'
 
@@ -70,8 +79,7 @@ export function connectionRoutes(route: Route, _core: Core): void {
   route('POST', `${P}/connections/heartbeat/:id`, { auth: 'user' }, (ctx) => heartbeat(ctx, 'connections'))
 
   route('GET', `${P}/connections/:id`, { auth: 'user' }, (ctx) => {
-    const connection = envItem(ctx, 'connections', ctx.params.id!)
-    if (!connection) throw missing(ctx, 'Connection', ctx.params.id!)
+    const connection = requireItem(ctx, 'connections', 'Connection')
     return json(connection)
   })
 
@@ -92,6 +100,6 @@ export function connectionRoutes(route: Route, _core: Core): void {
       throw missing(ctx, 'Connection', id)
     }
     ctx.core.store.del(col(ctx, 'connections'), id)
-    return ctx.d.writes.deleteUnknownOk ? ctx.text(message) : json(connection)
+    return ctx.d.replies.connectionDelete === 'message' ? ctx.text(message) : json(connection)
   })
 }

@@ -1,125 +1,32 @@
-// Content (§6.2, §7.1): full-replace writes with the server-owned fields forced, the parent's
-// allowedChildSchemas check on every write, publishOn/unpublishOn kept as schedule tasks,
-// ordering by `sort`, insert, example, and delete with or without children.
+// Content routes (§6.2): list, read, new, full-replace write, insert, example, delete with or
+// without children, heartbeat and the pull/push pair.
 
-import { type Core, type Ctx, objectBody, type Route } from '../context.js'
-import { build, isObj, newId, type Obj, SHAPES } from '../entities.js'
+import { type Core, objectBody, type Route } from '../context.js'
+import { isObj, newId } from '../entities.js'
 import { json } from '../http.js'
 import { names } from '../store.js'
-import { col, envItem, envItems, missing, storeWrite, syncRoutes, writeTarget } from './resource.js'
+import {
+  buildContent,
+  checkParent,
+  descendantsOf,
+  isRoot,
+  persistContent,
+  SCHEDULE_TYPES,
+  withSchedule,
+} from './content-model.js'
+import {
+  col,
+  envItems,
+  heartbeat,
+  missing,
+  requireItem,
+  storeWrite,
+  syncRoutes,
+  writeTarget,
+} from './resource.js'
 import { buildSchema, findSchema } from './schemas.js'
 
 const P = '/api/:project/:environment'
-const EPOCH = new Date(0).toISOString()
-const SCHEDULE_TYPES = [
-  ['publish', 'publishOn'],
-  ['unpublish', 'unpublishOn'],
-] as const
-
-const isRoot = (parentId: unknown) => parentId === '' || parentId === null || parentId === undefined
-
-export function scheduleOf(ctx: Ctx, contentId: string): Obj[] {
-  return SCHEDULE_TYPES.flatMap(([type]) => {
-    const task = ctx.core.store.get<Obj>(
-      names.tasks,
-      names.taskKey(ctx.project, ctx.environment, contentId, type),
-    )
-    return task ? [{ type: task.type, date: task.date, content: task.content }] : []
-  })
-}
-
-function withSchedule(ctx: Ctx, content: Obj): Obj {
-  const tasks = scheduleOf(ctx, content.id as string)
-  const dateOf = (type: string) => tasks.find((t) => t.type === type)?.date ?? null
-  return { ...content, publishOn: dateOf('publish'), unpublishOn: dateOf('unpublish') }
-}
-
-/** The parent checks every content write runs (§11 "Order of creation"). */
-function checkParent(ctx: Ctx, id: string, parentId: unknown, schemaId: unknown): void {
-  if (isRoot(parentId)) return
-  if (parentId === id) throw ctx.d.errors.bad(`Content "${id}" cannot be a child of itself`)
-  const parent = envItem(ctx, 'content', parentId as string)
-  if (!parent) throw missing(ctx, 'Content', parentId as string)
-  const parentSchema = findSchema(ctx, parent.schemaId as string)
-  const allowed = parentSchema?.allowedChildSchemas
-  if (Array.isArray(allowed) && !allowed.includes(schemaId)) {
-    throw ctx.d.errors.bad('This type of content is not allowed here')
-  }
-}
-
-function bottomSort(ctx: Ctx, parentId: unknown, exceptId: string): number {
-  const sorts = envItems(ctx, 'content')
-    .filter(
-      (c) =>
-        c.id !== exceptId &&
-        isRoot(c.parentId) === isRoot(parentId) &&
-        (isRoot(parentId) || c.parentId === parentId),
-    )
-    .map((c) => Number(c.sort) || 0)
-  return Math.max(0, ...sorts) + 1
-}
-
-function saveSchedule(ctx: Ctx, content: Obj, userId: string): void {
-  for (const [type, field] of SCHEDULE_TYPES) {
-    const key = names.taskKey(ctx.project, ctx.environment, content.id as string, type)
-    const date = content[field]
-    if (date === null) ctx.core.store.del(names.tasks, key)
-    else {
-      ctx.core.store.put(names.tasks, key, {
-        type,
-        date,
-        content: content.id,
-        user: userId,
-        project: ctx.project,
-        environment: ctx.environment,
-      })
-    }
-  }
-}
-
-/** A content node from a body, with what the server owns set as upstream sets it (§7.1). */
-export function buildContent(
-  ctx: Ctx,
-  body: Obj,
-  id: string,
-  existing: Obj | undefined,
-  userId: string,
-): Obj {
-  const content = build(SHAPES.content, body, ctx.d, 'Content')
-  content.id = id
-  if (content.createDate === null) {
-    content.createDate = ctx.d.content.missingCreateDateIsEpoch
-      ? EPOCH
-      : ((existing?.createDate as string | undefined) ?? new Date(ctx.core.now()).toISOString())
-  }
-  for (const [, field] of SCHEDULE_TYPES) {
-    const date = content[field]
-    if (typeof date === 'string' && new Date(date).getUTCFullYear() === 1970) {
-      throw ctx.d.errors.bad(`Date "${String(body[field])}" is invalid`)
-    }
-  }
-  checkParent(ctx, id, content.parentId, content.schemaId)
-  if (Number(content.sort) <= 0) content.sort = bottomSort(ctx, content.parentId, id)
-  return {
-    ...content,
-    updateDate: new Date(ctx.core.now()).toISOString(),
-    updatedBy: userId,
-    createdBy: content.createdBy || userId,
-    isLocked: false,
-    sync: { isRemote: false, hasRemote: false },
-  }
-}
-
-export function persistContent(ctx: Ctx, content: Obj, userId: string): Obj {
-  saveSchedule(ctx, content, userId)
-  // Reads take the dates from the tasks, so the stored document need not carry them.
-  return { ...content, publishOn: null, unpublishOn: null }
-}
-
-function descendantsOf(all: Obj[], id: string, deep: boolean): Obj[] {
-  const children = all.filter((c) => c.parentId === id)
-  return deep ? children.flatMap((c) => [c, ...descendantsOf(all, c.id as string, true)]) : children
-}
 
 export function contentRoutes(route: Route, _core: Core): void {
   route('GET', `${P}/content`, { auth: 'user' }, (ctx) => {
@@ -215,8 +122,7 @@ export function contentRoutes(route: Route, _core: Core): void {
   route('POST', `${P}/content/heartbeat/:id`, { auth: 'user' }, (ctx) => heartbeat(ctx))
 
   route('GET', `${P}/content/:id`, { auth: 'user' }, (ctx) => {
-    const content = envItem(ctx, 'content', ctx.params.id!)
-    if (!content) throw missing(ctx, 'Content', ctx.params.id!)
+    const content = requireItem(ctx, 'content', 'Content')
     return json(withSchedule(ctx, content))
   })
 
@@ -248,8 +154,7 @@ export function contentRoutes(route: Route, _core: Core): void {
     ]
     for (const goneId of gone) {
       store.del(col(ctx, 'content'), goneId)
-      // Upstream leaves the tasks of deleted nodes behind (§11); spec cleans up after itself.
-      if (ctx.d.content.deleteWholeSubtree) {
+      if (ctx.d.content.deleteRemovesSchedule) {
         for (const [type] of SCHEDULE_TYPES)
           store.del(names.tasks, names.taskKey(ctx.project, ctx.environment, goneId, type))
       }
@@ -264,23 +169,6 @@ export function contentRoutes(route: Route, _core: Core): void {
         })
       }
     }
-    return ctx.text(ctx.d.content.deleteWholeSubtree ? id : message)
+    return ctx.text(ctx.d.replies.contentDelete === 'id' ? id : message)
   })
-}
-
-/** Records who looked at a resource last (§6.14); these fields change without an edit. */
-export function heartbeat(
-  ctx: Ctx,
-  kind: 'content' | 'schemas' | 'connections' | 'forms' = 'content',
-): ReturnType<Ctx['text']> {
-  const userId = ctx.userId()
-  const item = envItem(ctx, kind, ctx.params.id!)
-  if (item) {
-    ctx.core.store.put(col(ctx, kind), ctx.params.id!, {
-      ...item,
-      viewedBy: userId,
-      viewedOn: new Date(ctx.core.now()).toISOString(),
-    })
-  }
-  return ctx.text('OK')
 }

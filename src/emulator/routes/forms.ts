@@ -4,8 +4,17 @@
 import { type Core, type Ctx, objectBody, type Route } from '../context.js'
 import { build, isObj, newId, type Obj, SHAPES } from '../entities.js'
 import { HttpError, json, type Reply } from '../http.js'
-import { heartbeat } from './content.js'
-import { col, envItem, envItems, missing, storeWrite, syncRoutes, writeTarget } from './resource.js'
+import {
+  col,
+  envItem,
+  envItems,
+  heartbeat,
+  missing,
+  requireItem,
+  storeWrite,
+  syncRoutes,
+  writeTarget,
+} from './resource.js'
 
 const P = '/api/:project/:environment'
 
@@ -80,15 +89,13 @@ export function formRoutes(route: Route, core: Core): void {
   route('POST', `${P}/forms/heartbeat/:id`, { auth: 'user' }, (ctx) => heartbeat(ctx, 'forms'))
 
   route('POST', `${P}/forms/clear/:id`, { auth: 'user' }, (ctx) => {
-    const form = envItem(ctx, 'forms', ctx.params.id!)
-    if (!form) throw missing(ctx, 'Form', ctx.params.id!)
+    const form = requireItem(ctx, 'forms', 'Form')
     ctx.core.store.put(col(ctx, 'forms'), ctx.params.id!, { ...form, entries: [] })
     return ctx.text('OK')
   })
 
   route('GET', `${P}/forms/:id/entries`, { auth: 'user' }, (ctx) => {
-    const form = envItem(ctx, 'forms', ctx.params.id!)
-    if (!form) throw missing(ctx, 'Form', ctx.params.id!)
+    const form = requireItem(ctx, 'forms', 'Form')
     const title = String(form.title || 'form').replace(/\W+/g, '-')
     return {
       status: 200,
@@ -127,9 +134,21 @@ export function formRoutes(route: Route, core: Core): void {
     return ctx.text(`Form with id "${id}" deleted successfully`)
   })
 
+  route('OPTIONS', `${P}/forms/:id/submit`, { auth: 'none' }, (ctx) => {
+    const form = requireItem(ctx, 'forms', 'Form')
+    return {
+      status: 204,
+      headers: {
+        ...cors(form),
+        'access-control-allow-methods': 'POST, OPTIONS',
+        'access-control-allow-headers': 'Content-Type',
+        'access-control-max-age': '600',
+      },
+    }
+  })
+
   route('POST', `${P}/forms/:id/submit`, { auth: 'none' }, async (ctx): Promise<Reply> => {
-    const form = envItem(ctx, 'forms', ctx.params.id!)
-    if (!form) throw missing(ctx, 'Form', ctx.params.id!)
+    const form = requireItem(ctx, 'forms', 'Form')
     const headers = cors(form)
     const origin = ctx.req.headers.origin
     if (
@@ -137,11 +156,8 @@ export function formRoutes(route: Route, core: Core): void {
       headers['access-control-allow-origin'] !== '*' &&
       origin !== headers['access-control-allow-origin']
     ) {
-      throw new HttpError(
-        ctx.d.auth.rejectAnonymous ? 403 : 400,
-        ctx.d.auth.rejectAnonymous ? `Origin "${origin}" may not submit this form` : 'Unauthorized',
-        headers,
-      )
+      const refused = ctx.d.forms.originRefused(origin)
+      throw new HttpError(refused.status, refused.message, headers)
     }
     const ip = ctx.req.socket.remoteAddress ?? ''
     const last = lastSubmit.get(ip)

@@ -159,14 +159,14 @@ export function mediaRoutes(route: Route, core: Core): void {
     if (name === undefined || name === '') throw new HttpError(400, 'Parameter "name" is required')
     if (ctx.d.media.jsonUpload) plainName(ctx, name, 'name')
     const found = envItem<MediaRecord>(ctx, 'media', ctx.params.id!)
-    if (!found) throw new HttpError(ctx.d.media.jsonUpload ? 404 : 400, `Media "${ctx.params.id}" not found`)
+    if (!found) throw ctx.d.errors.notFound(`Media "${ctx.params.id}" not found`)
     const renamed: MediaRecord = {
       ...found,
       name,
       updateDate: ctx.d.media.setsUpdateDate ? new Date(ctx.core.now()).toISOString() : null,
     }
     ctx.core.store.put(col(ctx, 'media'), renamed.id, renamed)
-    return ctx.d.media.jsonUpload ? json(view(ctx, renamed, true)) : ctx.text(renamed.id)
+    return ctx.d.replies.mediaRename === 'media' ? json(view(ctx, renamed, true)) : ctx.text(renamed.id)
   })
 
   route('GET', `${P}/media/:id`, { auth: 'user' }, (ctx) =>

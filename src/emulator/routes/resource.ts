@@ -58,6 +58,13 @@ export function missing(ctx: Ctx, label: string, id: string): HttpError {
   return ctx.d.errors.notFound(`${label} by id "${id}" was not found`)
 }
 
+/** The record the URL's :id names, or the dialect's not-found error. */
+export function requireItem(ctx: Ctx, kind: EnvKind, label: string, id = ctx.params.id!): Obj {
+  const item = envItem(ctx, kind, id)
+  if (!item) throw missing(ctx, label, id)
+  return item
+}
+
 /** `P/<path>/pull/:id` and `push/:id`: no parent project is ever configured in the emulator. */
 export function syncRoutes(route: Route, path: string, kind: EnvKind, label: string): void {
   const notEnabled = (ctx: Ctx) =>
@@ -72,7 +79,24 @@ export function syncRoutes(route: Route, path: string, kind: EnvKind, label: str
   route('POST', `/api/:project/:environment/${path}/push/:id`, { auth: 'user' }, (ctx) => {
     const reply = ctx.d.sync.pushReply
     if (!reply) throw notEnabled(ctx)
-    if (!envItem(ctx, kind, ctx.params.id!)) throw missing(ctx, label, ctx.params.id!)
+    requireItem(ctx, kind, label)
     return ctx.text(reply[kind as keyof typeof reply] === 'id' ? ctx.params.id! : 'OK')
   })
+}
+
+/** Records who looked at a resource last (§6.14); these fields change without an edit. */
+export function heartbeat(
+  ctx: Ctx,
+  kind: 'content' | 'schemas' | 'connections' | 'forms' = 'content',
+): ReturnType<Ctx['text']> {
+  const userId = ctx.userId()
+  const item = envItem(ctx, kind, ctx.params.id!)
+  if (item) {
+    ctx.core.store.put(col(ctx, kind), ctx.params.id!, {
+      ...item,
+      viewedBy: userId,
+      viewedOn: new Date(ctx.core.now()).toISOString(),
+    })
+  }
+  return ctx.text('OK')
 }

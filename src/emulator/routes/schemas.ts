@@ -5,7 +5,7 @@ import { type Core, type Ctx, objectBody, type Route } from '../context.js'
 import { build, isObj, newId, type Obj, SHAPES } from '../entities.js'
 import { json } from '../http.js'
 import { isNativeSchema, nativeSchema, nativeSchemas } from '../native-schemas.js'
-import { col, envItem, envItems, storeWrite, syncRoutes, writeTarget } from './resource.js'
+import { col, envItem, envItems, heartbeat, storeWrite, syncRoutes, writeTarget } from './resource.js'
 
 const P = '/api/:project/:environment'
 
@@ -103,6 +103,7 @@ export function schemaRoutes(route: Route, core: Core): void {
   })
 
   syncRoutes(route, 'schemas', 'schemas', 'Schema')
+  route('POST', `${P}/schemas/heartbeat/:id`, { auth: 'user' }, (ctx) => heartbeat(ctx, 'schemas'))
 
   route('GET', `${P}/schemas/:id`, { auth: 'user' }, (ctx) => {
     const schema = findSchema(ctx, ctx.params.id!)

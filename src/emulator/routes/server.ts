@@ -52,7 +52,8 @@ export function serverRoutes(route: Route, core: Core): void {
     if (typeof body.name !== 'string' || body.name.trim() === '')
       throw ctx.d.errors.bad('Expected {"name": string}')
     // Spec also takes a chosen id, so tests and scripts can create a project they can name.
-    const id = !ctx.d.writes.bodyIdWins && typeof body.id === 'string' && body.id !== '' ? body.id : newId()
+    const id =
+      ctx.d.replies.projectIdFromBody && typeof body.id === 'string' && body.id !== '' ? body.id : newId()
     if (projects.exists(id)) throw ctx.d.errors.taken(`Project "${id}" already exists`)
     projects.create(id, body.name)
     return json(projects.describe(id, usersOf(id)))

@@ -6,14 +6,12 @@ import { isObj } from '../entities.js'
 import { HttpError, json } from '../http.js'
 import { Projects } from '../projects.js'
 import { names } from '../store.js'
-import { scheduleOf } from './content.js'
+import { scheduleOf } from './content-model.js'
 
 function mayEditEnvironment(ctx: Ctx): void {
   const user = ctx.user
   if (!user || user.isAdmin || user.scopes[ctx.project]?.includes('settings')) return
-  throw ctx.d.auth.rejectAnonymous
-    ? new HttpError(403, 'You need the "settings" scope to do that')
-    : new HttpError(400, 'You need the "settings" scope to do that')
+  throw ctx.d.errors.refused('You need the "settings" scope to do that')
 }
 
 export function settingsRoutes(route: Route, core: Core): void {

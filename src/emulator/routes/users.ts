@@ -1,6 +1,6 @@
 // The User group (§6.1): login, logout, the current user, and user administration.
 
-import { hashPassword, publicUser, type User, verifyPassword } from '../auth.js'
+import { publicUser, type User, verifyPassword } from '../auth.js'
 import { type Core, type Ctx, objectBody, type Route } from '../context.js'
 import { isObj } from '../entities.js'
 import { HttpError, json, type Reply } from '../http.js'
@@ -72,8 +72,7 @@ export function userRoutes(route: Route, core: Core): void {
   route('POST', '/api/users/new', { auth: 'admin' }, async (ctx) => {
     const body = await objectBody(ctx)
     const { username, password } = credentials(ctx, body)
-    if (users.byName(username))
-      throw new HttpError(ctx.d.name === 'spec' ? 409 : 400, `Username "${username}" is taken`)
+    if (users.byName(username)) throw ctx.d.users.taken(`Username "${username}" is taken`)
     return json(publicUser(await users.create({ ...body, username, password })))
   })
 
@@ -89,7 +88,7 @@ export function userRoutes(route: Route, core: Core): void {
     if (!target) throw new HttpError(404, `User "${ctx.params.id}" not found`)
     const mayManage = caller.isAdmin || Object.values(caller.scopes).some((s) => s.includes('users'))
     if (caller.id !== target.id && !mayManage)
-      throw new HttpError(ctx.d.name === 'spec' ? 403 : 400, 'You need the "users" scope to do that')
+      throw ctx.d.errors.refused('You need the "users" scope to do that')
     const body = await objectBody(ctx)
     for (const key of ['fullName', 'email', 'username'] as const) {
       if (typeof body[key] === 'string') target[key] = body[key]
@@ -97,15 +96,26 @@ export function userRoutes(route: Route, core: Core): void {
     if (mayManage && typeof body.isAdmin === 'boolean') target.isAdmin = body.isAdmin
     if (mayManage && isObj(body.scopes)) target.scopes = body.scopes as Record<string, string[]>
     if (typeof body.password === 'string' && body.password !== '') {
-      target.password = await hashPassword(body.password)
+      target.password = await users.hash(body.password)
     }
     users.save(target)
-    return ctx.d.name === 'spec' ? json(publicUser(target)) : { status: 200, body: '' }
+    return ctx.d.users.updateReturnsUser ? json(publicUser(target)) : { status: 200, body: '' }
+  })
+
+  route('GET', '/api/:project/:environment/users', { auth: 'user' }, (ctx) => {
+    const current = ctx.userId()
+    const members = users.list().filter((u) => u.isAdmin || ctx.project in u.scopes)
+    return json(members.map((u) => publicUser(u, current)))
+  })
+
+  route('GET', '/api/:project/:environment/users/:id', { auth: 'user' }, (ctx) => {
+    const user = users.byId(ctx.params.id!)
+    if (!user) throw new HttpError(404, `User "${ctx.params.id}" not found`)
+    return json(publicUser(user))
   })
 
   route('DELETE', '/api/users/:id', { auth: 'admin' }, (ctx) => {
-    if (!users.byId(ctx.params.id!))
-      throw new HttpError(ctx.d.name === 'spec' ? 404 : 502, `User "${ctx.params.id}" not found`)
+    if (!users.byId(ctx.params.id!)) throw ctx.d.users.missingOnDelete(`User "${ctx.params.id}" not found`)
     users.remove(ctx.params.id!)
     return { status: 200, body: '' }
   })

@@ -1,0 +1,120 @@
+// Content nodes as the server writes them (§7.1): the full-replace build with the server-owned
+// fields forced, the parent checks, the "bottom" sort, and publishOn/unpublishOn kept as
+// schedule tasks (§5.6).
+
+import type { Ctx } from '../context.js'
+import { build, type Obj, SHAPES } from '../entities.js'
+import { names } from '../store.js'
+import { col, envItem, missing } from './resource.js'
+import { findSchema } from './schemas.js'
+
+const EPOCH = new Date(0).toISOString()
+export const SCHEDULE_TYPES = [
+  ['publish', 'publishOn'],
+  ['unpublish', 'unpublishOn'],
+] as const
+
+export const isRoot = (parentId: unknown) => parentId === '' || parentId === null || parentId === undefined
+
+export function scheduleOf(ctx: Ctx, contentId: string): Obj[] {
+  return SCHEDULE_TYPES.flatMap(([type]) => {
+    const task = ctx.core.store.get<Obj>(
+      names.tasks,
+      names.taskKey(ctx.project, ctx.environment, contentId, type),
+    )
+    return task ? [{ type: task.type, date: task.date, content: task.content }] : []
+  })
+}
+
+export function withSchedule(ctx: Ctx, content: Obj): Obj {
+  const tasks = scheduleOf(ctx, content.id as string)
+  const dateOf = (type: string) => tasks.find((t) => t.type === type)?.date ?? null
+  return { ...content, publishOn: dateOf('publish'), unpublishOn: dateOf('unpublish') }
+}
+
+/** The parent checks every content write runs (§11 "Order of creation"). */
+export function checkParent(ctx: Ctx, id: string, parentId: unknown, schemaId: unknown): void {
+  if (isRoot(parentId)) return
+  if (parentId === id) throw ctx.d.errors.bad(`Content "${id}" cannot be a child of itself`)
+  const parent = envItem(ctx, 'content', parentId as string)
+  if (!parent) throw missing(ctx, 'Content', parentId as string)
+  const parentSchema = findSchema(ctx, parent.schemaId as string)
+  const allowed = parentSchema?.allowedChildSchemas
+  if (Array.isArray(allowed) && !allowed.includes(schemaId)) {
+    throw ctx.d.errors.bad('This type of content is not allowed here')
+  }
+}
+
+function bottomSort(ctx: Ctx, parentId: unknown, exceptId: string): number {
+  const sorts = [...(ctx.core.store.peek(col(ctx, 'content')) as Iterable<Obj>)]
+    .filter(
+      (c) =>
+        c.id !== exceptId &&
+        isRoot(c.parentId) === isRoot(parentId) &&
+        (isRoot(parentId) || c.parentId === parentId),
+    )
+    .map((c) => Number(c.sort) || 0)
+  return Math.max(0, ...sorts) + 1
+}
+
+function saveSchedule(ctx: Ctx, content: Obj, userId: string): void {
+  for (const [type, field] of SCHEDULE_TYPES) {
+    const key = names.taskKey(ctx.project, ctx.environment, content.id as string, type)
+    const date = content[field]
+    if (date === null) ctx.core.store.del(names.tasks, key)
+    else {
+      ctx.core.store.put(names.tasks, key, {
+        type,
+        date,
+        content: content.id,
+        user: userId,
+        project: ctx.project,
+        environment: ctx.environment,
+      })
+    }
+  }
+}
+
+/** A content node from a body, with what the server owns set as upstream sets it (§7.1). */
+export function buildContent(
+  ctx: Ctx,
+  body: Obj,
+  id: string,
+  existing: Obj | undefined,
+  userId: string,
+): Obj {
+  const content = build(SHAPES.content, body, ctx.d, 'Content')
+  content.id = id
+  if (content.createDate === null) {
+    content.createDate = ctx.d.content.missingCreateDateIsEpoch
+      ? EPOCH
+      : ((existing?.createDate as string | undefined) ?? new Date(ctx.core.now()).toISOString())
+  }
+  for (const [, field] of SCHEDULE_TYPES) {
+    const date = content[field]
+    if (typeof date === 'string' && new Date(date).getUTCFullYear() === 1970) {
+      throw ctx.d.errors.bad(`Date "${String(body[field])}" is invalid`)
+    }
+  }
+  checkParent(ctx, id, content.parentId, content.schemaId)
+  if (Number(content.sort) <= 0) content.sort = bottomSort(ctx, content.parentId, id)
+  return {
+    ...content,
+    updateDate: new Date(ctx.core.now()).toISOString(),
+    updatedBy: userId,
+    createdBy: content.createdBy || userId,
+    isLocked: false,
+    sync: { isRemote: false, hasRemote: false },
+  }
+}
+
+export function persistContent(ctx: Ctx, content: Obj, userId: string): Obj {
+  saveSchedule(ctx, content, userId)
+  // Reads take the dates from the tasks, so the stored document need not carry them.
+  return { ...content, publishOn: null, unpublishOn: null }
+}
+
+export function descendantsOf(all: Obj[], id: string, deep: boolean): Obj[] {
+  const children = all.filter((c) => c.parentId === id)
+  return deep ? children.flatMap((c) => [c, ...descendantsOf(all, c.id as string, true)]) : children
+}
