@@ -1,7 +1,6 @@
 // pull, push and sync: one plan, three selections of its actions (style.md §5).
 
 import type { Command } from 'commander'
-import type { PlanItem } from '../engine/plan.js'
 import { globalOptions } from './context.js'
 import { withEngine } from './engine-session.js'
 import type { CliIo } from './io.js'
@@ -9,9 +8,9 @@ import { type RunOptions, withRunOptions } from './run-options.js'
 import { exitCodeFor, printOutcome, progressFor } from './run-report.js'
 
 export interface SyncCommandSpec {
+  /** Also names the engine's selection of plan actions (SELECT in engine/run.ts). */
   name: 'pull' | 'push' | 'sync'
   summary: string
-  select: (item: PlanItem) => boolean
 }
 
 export function registerSyncCommand(
@@ -23,7 +22,8 @@ export function registerSyncCommand(
   withRunOptions(program.command(spec.name).description(spec.summary)).action(
     async (paths: string[], opts: RunOptions, cmd: Command) => {
       const globals = globalOptions(cmd)
-      const { applyRun, planRun } = await import('../engine/run.js')
+      // The engine loads only when the command runs, so --help stays fast.
+      const { applyRun, planRun, SELECT } = await import('../engine/run.js')
       await withEngine(io, cmd, paths, { lock: !opts.dryRun }, async ({ deps, scope }) => {
         const planned = await planRun(deps, {
           ...(opts.prefer ? { prefer: opts.prefer } : {}),
@@ -31,7 +31,7 @@ export function registerSyncCommand(
         })
         const progress = progressFor(io, globals)
         const outcome = await applyRun(deps, planned, {
-          select: spec.select,
+          select: SELECT[spec.name],
           scope,
           dryRun: !!opts.dryRun,
           allowDeletes: !!opts.allowDeletes,

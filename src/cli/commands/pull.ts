@@ -1,7 +1,6 @@
 // `cms-sync pull [paths...]`: Apply remote changes locally; never overwrites an unsynced local edit.
 
 import type { Command } from 'commander'
-import { SELECT } from '../../engine/run.js'
 import type { CliIo } from '../io.js'
 import { registerSyncCommand } from '../sync-command.js'
 
@@ -9,6 +8,5 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
   registerSyncCommand(program, io, setExit, {
     name: 'pull',
     summary: 'Apply remote changes locally; never overwrites an unsynced local edit',
-    select: SELECT.pull,
   })
 }

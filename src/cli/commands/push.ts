@@ -1,7 +1,6 @@
 // `cms-sync push [paths...]`: Apply local changes remotely; never overwrites a remote change made since the last sync.
 
 import type { Command } from 'commander'
-import { SELECT } from '../../engine/run.js'
 import type { CliIo } from '../io.js'
 import { registerSyncCommand } from '../sync-command.js'
 
@@ -9,6 +8,5 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
   registerSyncCommand(program, io, setExit, {
     name: 'push',
     summary: 'Apply local changes remotely; never overwrites a remote change made since the last sync',
-    select: SELECT.push,
   })
 }
