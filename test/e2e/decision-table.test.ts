@@ -2,6 +2,8 @@
 // both dialects: Given a synced workspace, When each side changes (or not), Then status shows
 // the row's action and sync carries it out (or keeps the conflict and loses nothing).
 
+import { readdir } from 'node:fs/promises'
+import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { contentFile, contentOf } from '../helpers/fixtures.js'
 import { startWorld, type World } from '../helpers/sync-world.js'
@@ -195,3 +197,62 @@ describe.each(['spec', 'upstream'] as const)('how sync decides (%s dialect)', (d
     if (row.exitCode === 0) expect((await world.cli('--json', 'status')).json.clean).toBe(true)
   })
 })
+
+// Each conflict row settled both ways with --prefer: the winner is on both sides afterwards, the
+// loser is in trash, and the workspace is clean.
+type PreferRow = [
+  name: string,
+  local: Step,
+  remote: Step,
+  prefer: 'local' | 'remote',
+  winner: string | 'gone',
+]
+const PREFER_ROWS: PreferRow[] = [
+  ['both edited, local wins', editLocal('local'), editRemote('remote'), 'local', 'local'],
+  ['both edited, remote wins', editLocal('local'), editRemote('remote'), 'remote', 'remote'],
+  ['edited locally, deleted remotely, local wins', editLocal('local'), deleteRemote, 'local', 'local'],
+  ['edited locally, deleted remotely, remote wins', editLocal('local'), deleteRemote, 'remote', 'gone'],
+  ['deleted locally, edited remotely, local wins', deleteLocal, editRemote('remote'), 'local', 'gone'],
+  ['deleted locally, edited remotely, remote wins', deleteLocal, editRemote('remote'), 'remote', 'remote'],
+]
+
+describe.each(['spec', 'upstream'] as const)('--prefer settles conflicts (%s dialect)', (dialect) => {
+  let world: World
+  afterEach(async () => world?.close())
+
+  test.each(PREFER_ROWS)('%s', async (_name, local, remote, prefer, winner) => {
+    // Given a conflict
+    world = await startWorld(dialect)
+    expect((await world.cli('sync')).exitCode).toBe(0)
+    await local(world)
+    await remote(world)
+    expect((await world.cli('sync')).exitCode).toBe(3)
+    // When sync prefers one side
+    const run = await world.cli('--json', 'sync', '--prefer', prefer)
+    // Then both sides hold the winner and nothing is left to do
+    expect(run.exitCode).toBe(0)
+    if (winner === 'gone') {
+      expect(await world.exists('content/news.json')).toBe(false)
+      expect(await world.server.get('content', 'news')).toBeUndefined()
+    } else {
+      expect(await title(world)).toBe(winner)
+      expect(await serverTitle(world)).toBe(winner)
+    }
+    expect((await world.cli('--json', 'status')).json.clean).toBe(true)
+    // And the losing version, if there was one, is kept in trash
+    const loser = prefer === 'local' ? remote : local
+    if (loser !== deleteLocal && loser !== deleteRemote) {
+      const kept = await trashFiles(world)
+      expect(
+        kept.some((f) => f.endsWith(prefer === 'local' ? 'content/news.json.remote' : 'content/news.json')),
+      ).toBe(true)
+    }
+  })
+})
+
+async function trashFiles(w: World): Promise<string[]> {
+  const entries = await readdir(w.file('.cms-sync/trash'), { recursive: true, withFileTypes: true })
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => path.join(e.parentPath, e.name).split(path.sep).join('/'))
+}
