@@ -39,6 +39,10 @@ export function registerSyncCommand(
           reportRemoteProblems: spec.name !== 'push',
           ...(progress ? { onProgress: progress } : {}),
         })
+        // An explicit push or sync is the go-ahead a paused watcher waits for (docs/watch.md).
+        if (spec.name !== 'pull' && !opts.dryRun && outcome.failed.length === 0) {
+          await (await import('../watch/mass-change.js')).clearPause(deps.root)
+        }
         printOutcome(io, globals, spec.name, outcome, !!opts.dryRun)
         setExit(exitCodeFor(outcome))
       })

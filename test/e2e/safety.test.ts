@@ -136,4 +136,18 @@ describe.each(['spec', 'upstream'] as const)('safety (%s dialect)', (dialect) =>
     expect(await readFile(path.join(kept, 'news.json'), 'utf8')).toBe(old)
     expect(await readdir(kept)).toContain('shop.json')
   })
+  test('an explicit push lifts a paused watcher; a dry run does not', async () => {
+    const w = await synced()
+    const { readPause, setPause } = await import('../../src/watch/mass-change.js')
+    await setPause(w.root, {
+      since: new Date().toISOString(),
+      reason: 'mass-change',
+      count: 60,
+      samplePaths: [],
+    })
+    await w.cli('push', '--dry-run')
+    expect(await readPause(w.root)).toBeDefined()
+    expect((await w.cli('push')).exitCode).toBe(0)
+    expect(await readPause(w.root)).toBeUndefined()
+  })
 })
