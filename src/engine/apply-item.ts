@@ -19,8 +19,8 @@ export interface ApplyContext {
   writer: LocalWriter
   logger: EngineLogger
   now: () => string
-  /** Every schema id a content may name: native, on the server, and in schemas/. */
-  schemaIds: ReadonlySet<string>
+  /** Every schema id a content may name (native, on the server, in schemas/); undefined when schemas are not synced. */
+  schemaIds: ReadonlySet<string> | undefined
   local: ReadonlyMap<string, LocalEntry>
   remote: ReadonlyMap<string, RemoteEntry>
 }
@@ -86,7 +86,7 @@ export async function pushItem(
   const { parsed } = prepared
   if (parsed.hash !== ctx.local.get(item.path)?.hash) return changedLocally
   if (!parsed.ok) return { status: 'failed', error: parsed.problems.join('; ') }
-  const problems = codec.checkReferences(parsed.file, { schemaIds: ctx.schemaIds })
+  const problems = ctx.schemaIds ? codec.checkReferences(parsed.file, { schemaIds: ctx.schemaIds }) : []
   if (problems.length > 0) return { status: 'failed', error: problems.join('; ') }
   if (!(await localAsPlanned(ctx, item, codec))) return changedLocally
   const remote = await remoteAsPlanned(ctx, item, codec)

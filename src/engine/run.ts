@@ -150,10 +150,15 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
   }
   if (run.rebound) await run.store.save()
   const now = opts.now ?? (() => new Date().toISOString())
-  const schemaIds = new Set([
-    ...NATIVE_SCHEMA_IDS,
-    ...[...run.remote.values(), ...run.local.values()].filter((e) => e.kind === 'schema').map((e) => e.id),
-  ])
+  // Schema ids are known only when schemas are synced too; otherwise the check is left to the server.
+  const schemaIds = deps.codecs.some((codec) => codec.kind === 'schema')
+    ? new Set([
+        ...NATIVE_SCHEMA_IDS,
+        ...[...run.remote.values(), ...run.local.values()]
+          .filter((e) => e.kind === 'schema')
+          .map((e) => e.id),
+      ])
+    : undefined
   const ctx = {
     root: deps.root,
     client: deps.client,
