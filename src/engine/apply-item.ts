@@ -154,6 +154,7 @@ export async function mergeBaseItem(ctx: ApplyContext, item: PlanItem): Promise<
   const remote = ctx.remote.get(item.path)
   if (!local || !remote) {
     await ctx.store.forget(item.path)
+    await removeConflictCopy(ctx.root, item.path)
     return applied
   }
   await ctx.store.commit({
