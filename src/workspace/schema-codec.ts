@@ -1,6 +1,7 @@
 // schemas/<id>.json: custom schemas with the fields of docs/api-dialects.md. Schemas have no
 // timestamps, so their revision is the hash of their file form.
 
+import { NATIVE_SCHEMA_IDS } from '../remote/dialect.js'
 import { type Codec, fileBytes, type JsonObject, pick } from './codec.js'
 import { checkFile, type FieldSpec } from './file-checks.js'
 
@@ -38,6 +39,13 @@ export const schemaCodec: Codec = {
     return pick(remote, ['id', ...Object.keys(specFor(remote))])
   },
   validate(value, expectedId) {
+    // Upstream would store a shadow copy that the built-in one hides forever (upstream §12).
+    if (NATIVE_SCHEMA_IDS.has(expectedId)) {
+      return {
+        ok: false,
+        problems: [`id: "${expectedId}" is a built-in schema of the server and cannot be written`],
+      }
+    }
     return checkFile(value, expectedId, specFor(value))
   },
   checkReferences() {

@@ -122,4 +122,11 @@ describe('schema codec', () => {
       problems: [expect.stringMatching(/type: expected one of content, field/)],
     })
   })
+
+  test('a built-in schema id is refused: the server would keep a hidden shadow copy', () => {
+    expect(parseFileText(schemaCodec, '{"type":"content"}', 'page')).toMatchObject({
+      ok: false,
+      problems: [expect.stringMatching(/built-in schema/)],
+    })
+  })
 })
