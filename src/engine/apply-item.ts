@@ -28,7 +28,7 @@ export interface ApplyContext {
 export type ItemResult =
   | { status: 'applied' }
   | { status: 'conflict'; reason?: string }
-  | { status: 'failed'; error: string }
+  | { status: 'failed'; error: string; code?: string }
 
 const applied: ItemResult = { status: 'applied' }
 const changedLocally: ItemResult = { status: 'conflict', reason: 'the file changed during the run' }

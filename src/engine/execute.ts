@@ -29,6 +29,10 @@ import { childrenFirst, parentsFirst } from './order.js'
 import { type Outcome, reportOf } from './outcome.js'
 import type { PlanItem } from './plan.js'
 
+function codeOf(error: unknown): { code?: string } {
+  return error instanceof RemoteError ? { code: error.code } : {}
+}
+
 type Prepared = { parsed: ParsedFile; stat: ItemState['stat'] }
 
 async function preparePushes(ctx: ApplyContext, items: PlanItem[]): Promise<Map<string, Prepared>> {
@@ -72,6 +76,7 @@ export async function execute(
   selected: readonly PlanItem[],
   codecs: readonly Codec[],
   onProgress: (done: number, total: number, item: PlanItem) => void = () => {},
+  signal?: AbortSignal,
 ): Promise<Outcome> {
   const outcome: Outcome = { applied: [], conflicts: [], failed: [] }
   const pushes = selected.filter((item) => item.action === 'push')
@@ -88,6 +93,9 @@ export async function execute(
   let done = 0
   const total = steps.filter((item) => item.action !== 'none').length
   for (const item of steps) {
+    // Asked to stop (watch shutdown): leave the rest; their state is untouched, so the next
+    // run finds them again.
+    if (signal?.aborted) break
     const codec = codecFor(item.kind)!
     let result: ItemResult | undefined
     try {
@@ -98,7 +106,7 @@ export async function execute(
       result =
         error instanceof RemoteError && error.code === 'conflict'
           ? { status: 'conflict', reason: 'the server copy changed while it was being written' }
-          : { status: 'failed', error: (error as Error).message }
+          : { status: 'failed', error: (error as Error).message, ...codeOf(error) }
     }
     if (result?.status === 'applied' && item.action !== 'merge-base') outcome.applied.push(reportOf(item))
     if (result?.status === 'conflict') {
@@ -108,7 +116,9 @@ export async function execute(
     if (result?.status === 'applied') ctx.logger.info({ path: item.path, action: item.action }, 'applied')
     if (result?.status === 'failed') {
       ctx.logger.error({ path: item.path, action: item.action, error: result.error }, 'item failed')
-      outcome.failed.push(reportOf(item, { error: result.error }))
+      outcome.failed.push(
+        reportOf(item, { error: result.error, ...(result.code ? { code: result.code } : {}) }),
+      )
     }
     if (item.action !== 'none') onProgress(++done, total, item)
   }

@@ -13,6 +13,8 @@ export interface ItemReport {
   action: PlanItem['action']
   /** failed: what went wrong. */
   error?: string
+  /** failed on the server: the client's error code (server, network, rate-limited, rejected, ...). */
+  code?: string
   /** A conflict found while running (not in the plan): why the change was not applied. */
   reason?: string
 }

@@ -81,7 +81,9 @@ export async function planRun(
     snapshot = await snapshotRemote(deps.client, deps.codecs, (path) => store.get(path))
   } catch (error) {
     if (error instanceof ListingFailedError) {
-      throw new SafetyStopError(`safety stop: ${error.message}; nothing was changed`)
+      const stop = new SafetyStopError(`safety stop: ${error.message}; nothing was changed`)
+      stop.cause = error
+      throw stop
     }
     throw error
   }
@@ -130,6 +132,8 @@ export interface ApplyOptions {
   /** Also report server items that cannot be mirrored (commands that pull). */
   reportRemoteProblems: boolean
   onProgress?: (done: number, total: number, item: PlanItem) => void
+  /** Stops the run between items (watch shutdown). */
+  signal?: AbortSignal
   now?: () => string
 }
 
@@ -172,7 +176,7 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
   }
   let outcome: Outcome
   try {
-    outcome = await execute(ctx, selected, deps.codecs, opts.onProgress)
+    outcome = await execute(ctx, selected, deps.codecs, opts.onProgress, opts.signal)
   } finally {
     await run.store.flush()
   }

@@ -1,0 +1,85 @@
+// The engine as the watch daemon's work queue runs it, against the real emulator.
+
+import { afterEach, expect, test } from 'vitest'
+import { watchRun } from '../../src/engine/watch-run.js'
+import { createLogger } from '../../src/log/logger.js'
+import { createRemoteClient, type RemoteClient } from '../../src/remote/index.js'
+import { CODECS } from '../../src/workspace/codecs.js'
+import { syncedWorld, type World } from '../helpers/sync-world.js'
+
+let world: World
+let client: RemoteClient
+afterEach(async () => {
+  await client?.close()
+  await world?.close()
+})
+
+async function runFor(w: World, paused = false) {
+  client = await createRemoteClient({
+    server: w.proxy.url,
+    project: 'demo',
+    environment: 'live',
+    token: w.emulator.token(),
+    dialect: 'spec',
+    rateLimit: { requestsPerSecond: 1000, concurrency: 4 },
+    maxRetries: 0,
+  })
+  const deps = {
+    root: w.root,
+    target: { server: w.proxy.url, project: 'demo', environment: 'live' },
+    client,
+    logger: createLogger(),
+    codecs: CODECS,
+    maxDeletePercent: 50,
+  }
+  return watchRun(deps, { paused: async () => paused })
+}
+
+const context = (full = false) => ({ full, signal: new AbortController().signal })
+
+test('dirty paths are synced, and only those', async () => {
+  world = await syncedWorld('spec')
+  await world.editJson('content/home.json', { properties: { title: 'one' } })
+  await world.editJson('content/news.json', { properties: { title: 'two' } })
+  const run = await runFor(world)
+  const result = await run(new Set(['content/home.json']), context())
+  expect(result).toMatchObject({
+    kind: 'done',
+    retryPaths: [],
+    outcome: { applied: [{ path: 'content/home.json' }] },
+  })
+  expect(await world.server.get('content', 'news')).toMatchObject({ properties: { title: 'news' } })
+})
+
+test('while paused, only the pull side runs', async () => {
+  world = await syncedWorld('spec')
+  await world.editJson('content/home.json', { properties: { title: 'local' } })
+  await world.setContent('news', { properties: { title: 'remote' } })
+  const run = await runFor(world, true)
+  const result = await run(new Set(), context(true))
+  expect(result).toMatchObject({
+    kind: 'done',
+    outcome: { applied: [{ path: 'content/news.json', action: 'pull' }] },
+  })
+  expect(await world.server.get('content', 'home')).toMatchObject({ properties: { title: 'home' } })
+})
+
+test('a server out of reach is offline, not an error, and changes nothing', async () => {
+  world = await syncedWorld('spec')
+  await world.editJson('content/home.json', { properties: { title: 'local' } })
+  world.proxy.override = () => ({ status: 503, body: 'down for maintenance' })
+  const run = await runFor(world)
+  expect(await run(new Set(['content/home.json']), context())).toMatchObject({ kind: 'offline' })
+  world.proxy.override = undefined
+  expect(await world.server.get('content', 'home')).toMatchObject({ properties: { title: 'home' } })
+})
+
+test('an aborted run stops between items', async () => {
+  world = await syncedWorld('spec')
+  await world.editJson('content/home.json', { properties: { title: 'local' } })
+  const controller = new AbortController()
+  controller.abort()
+  const run = await runFor(world)
+  const result = await run(new Set(['content/home.json']), { full: false, signal: controller.signal })
+  expect(result).toMatchObject({ kind: 'done', outcome: { applied: [] } })
+})
