@@ -7,10 +7,11 @@ import { readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { contentFile } from '../helpers/fixtures.js'
-import { syncedWorld, type World } from '../helpers/sync-world.js'
+import { startWorld, syncedWorld, type World } from '../helpers/sync-world.js'
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, stdio: 'pipe' }).toString()
 const newContent = contentFile
+const EXAMPLE = path.join(import.meta.dirname, '..', '..', 'example-workspace')
 
 describe.each(['spec', 'upstream'] as const)('workspace and server (%s dialect)', (dialect) => {
   let world: World
@@ -211,5 +212,21 @@ describe.each(['spec', 'upstream'] as const)('workspace and server (%s dialect)'
     expect(run.json).toEqual({ applied: [], conflicts: [], failed: [] })
     expect(await w.server.get('content', 'drafts-1')).toBeUndefined()
     expect(await w.readJson('content/news.json')).toMatchObject({ properties: { title: 'local only' } })
+  })
+
+  test('the same server state always gives the same bytes: a pull of the seeded example equals its files', async () => {
+    // Given the emulator seeded from the example workspace (which holds canonical files)
+    world = await startWorld(dialect, { seedDir: EXAMPLE })
+    // When an empty workspace syncs
+    expect((await world.cli('sync')).exitCode).toBe(0)
+    // Then every schema and content file is byte-identical to the example's
+    const tree = await world.tree()
+    for (const folder of ['schemas', 'content']) {
+      for (const name of await readdir(path.join(EXAMPLE, folder))) {
+        expect(tree[`${folder}/${name}`], `${folder}/${name}`).toBe(
+          await readFile(path.join(EXAMPLE, folder, name), 'utf8'),
+        )
+      }
+    }
   })
 })

@@ -135,8 +135,15 @@ export class World {
   }
 }
 
-export async function startWorld(dialect: Dialect, opts: { content?: string[] } = {}): Promise<World> {
-  const emulator = await startEmulator({ port: 0, dialect })
+export async function startWorld(
+  dialect: Dialect,
+  opts: { content?: string[]; seedDir?: string } = {},
+): Promise<World> {
+  const emulator = await startEmulator({
+    port: 0,
+    dialect,
+    ...(opts.seedDir ? { seedDir: opts.seedDir } : {}),
+  })
   const proxy = await startCountingProxy(emulator.url)
   const server = await createRemoteClient({
     server: emulator.url,
@@ -146,8 +153,8 @@ export async function startWorld(dialect: Dialect, opts: { content?: string[] } 
     dialect,
     rateLimit: { requestsPerSecond: 1000, concurrency: 4 },
   })
-  await server.put('schema', 'section', SECTION_SCHEMA)
-  for (const id of opts.content ?? ['home', 'news', 'contact', 'shop'])
+  if (!opts.seedDir) await server.put('schema', 'section', SECTION_SCHEMA)
+  for (const id of opts.seedDir ? [] : (opts.content ?? ['home', 'news', 'contact', 'shop']))
     await server.put('content', id, contentOf(id))
   const base = await mkdtemp(path.join(tmpdir(), 'cms-sync-e2e-'))
   const root = path.join(base, 'site')
