@@ -94,7 +94,11 @@ export async function pushItem(
   if (item.settledFor === 'local' && remote.current) {
     await ctx.writer.keepRemoteInTrash(item.path, fileBytes(codec.toFile(remote.current)).text)
   }
-  const body = codec.toBody(parsed.file, { current: remote.current, now: ctx.now() })
+  const body = codec.toBody(parsed.file, {
+    current: remote.current,
+    baseCreateDate: ctx.store.get(item.path)?.createDate,
+    now: ctx.now(),
+  })
   const stored = await ctx.client.put(item.kind, item.id, body, {
     expected: (current) => (current ? codec.revisionOf(current) : undefined) === remote.rev,
   })

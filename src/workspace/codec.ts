@@ -11,6 +11,8 @@ export type JsonObject = Record<string, unknown>
 export interface BodyContext {
   /** The item as the server holds it right now, if it exists. */
   current: JsonObject | undefined
+  /** The createDate recorded at the last sync, for an item the server lost since (re-created). */
+  baseCreateDate?: string | null | undefined
   /** Now, as an ISO string; passed in so codecs stay free of clocks. */
   now: string
 }

@@ -32,7 +32,7 @@ export const contentCodec: Codec = {
       : [`schemaId: unknown schema ${JSON.stringify(schemaId)} (neither on the server nor in schemas/)`]
   },
   toBody(file, ctx) {
-    const createDate = (ctx.current?.createDate as string | null | undefined) ?? ctx.now
+    const createDate = (ctx.current?.createDate as string | null | undefined) ?? ctx.baseCreateDate ?? ctx.now
     const body: JsonObject = { publishOn: null, unpublishOn: null, ...file, createDate }
     return body
   },

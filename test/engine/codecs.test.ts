@@ -52,6 +52,14 @@ describe('content codec', () => {
     expect(body).not.toHaveProperty('updateDate')
   })
 
+  test('an item the server lost gets back the createDate of the last sync', () => {
+    const body = contentCodec.toBody(
+      { id: 'x', schemaId: 'page' },
+      { current: undefined, baseCreateDate: '2021-01-01T00:00:00.000Z', now: '2030-01-01T00:00:00.000Z' },
+    )
+    expect(body.createDate).toBe('2021-01-01T00:00:00.000Z')
+  })
+
   test('a new item gets now as its createDate', () => {
     const body = contentCodec.toBody(
       { id: 'x', schemaId: 'page' },
