@@ -42,6 +42,7 @@ export async function snapshotRemote(
   client: RemotePort,
   codecs: readonly Codec[],
   base: (path: string) => ItemState | undefined,
+  ignored: (path: string) => boolean = () => false,
 ): Promise<RemoteSnapshot> {
   const entries = new Map<string, RemoteEntry>()
   const problems: RemoteSnapshot['problems'] = []
@@ -70,7 +71,7 @@ export async function snapshotRemote(
         continue
       }
       // The server may hold two documents with one id (upstream §7.2); the first one listed wins.
-      if (entries.has(path)) continue
+      if (entries.has(path) || ignored(path)) continue
       const rev = codec.revisionOf(listedObject)
       const known = base(path)
       const complete = !codec.listIsIncomplete(client.dialect)

@@ -78,7 +78,12 @@ export async function planRun(
   )
   let snapshot: RemoteSnapshot
   try {
-    snapshot = await snapshotRemote(deps.client, deps.codecs, (path) => store.get(path))
+    snapshot = await snapshotRemote(
+      deps.client,
+      deps.codecs,
+      (path) => store.get(path),
+      (path) => !synced(path),
+    )
   } catch (error) {
     if (error instanceof ListingFailedError) {
       const stop = new SafetyStopError(`safety stop: ${error.message}; nothing was changed`)
@@ -91,7 +96,6 @@ export async function planRun(
     baseItems.map((item) => [item.path, { ...item, hash: item.baseHash }]),
   )
   const local = new Map(scan.entries.map((entry) => [entry.path, entry]))
-  for (const path of snapshot.entries.keys()) if (!synced(path)) snapshot.entries.delete(path)
   const result = plan(base, local, snapshot.entries, opts.prefer ? { prefer: opts.prefer } : {})
   return {
     store,
