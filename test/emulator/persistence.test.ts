@@ -1,22 +1,11 @@
 // --data: state survives a restart, a torn journal line is ignored, and many writes stay cheap.
 
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { startEmulator } from '../../src/emulator/index.js'
 import { Store } from '../../src/emulator/store.js'
-import { call, client, login } from './helpers.js'
-
-const dirs: string[] = []
-function tempDir(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-emu-data-'))
-  dirs.push(dir)
-  return dir
-}
-afterEach(() => {
-  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true })
-})
+import { call, client, login, tempDir } from './helpers.js'
 
 describe('persistence with a data folder', () => {
   it('keeps content, media bytes, users, settings and persistent tokens across a restart', async () => {
