@@ -93,6 +93,32 @@ describe('persistence with a data folder', () => {
   })
 })
 
+describe('compaction', () => {
+  it('folds a grown journal into the snapshot while writing, keeping every record and only live blobs', () => {
+    const dataDir = tempDir()
+    const store = Store.open(dataDir, 20_000)
+    const blobs: string[] = []
+    for (let i = 0; i < 300; i++) {
+      const blob = store.writeBlob(Buffer.from(`bytes ${i}`))
+      store.put('demo\u0000live\u0000media', `m${i % 10}`, { id: `m${i % 10}`, blob })
+      if (blobs[i % 10]) store.releaseBlob(blobs[i % 10]!)
+      blobs[i % 10] = blob
+      store.put('bulk', `k${i}`, { i, text: 'y'.repeat(100) })
+    }
+    expect(fs.statSync(path.join(dataDir, 'journal.jsonl')).size).toBeLessThan(20_000 + 1000)
+    store.close()
+    const reopened = Store.open(dataDir)
+    expect(reopened.keys('bulk')).toHaveLength(300)
+    const media = reopened.list<{ blob: string }>('demo\u0000live\u0000media')
+    expect(media).toHaveLength(10)
+    expect(media.map((m) => reopened.readBlob(m.blob)?.toString()).sort()).toEqual(
+      Array.from({ length: 10 }, (_, i) => `bytes ${290 + i}`).sort(),
+    )
+    expect(fs.readdirSync(path.join(dataDir, 'blobs')).sort()).toEqual(media.map((m) => m.blob).sort())
+    reopened.close()
+  })
+})
+
 describe('data folder lock', () => {
   it('refuses a second emulator on the same folder while the first runs, and frees it on close or failed start', async () => {
     const dataDir = tempDir()
