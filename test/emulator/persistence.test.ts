@@ -65,9 +65,12 @@ describe('persistence with a data folder', () => {
       '{"s":9999,"o":{"t":"put","c":"x","k":"y","v":{"half',
     )
 
+    // What a crash during a snapshot write leaves: a half temp file next to the intact snapshot.
+    fs.writeFileSync(path.join(dataDir, 'snapshot.json.abc123.tmp'), '{"seq":1,"coll')
     const second = await startEmulator({ dataDir })
     const again = client(second, second.token())
     expect((await again.get('P/forms')).json().map((f: { id: string }) => f.id)).toEqual(['a', 'b'])
+    expect(fs.readdirSync(dataDir).filter((f) => f.endsWith('.tmp'))).toEqual([])
     await again.post('P/forms/c?create=true', { id: 'c', title: 'C' })
     await second.close()
     const third = await startEmulator({ dataDir })
