@@ -9,7 +9,7 @@ import type { Core, Logger } from './context.js'
 import { DIALECTS, type DialectName } from './dialect.js'
 import { type FaultSpec, Faults, parseFaults } from './faults.js'
 import { text } from './http.js'
-import { Projects } from './projects.js'
+import { badEnvironmentName, Projects } from './projects.js'
 import { connectionRoutes } from './routes/connections.js'
 import { contentRoutes } from './routes/content.js'
 import { formRoutes } from './routes/forms.js'
@@ -70,6 +70,8 @@ const SILENT: Logger = { info: () => {}, warn: () => {} }
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
   const dialectName = options.dialect ?? 'spec'
   if (!DIALECTS[dialectName]) throw new Error(`unknown dialect "${dialectName}"; expected spec or upstream`)
+  const envProblem = badEnvironmentName(options.environment ?? 'live')
+  if (envProblem) throw new Error(envProblem)
   const faultSpec = typeof options.faults === 'string' ? parseFaults(options.faults) : (options.faults ?? {})
   const store = options.dataDir ? Store.open(options.dataDir) : Store.inMemory()
   try {

@@ -2,6 +2,7 @@
 
 import { type Command, InvalidArgumentError } from 'commander'
 import { parseFaults, startEmulator } from '../../emulator/index.js'
+import { badEnvironmentName } from '../../emulator/projects.js'
 import { CliError, ExitCode } from '../exit-codes.js'
 import type { CliIo } from '../io.js'
 
@@ -49,6 +50,8 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
       if (opts.dialect !== 'spec' && opts.dialect !== 'upstream') {
         throw new CliError(`--dialect must be spec or upstream, got "${opts.dialect}"`, ExitCode.usage)
       }
+      const envProblem = badEnvironmentName(opts.environment)
+      if (envProblem) throw new CliError(`--environment: ${envProblem}`, ExitCode.usage)
       if (opts.faults !== undefined) {
         try {
           parseFaults(opts.faults)
