@@ -312,6 +312,7 @@ describe('responses', () => {
       .request('GET', '/media/demo/live/big', { maxBytes: 64 * 1024 })
       .catch((e: unknown) => e)
     expect(error).toMatchObject({ code: 'too-large' })
+    expect((error as Error).message).toContain('larger than 64 KB')
   })
 
   test('listings that are not arrays of objects with string ids are refused', async () => {
