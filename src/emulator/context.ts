@@ -1,0 +1,116 @@
+// What a route handler gets: the parsed request, the caller, the resolved project and
+// environment, and body readers that apply the dialect's rules for bad bodies.
+
+import type { IncomingMessage } from 'node:http'
+import type { User, Users } from './auth.js'
+import type { Dialect } from './dialect.js'
+import { isObj, type Obj } from './entities.js'
+import { HttpError, type Reply, readBody, text } from './http.js'
+import type { Store } from './store.js'
+
+export type Logger = { info(msg: string): void; warn(msg: string): void }
+
+export type Core = {
+  store: Store
+  users: Users
+  d: Dialect
+  now(): number
+  log: Logger
+  maxBodyBytes: number
+  /** Where the emulator is reachable, for self-references such as sync login. */
+  url(): string
+}
+
+export type Ctx = {
+  core: Core
+  d: Dialect
+  req: IncomingMessage
+  url: URL
+  params: Record<string, string>
+  user: User | undefined
+  token: string | undefined
+  project: string
+  environment: string
+  query(name: string): string | undefined
+  /** The JSON body as an object (or array when allowed), per the dialect's rules. */
+  body(options?: { allowArray?: boolean; optional?: boolean }): Promise<unknown>
+  raw(): Promise<Buffer>
+  text(body: string, status?: number): Reply
+  /** The caller's id, for handlers that record who wrote (upstream fails without one). */
+  userId(): string
+}
+
+export type RouteOptions = {
+  /** none: anyone; user: a valid token (spec) ; admin: an admin's token. */
+  auth: 'none' | 'user' | 'admin'
+  /** Upstream reads only the cookie on these routes (§2.3). */
+  cookieOnly?: boolean
+}
+
+export type Handler = (ctx: Ctx) => Promise<Reply> | Reply
+export type Route = (method: string, pattern: string, options: RouteOptions, handler: Handler) => void
+
+function isJsonType(req: IncomingMessage): boolean {
+  return /^application\/(.+\+)?json\b/i.test(req.headers['content-type'] ?? '')
+}
+
+export function makeCtx(
+  core: Core,
+  req: IncomingMessage,
+  url: URL,
+  params: Record<string, string>,
+  user: User | undefined,
+  token: string | undefined,
+): Ctx {
+  const d = core.d
+  let raw: Promise<Buffer> | undefined
+  const readRaw = () => {
+    raw ??= readBody(req, core.maxBodyBytes)
+    return raw
+  }
+  return {
+    core,
+    d,
+    req,
+    url,
+    params,
+    user,
+    token,
+    project: params.project ?? '',
+    environment: params.environment ?? '',
+    query: (name) => url.searchParams.get(name) ?? undefined,
+    raw: readRaw,
+    text: (body, status = 200) => text(body, status, d.textType),
+    userId() {
+      if (!user) throw d.auth.noUser()
+      return user.id
+    },
+    async body(options = {}) {
+      const bytes = await readRaw()
+      if (!isJsonType(req)) {
+        if (!d.body.requireJsonType || (options.optional && bytes.length === 0)) return {}
+        throw new HttpError(400, 'Expected a JSON body sent with Content-Type: application/json')
+      }
+      if (bytes.length === 0) {
+        if (options.optional || !d.body.requireJsonType) return {}
+        throw new HttpError(400, 'Expected a JSON body, got an empty one')
+      }
+      let value: unknown
+      try {
+        value = JSON.parse(bytes.toString('utf8'))
+      } catch (error) {
+        throw new HttpError(400, `The body is not valid JSON: ${(error as Error).message}`)
+      }
+      // Express's strict parser refuses bare scalars and null in both dialects.
+      if (isObj(value) || (Array.isArray(value) && (options.allowArray || !d.body.requireJsonType)))
+        return value
+      throw new HttpError(400, `Expected a JSON object${options.allowArray ? ' or array' : ''} as the body`)
+    },
+  }
+}
+
+/** The body as an object (arrays read as {} where the dialect is lenient). */
+export async function objectBody(ctx: Ctx, optional = false): Promise<Obj> {
+  const value = await ctx.body({ optional })
+  return isObj(value) ? value : {}
+}

@@ -1,0 +1,194 @@
+// Everything that differs between the `spec` and `upstream` dialects (docs/api-dialects.md,
+// "Where they differ"), in one table per concern, so handlers ask a question instead of
+// testing the dialect name.
+
+import { HttpError } from './http.js'
+
+export type DialectName = 'spec' | 'upstream'
+
+export type Dialect = {
+  name: DialectName
+  /** Upstream answers strings as Express does (text/html); spec says what it sends. */
+  textType: 'text/plain' | 'text/html'
+  errors: {
+    /** A malformed request: wrong type, missing field, bad parameter. */
+    bad(message: string): HttpError
+    notFound(message: string): HttpError
+    /** An id that is already taken. */
+    taken(message: string): HttpError
+    unknownProject(message: string): HttpError
+  }
+  auth: {
+    bearerHeader: boolean
+    /** Spec refuses anonymous callers on protected routes; upstream lets them through. */
+    rejectAnonymous: boolean
+    notAdmin(): HttpError
+    badLogin(message: string): HttpError
+    /** Routes upstream reads only the cookie on (§2.3). */
+    cookieOnlyRoutes: boolean
+    /** What a handler that needs the user's id fails with when there is none. */
+    noUser(): HttpError
+  }
+  body: {
+    /** Spec refuses a body that is not declared JSON; upstream reads it as `{}` (§1.1). */
+    requireJsonType: boolean
+    /** Spec refuses a wrong-typed field; upstream drops it silently (§4). */
+    refuseWrongTypes: boolean
+  }
+  writes: {
+    /** Upstream stores the body id (missing -> ""); spec takes the URL id and refuses a different one. */
+    bodyIdWins: boolean
+    /** A set on an unknown id without ?create=true: spec 404, upstream 200 storing nothing. */
+    silentNoopWithoutCreate: boolean
+    /** Deleting an unknown content/connection/form id: spec 404, upstream 200. */
+    deleteUnknownOk: boolean
+  }
+  content: {
+    /** Upstream turns a missing createDate into 1970-01-01; spec keeps the stored one. */
+    missingCreateDateIsEpoch: boolean
+    listShowsSchedule: boolean
+    deleteWholeSubtree: boolean
+    orphanParentId: string | null
+    /** Upstream's insert renumbers every non-root node when the target is not at the root (§6.2). */
+    insertRenumbersAllNonRoot: boolean
+  }
+  schemas: {
+    singularListRoute: boolean
+    customOnlyBroken: boolean
+    importPath: 'import' | 'schemas/import'
+    refuseNativeWrite: boolean
+  }
+  sync: {
+    /** Without a parent: spec refuses push and pull; upstream pushes nothing and says so with 200. */
+    pushWithoutParentOk: boolean
+    pushReply: { content: 'id'; schemas: 'id'; connections: 'OK'; forms: 'OK' } | null
+  }
+  media: {
+    jsonUpload: boolean
+    treeAsArray: boolean
+    setsUpdateDate: boolean
+    rewriteUploadNames: boolean
+    deleteRemovesTreeItem: boolean
+  }
+  forms: {
+    unknownGetIsEmptyForm: boolean
+    setReturnsForm: boolean
+    setKeepsEntriesWhenAbsent: boolean
+    rfc4180Csv: boolean
+    submitWithoutRedirect: { status: number; body: string }
+    spamGuardMs: number
+  }
+  scheduleAlwaysEmpty: boolean
+  configUnreachable: boolean
+}
+
+const spec: Dialect = {
+  name: 'spec',
+  textType: 'text/plain',
+  errors: {
+    bad: (m) => new HttpError(400, m),
+    notFound: (m) => new HttpError(404, m),
+    taken: (m) => new HttpError(409, m),
+    unknownProject: (m) => new HttpError(404, m),
+  },
+  auth: {
+    bearerHeader: true,
+    rejectAnonymous: true,
+    notAdmin: () => new HttpError(403, 'You need to be admin to do that'),
+    badLogin: (m) => new HttpError(401, m),
+    cookieOnlyRoutes: false,
+    noUser: () => new HttpError(401, 'Not logged in'),
+  },
+  body: { requireJsonType: true, refuseWrongTypes: true },
+  writes: { bodyIdWins: false, silentNoopWithoutCreate: false, deleteUnknownOk: false },
+  content: {
+    missingCreateDateIsEpoch: false,
+    listShowsSchedule: true,
+    deleteWholeSubtree: true,
+    orphanParentId: '',
+    insertRenumbersAllNonRoot: false,
+  },
+  schemas: {
+    singularListRoute: true,
+    customOnlyBroken: false,
+    importPath: 'import',
+    refuseNativeWrite: true,
+  },
+  sync: { pushWithoutParentOk: false, pushReply: null },
+  media: {
+    jsonUpload: true,
+    treeAsArray: false,
+    setsUpdateDate: true,
+    rewriteUploadNames: false,
+    deleteRemovesTreeItem: true,
+  },
+  forms: {
+    unknownGetIsEmptyForm: false,
+    setReturnsForm: true,
+    setKeepsEntriesWhenAbsent: true,
+    rfc4180Csv: true,
+    submitWithoutRedirect: { status: 200, body: 'OK' },
+    spamGuardMs: 0,
+  },
+  scheduleAlwaysEmpty: false,
+  configUnreachable: false,
+}
+
+// Upstream's resource controllers answer nearly every failure with 404 (§1.3) and its
+// middleware answers project and permission problems with 400 (§1.2).
+const upstream: Dialect = {
+  name: 'upstream',
+  textType: 'text/html',
+  errors: {
+    bad: (m) => new HttpError(404, m),
+    notFound: (m) => new HttpError(404, m),
+    taken: (m) => new HttpError(404, m),
+    unknownProject: (m) => new HttpError(400, m),
+  },
+  auth: {
+    bearerHeader: false,
+    rejectAnonymous: false,
+    notAdmin: () => new HttpError(400, 'You need to be admin to do that'),
+    badLogin: (m) => new HttpError(403, m),
+    cookieOnlyRoutes: true,
+    noUser: () => new HttpError(404, "Cannot read properties of null (reading 'id')"),
+  },
+  body: { requireJsonType: false, refuseWrongTypes: false },
+  writes: { bodyIdWins: true, silentNoopWithoutCreate: true, deleteUnknownOk: true },
+  content: {
+    missingCreateDateIsEpoch: true,
+    listShowsSchedule: false,
+    deleteWholeSubtree: false,
+    orphanParentId: null,
+    insertRenumbersAllNonRoot: true,
+  },
+  schemas: {
+    singularListRoute: false,
+    customOnlyBroken: true,
+    importPath: 'schemas/import',
+    refuseNativeWrite: false,
+  },
+  sync: {
+    pushWithoutParentOk: true,
+    pushReply: { content: 'id', schemas: 'id', connections: 'OK', forms: 'OK' },
+  },
+  media: {
+    jsonUpload: false,
+    treeAsArray: true,
+    setsUpdateDate: false,
+    rewriteUploadNames: true,
+    deleteRemovesTreeItem: false,
+  },
+  forms: {
+    unknownGetIsEmptyForm: true,
+    setReturnsForm: false,
+    setKeepsEntriesWhenAbsent: false,
+    rfc4180Csv: false,
+    submitWithoutRedirect: { status: 404, body: 'Not found' },
+    spamGuardMs: 1000,
+  },
+  scheduleAlwaysEmpty: true,
+  configUnreachable: true,
+}
+
+export const DIALECTS: Record<DialectName, Dialect> = { spec, upstream }

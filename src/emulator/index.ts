@@ -1,0 +1,202 @@
+// startEmulator: the built-in CMS server emulator, in-process (tests) or behind
+// `cms-sync emulator` (CLI). Cheap to start in memory and closes every socket and timer.
+
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { type StartUser, Users } from './auth.js'
+import type { Core, Logger } from './context.js'
+import { DIALECTS, type DialectName } from './dialect.js'
+import { type FaultSpec, Faults, parseFaults } from './faults.js'
+import { text } from './http.js'
+import { Projects } from './projects.js'
+import { connectionRoutes } from './routes/connections.js'
+import { contentRoutes } from './routes/content.js'
+import { formRoutes } from './routes/forms.js'
+import { mediaRoutes } from './routes/media.js'
+import { schemaRoutes } from './routes/schemas.js'
+import { serverRoutes } from './routes/server.js'
+import { settingsRoutes } from './routes/settings.js'
+import { userRoutes } from './routes/users.js'
+import { seedWorkspace } from './seed.js'
+import { buildRouter, handle, send, withFaults } from './server.js'
+import { Store } from './store.js'
+
+export type { DialectName } from './dialect.js'
+export type { FaultSpec } from './faults.js'
+export { parseFaults } from './faults.js'
+
+export type EmulatorOptions = {
+  port?: number
+  host?: string
+  dataDir?: string
+  seedDir?: string
+  users?: StartUser[]
+  project?: string
+  environment?: string
+  dialect?: DialectName
+  faults?: FaultSpec | string
+  faultSeed?: number
+  rateLimit?: number
+  maxBodyMb?: number
+  logger?: Logger
+  /** The clock, for tests of expiry and dates. */
+  now?: () => number
+}
+
+export type Emulator = {
+  url: string
+  port: number
+  dialect: DialectName
+  project: string
+  environment: string
+  /** Direct state access, for "someone else changed this" scenarios in tests. */
+  store: Store
+  users: Users
+  projects: Projects
+  faults: Faults
+  /** Changes the injected faults of the running emulator. */
+  setFaults(spec: FaultSpec | string, seed?: number): void
+  setRateLimit(perSecond: number | undefined): void
+  /** A valid token for a user, without a login round trip. */
+  token(username?: string, persist?: boolean): string
+  /** What --seed reported (or why it did not seed). */
+  seedReport: string | undefined
+  close(): Promise<void>
+}
+
+const SILENT: Logger = { info: () => {}, warn: () => {} }
+
+export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  const dialectName = options.dialect ?? 'spec'
+  const dialect = DIALECTS[dialectName]
+  if (!dialect) throw new Error(`unknown dialect "${dialectName}"; expected spec or upstream`)
+  const log = options.logger ?? SILENT
+  const now = options.now ?? Date.now
+  const projectId = options.project ?? 'demo'
+  const environment = options.environment ?? 'live'
+  const store = options.dataDir ? Store.open(options.dataDir) : Store.inMemory()
+  const wasEmpty = store.isEmpty()
+  const users = new Users(store, now)
+  const projects = new Projects(store)
+
+  if (users.list().length === 0) {
+    const startUsers = options.users ?? [{ username: 'admin', password: 'admin', isAdmin: true }]
+    for (const user of startUsers) await users.create({ ...user }, !store.persistent)
+  }
+  if (!projects.exists(projectId)) projects.create(projectId, projectId, [environment])
+  else projects.addEnvironment(projectId, environment)
+
+  const faults = new Faults(
+    typeof options.faults === 'string' ? parseFaults(options.faults) : (options.faults ?? {}),
+    options.rateLimit,
+    options.faultSeed ?? 1,
+    now,
+  )
+  let baseUrl = ''
+  const core: Core = {
+    store,
+    users,
+    d: dialect,
+    now,
+    log,
+    maxBodyBytes: (options.maxBodyMb ?? 50) * 1024 * 1024,
+    url: () => baseUrl,
+  }
+
+  let seedReport: string | undefined
+  if (options.seedDir) {
+    if (!wasEmpty) seedReport = `not seeding from ${options.seedDir}: the data folder already holds data`
+    else seedReport = await seedWorkspace(core, options.seedDir, projectId, environment)
+    log.info(seedReport)
+  }
+
+  const router = buildRouter(
+    [
+      userRoutes,
+      serverRoutes,
+      settingsRoutes,
+      schemaRoutes,
+      contentRoutes,
+      connectionRoutes,
+      mediaRoutes,
+      formRoutes,
+    ],
+    core,
+  )
+  const timers = new Set<NodeJS.Timeout>()
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        timers.delete(timer)
+        resolve()
+      }, ms)
+      timers.add(timer)
+    })
+
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+    let url: URL
+    try {
+      url = new URL(req.url ?? '/', 'http://emulator.invalid')
+    } catch {
+      send(res, text('Bad request URL', 400))
+      return
+    }
+    const run = () => handle(core, router, req, url)
+    const faulty = url.pathname.startsWith('/api/') || url.pathname.startsWith('/media/')
+    const done = faulty ? withFaults(faults, req, res, run, sleep) : run().then((reply) => send(res, reply))
+    done
+      .then(() => {
+        // A 413 leaves most of the body unread; closing the connection stops the upload.
+        if (!req.complete) res.once('finish', () => req.destroy())
+      })
+      .catch((error: unknown) => {
+        log.warn(`request failed: ${(error as Error).message}`)
+        if (!res.headersSent) send(res, text('Internal error', 500))
+        else res.destroy()
+      })
+  }
+
+  const server = createServer(onRequest)
+  server.keepAliveTimeout = 5000
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve())
+  })
+  const port = (server.address() as AddressInfo).port
+  baseUrl = `http://${options.host ?? '127.0.0.1'}:${port}`
+
+  let closing: Promise<void> | undefined
+  return {
+    url: baseUrl,
+    port,
+    dialect: dialectName,
+    project: projectId,
+    environment,
+    store,
+    users,
+    projects,
+    faults,
+    seedReport,
+    setFaults: (spec, seed) => faults.set(spec, seed),
+    setRateLimit: (perSecond) => {
+      faults.rateLimit = perSecond
+    },
+    token(username = 'admin', persist = true) {
+      const user = users.byName(username)
+      if (!user) throw new Error(`no user "${username}"`)
+      return users.issueToken(user, persist)
+    },
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        for (const timer of timers) clearTimeout(timer)
+        timers.clear()
+        server.close(() => {
+          store.close()
+          resolve()
+        })
+        server.closeAllConnections()
+      })
+      return closing
+    },
+  }
+}

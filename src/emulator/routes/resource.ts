@@ -1,0 +1,78 @@
+// What content, schemas, connections and forms share: where an environment's records live,
+// how a write finds its id (§7.2), and the pull/push pair of the server's Sync feature.
+
+import type { Ctx, Route } from '../context.js'
+import type { Obj } from '../entities.js'
+import { HttpError } from '../http.js'
+import { type EnvKind, names } from '../store.js'
+
+export function col(ctx: Ctx, kind: EnvKind): string {
+  return names.env(ctx.project, ctx.environment, kind)
+}
+
+export function envItems<T = Obj>(ctx: Ctx, kind: EnvKind): T[] {
+  return ctx.core.store.list<T>(col(ctx, kind))
+}
+
+export function envItem<T = Obj>(ctx: Ctx, kind: EnvKind, id: string): T | undefined {
+  return ctx.core.store.get<T>(col(ctx, kind), id)
+}
+
+export type WriteTarget = { urlId: string; id: string; existing: Obj | undefined; noop: boolean }
+
+/**
+ * Which record a `POST P/<kind>/:id` writes. Spec: the URL id, a different body id is refused,
+ * an unknown id needs ?create=true. Upstream: the body id wins (missing -> ""), and an unknown
+ * id without ?create=true is a silent no-op that still answers 200.
+ */
+export function writeTarget(ctx: Ctx, kind: EnvKind, label: string, body: Obj): WriteTarget {
+  const urlId = ctx.params.id!
+  let id: string
+  if (ctx.d.writes.bodyIdWins) id = typeof body.id === 'string' ? body.id : ''
+  else {
+    if (body.id !== undefined && body.id !== urlId) {
+      throw ctx.d.errors.bad(
+        `The body id ${JSON.stringify(body.id)} differs from the id in the URL "${urlId}"`,
+      )
+    }
+    id = urlId
+  }
+  const existing = envItem(ctx, kind, urlId)
+  const create = ctx.query('create') === 'true' || ctx.query('create') === '1'
+  if (!existing && !create) {
+    if (ctx.d.writes.silentNoopWithoutCreate) return { urlId, id, existing, noop: true }
+    throw ctx.d.errors.notFound(`${label} by id "${urlId}" was not found; add ?create=true to create it`)
+  }
+  return { urlId, id, existing, noop: false }
+}
+
+/** Stores under the target id; when the body renamed the record, the old key goes. */
+export function storeWrite(ctx: Ctx, kind: EnvKind, target: WriteTarget, value: Obj): void {
+  if (target.noop) return
+  const collection = col(ctx, kind)
+  if (target.id !== target.urlId) ctx.core.store.del(collection, target.urlId)
+  ctx.core.store.put(collection, target.id, value)
+}
+
+export function missing(ctx: Ctx, label: string, id: string): HttpError {
+  return ctx.d.errors.notFound(`${label} by id "${id}" was not found`)
+}
+
+/** `P/<path>/pull/:id` and `push/:id`: no parent project is ever configured in the emulator. */
+export function syncRoutes(route: Route, path: string, kind: EnvKind, label: string): void {
+  const notEnabled = (ctx: Ctx) =>
+    new HttpError(
+      404,
+      `Sync is not enabled for project "${ctx.project}": it has no parent project to ${path} with`,
+    )
+  route('POST', `/api/:project/:environment/${path}/pull/:id`, { auth: 'user' }, (ctx) => {
+    if (!ctx.d.sync.pushWithoutParentOk) throw notEnabled(ctx)
+    throw new HttpError(404, `Couldn't find remote ${label} "${ctx.params.id}"`)
+  })
+  route('POST', `/api/:project/:environment/${path}/push/:id`, { auth: 'user' }, (ctx) => {
+    const reply = ctx.d.sync.pushReply
+    if (!reply) throw notEnabled(ctx)
+    if (!envItem(ctx, kind, ctx.params.id!)) throw missing(ctx, label, ctx.params.id!)
+    return ctx.text(reply[kind as keyof typeof reply] === 'id' ? ctx.params.id! : 'OK')
+  })
+}

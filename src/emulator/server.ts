@@ -1,0 +1,165 @@
+// The request pipeline: faults and rate limit, routing, project resolution, auth by
+// dialect, the handler, then sending its Reply (or, for drop-after, not sending it).
+
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { Readable } from 'node:stream'
+import type { User } from './auth.js'
+import { type Core, type Handler, makeCtx, type Route, type RouteOptions } from './context.js'
+import type { Faults } from './faults.js'
+import { HttpError, type Reply, Router, readCookies, text } from './http.js'
+import { Projects } from './projects.js'
+
+type Entry = { options: RouteOptions; handler: Handler }
+
+export function buildRouter(
+  registrars: Array<(route: Route, core: Core) => void>,
+  core: Core,
+): Router<Entry> {
+  const router = new Router<Entry>()
+  const route: Route = (method, pattern, options, handler) =>
+    router.add(method, pattern, { options, handler })
+  for (const register of registrars) register(route, core)
+  return router
+}
+
+function tokenOf(req: IncomingMessage, url: URL, core: Core, cookieOnly: boolean): string | undefined {
+  const cookie = readCookies(req).token
+  if (cookie) return cookie
+  if (cookieOnly && core.d.auth.cookieOnlyRoutes) return undefined
+  const query = url.searchParams.get('token')
+  if (query) return query
+  if (core.d.auth.bearerHeader) {
+    const match = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')
+    if (match) return match[1]
+  }
+  return undefined
+}
+
+function authorize(core: Core, options: RouteOptions, user: User | undefined): void {
+  if (options.auth === 'none') return
+  if (!user) {
+    if (core.d.auth.rejectAnonymous) {
+      throw new HttpError(
+        401,
+        'Not logged in: send a valid token (cookie "token", ?token= or Authorization: Bearer)',
+        {
+          'www-authenticate': 'Bearer',
+        },
+      )
+    }
+    return // upstream lets anonymous callers through (§2.3)
+  }
+  if (options.auth === 'admin' && !user.isAdmin) throw core.d.auth.notAdmin()
+}
+
+function resolveProject(core: Core, params: Record<string, string>): void {
+  const projects = new Projects(core.store)
+  const { project, environment } = params
+  if (project === undefined) return
+  if (!projects.exists(project)) throw core.d.errors.unknownProject(`Project "${project}" could not be found`)
+  if (environment !== undefined && !projects.hasEnvironment(project, environment)) {
+    throw core.d.errors.unknownProject(`Environment "${environment}" was not found for project "${project}"`)
+  }
+}
+
+export async function handle(
+  core: Core,
+  router: Router<Entry>,
+  req: IncomingMessage,
+  url: URL,
+): Promise<Reply> {
+  const method = req.method ?? 'GET'
+  const found = router.match(method, url.pathname)
+  if (!found) {
+    if (method === 'OPTIONS' && router.hasPath(url.pathname)) return corsPreflight(req)
+    return text(`Cannot ${method} ${url.pathname}`, 404, core.d.textType)
+  }
+  try {
+    const { options, handler } = found.handler
+    const token = tokenOf(req, url, core, options.cookieOnly === true)
+    const user = core.users.userForToken(token)
+    // Spec answers "who are you" before "what is this", so a stranger learns nothing about
+    // which projects exist; upstream resolves the project first (§1.2).
+    if (core.d.auth.rejectAnonymous) {
+      authorize(core, options, user)
+      resolveProject(core, found.params)
+    } else {
+      resolveProject(core, found.params)
+      authorize(core, options, user)
+    }
+    return await handler(makeCtx(core, req, url, found.params, user, token))
+  } catch (error) {
+    if (error instanceof HttpError) {
+      const reply = text(error.message, error.status, core.d.textType)
+      return { ...reply, headers: { ...reply.headers, ...error.headers } }
+    }
+    core.log.warn(`internal error on ${method} ${url.pathname}: ${(error as Error).stack ?? String(error)}`)
+    return text(`Internal error: ${(error as Error).message}`, 500, core.d.textType)
+  }
+}
+
+function corsPreflight(req: IncomingMessage): Reply {
+  return {
+    status: 204,
+    headers: {
+      'access-control-allow-origin': req.headers.origin ?? '*',
+      'access-control-allow-methods': 'POST, OPTIONS',
+      'access-control-allow-headers': 'Content-Type',
+      'access-control-max-age': '600',
+    },
+  }
+}
+
+export function send(res: ServerResponse, reply: Reply): void {
+  const headers: Record<string, string | string[] | number> = { ...reply.headers }
+  const body = reply.body
+  if (body instanceof Readable) {
+    if (reply.length !== undefined) headers['content-length'] = reply.length
+    res.writeHead(reply.status, headers)
+    body.on('error', () => res.destroy())
+    body.pipe(res)
+    return
+  }
+  if (body !== undefined) headers['content-length'] = Buffer.byteLength(body)
+  res.writeHead(reply.status, headers)
+  res.end(body)
+}
+
+/** Applies the fault decision around one request to /api or /media. */
+export async function withFaults(
+  faults: Faults,
+  req: IncomingMessage,
+  res: ServerResponse,
+  run: () => Promise<Reply>,
+  sleep: (ms: number) => Promise<void>,
+): Promise<void> {
+  const decision = faults.decide()
+  switch (decision.kind) {
+    case 'drop':
+      req.socket.destroy()
+      return
+    case 'error':
+      send(res, text(`Injected fault: server error ${decision.status}`, decision.status))
+      return
+    case '429':
+    case 'rate-limit':
+      send(res, {
+        ...text(decision.kind === '429' ? 'Injected fault: too many requests' : 'Rate limit exceeded', 429),
+        headers: { 'content-type': 'text/plain; charset=utf-8', 'retry-after': String(decision.retryAfter) },
+      })
+      return
+    case 'slow':
+      await sleep(decision.ms)
+      break
+    default:
+      break
+  }
+  const reply = await run()
+  if (decision.kind === 'drop-after') {
+    // The write happened; the client never learns it did. The nastiest case for a client.
+    if (reply.body instanceof Readable) reply.body.destroy()
+    req.socket.destroy()
+    return
+  }
+  send(res, reply)
+}
