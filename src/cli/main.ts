@@ -9,6 +9,7 @@ const stopSignal = new Promise<void>((resolve) => {
 const code = await run(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
+  stdin: process.stdin,
   env: process.env,
   cwd: process.cwd(),
   stopSignal,

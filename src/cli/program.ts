@@ -7,12 +7,26 @@ import type { CliIo } from './io.js'
 
 export type CommandModule = { register(program: Command, io: CliIo, setExit: (code: number) => void): void }
 
-const COMMANDS: Array<() => Promise<CommandModule>> = [() => import('./commands/emulator.js')]
+const COMMANDS: Array<() => Promise<CommandModule>> = [
+  () => import('./commands/init.js'),
+  () => import('./commands/login.js'),
+  () => import('./commands/emulator.js'),
+]
 
 export async function buildProgram(io: CliIo, setExit: (code: number) => void): Promise<Command> {
   const program = new Command('cms-sync')
     .description('Keep a content-management server and a folder of files in step.')
     .version('0.1.0')
+    // Global options: accepted before or after the command name; commands read them with
+    // cmd.optsWithGlobals() (see context.ts).
+    .option(
+      '-C, --dir <workspace>',
+      'the workspace folder (default: the nearest folder upward holding cms-sync.yaml)',
+    )
+    .option('--json', 'print one JSON document on stdout (logs go to stderr)')
+    .option('-q, --quiet', 'print nothing but errors')
+    .option('-v, --verbose', 'print debug logs on stderr')
+    .option('--no-progress', 'never show progress bars (they only show on a terminal anyway)')
     .exitOverride()
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),

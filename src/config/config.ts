@@ -1,0 +1,240 @@
+// cms-sync.yaml: find it, read it, validate it, write a new one. The file is committed and
+// edited by hand, so every refusal names the file, the key path, what was expected and what was
+// found, and a rewrite keeps the user's comments and layout.
+
+import { readFile } from 'node:fs/promises'
+import path from 'node:path'
+import writeFileAtomic from 'write-file-atomic'
+import { isMap, parseDocument } from 'yaml'
+import { z } from 'zod'
+import { ConfigError } from './errors.js'
+import { CONFIG_FILE } from './find-root.js'
+
+export { ConfigError } from './errors.js'
+export { CONFIG_FILE, findWorkspaceRoot } from './find-root.js'
+
+export type ResourceName = 'schemas' | 'content' | 'media' | 'forms' | 'connections'
+export const RESOURCE_NAMES: readonly ResourceName[] = ['schemas', 'content', 'media', 'forms', 'connections']
+
+export interface Config {
+  server: string
+  project: string
+  environment: string
+  resources: ResourceName[]
+  rateLimit: { requestsPerSecond: number; concurrency: number }
+  watch: { debounceMs: number; pollSeconds: number }
+  safety: { maxDeletePercent: number }
+  dialect: 'auto' | 'spec' | 'upstream'
+  /** `insecure: true` turns off certificate checks for this workspace's server only. */
+  tls: { insecure: boolean }
+}
+
+/** What each key expects, in words; `*` stands for a list index. */
+const EXPECTED: Record<string, string> = {
+  '': 'a mapping with at least server, project and environment',
+  server: 'an http:// or https:// URL without user, password, query or fragment',
+  project: 'a project id (non-empty text without "/", "?" or "#")',
+  environment: 'an environment name (non-empty text without "/", "?" or "#")',
+  resources: `a list of resource names, each at most once: ${RESOURCE_NAMES.join(', ')}`,
+  'resources.*': `one of ${RESOURCE_NAMES.join(', ')}`,
+  rateLimit: 'a mapping with requestsPerSecond and concurrency',
+  'rateLimit.requestsPerSecond': 'a number from 1 to 1000',
+  'rateLimit.concurrency': 'a whole number from 1 to 64',
+  watch: 'a mapping with debounceMs and pollSeconds',
+  'watch.debounceMs': 'a whole number of milliseconds from 0 to 60000',
+  'watch.pollSeconds': 'a number of seconds from 1 to 86400',
+  safety: 'a mapping with maxDeletePercent',
+  'safety.maxDeletePercent': 'a number from 0 to 100',
+  dialect: 'one of auto, spec, upstream',
+  tls: 'a mapping with insecure',
+  'tls.insecure': 'true or false',
+}
+
+function isServerUrl(value: string): boolean {
+  try {
+    const url = new URL(value)
+    // Credentials in the URL would end up in a committed file.
+    return (
+      (url.protocol === 'http:' || url.protocol === 'https:') &&
+      !url.username &&
+      !url.password &&
+      !url.search &&
+      !url.hash &&
+      !value.includes('?') &&
+      !value.includes('#')
+    )
+  } catch {
+    return false
+  }
+}
+
+const name = z
+  .string()
+  .min(1)
+  .regex(/^[^/?#]+$/)
+
+const schema = z.strictObject({
+  server: z.string().refine(isServerUrl),
+  project: name,
+  environment: name,
+  resources: z
+    .array(z.enum(RESOURCE_NAMES as [ResourceName, ...ResourceName[]]))
+    .refine((list) => new Set(list).size === list.length)
+    .default([...RESOURCE_NAMES]),
+  rateLimit: z
+    .strictObject({
+      requestsPerSecond: z.number().min(1).max(1000).default(10),
+      concurrency: z.int().min(1).max(64).default(4),
+    })
+    .prefault({}),
+  watch: z
+    .strictObject({
+      debounceMs: z.int().min(0).max(60_000).default(100),
+      pollSeconds: z.number().min(1).max(86_400).default(10),
+    })
+    .prefault({}),
+  safety: z.strictObject({ maxDeletePercent: z.number().min(0).max(100).default(50) }).prefault({}),
+  dialect: z.enum(['auto', 'spec', 'upstream']).default('auto'),
+  tls: z.strictObject({ insecure: z.boolean().default(false) }).prefault({}),
+})
+
+function describeValue(value: unknown): string {
+  if (value === undefined) return 'nothing (the key is missing)'
+  if (value === null) return 'null (empty)'
+  const kind = Array.isArray(value) ? 'list' : typeof value === 'object' ? 'mapping' : typeof value
+  let shown = JSON.stringify(value) ?? String(value)
+  if (shown.length > 60) shown = `${shown.slice(0, 57)}...`
+  return `${shown} (${kind})`
+}
+
+function valueAt(root: unknown, keys: PropertyKey[]): unknown {
+  let node = root
+  for (const key of keys) {
+    if (node === null || typeof node !== 'object') return undefined
+    node = (node as Record<PropertyKey, unknown>)[key]
+  }
+  return node
+}
+
+function keyPath(keys: PropertyKey[]): string {
+  return keys
+    .map((k) => (typeof k === 'number' ? `[${k}]` : String(k)))
+    .join('.')
+    .replace(/\.\[/g, '[')
+}
+
+function messagesFor(error: z.ZodError, raw: unknown, file: string): string[] {
+  const lines: string[] = []
+  for (const issue of error.issues) {
+    const where = keyPath(issue.path)
+    const pattern = issue.path.map((k) => (typeof k === 'number' ? '*' : String(k))).join('.')
+    if (issue.code === 'unrecognized_keys') {
+      const parent = pattern === '' ? '' : `${pattern}.`
+      const known = Object.keys(EXPECTED)
+        .filter((k) => k.startsWith(parent) && k !== pattern && !k.slice(parent.length).includes('.'))
+        .map((k) => k.slice(parent.length))
+      for (const key of issue.keys)
+        lines.push(`${file}: ${parent}${key}: unknown key (expected one of ${known.join(', ')})`)
+      continue
+    }
+    const expected = EXPECTED[pattern] ?? issue.message
+    lines.push(
+      `${file}: ${where || '(top level)'}: expected ${expected}, got ${describeValue(valueAt(raw, issue.path))}`,
+    )
+  }
+  return [...new Set(lines)]
+}
+
+/** Validates the text of a cms-sync.yaml; `file` names it in messages. */
+export function parseConfig(text: string, file: string = CONFIG_FILE): Config {
+  const doc = parseDocument(text, { prettyErrors: true })
+  if (doc.errors.length > 0) {
+    throw new ConfigError(
+      doc.errors.map((e) => `${file}: ${e.message.split('\n')[0]?.replace(/:$/, '')}`).join('\n'),
+    )
+  }
+  const raw: unknown = doc.toJS()
+  const result = schema.safeParse(raw ?? undefined)
+  if (!result.success) throw new ConfigError(messagesFor(result.error, raw, file).join('\n'))
+  return result.data as Config
+}
+
+export async function loadConfig(root: string): Promise<Config> {
+  const file = path.join(root, CONFIG_FILE)
+  let text: string
+  try {
+    text = await readFile(file, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new ConfigError(`${file}: not found; run \`cms-sync init\` to create it`)
+    throw new ConfigError(`${file}: cannot be read (${(error as Error).message})`)
+  }
+  return parseConfig(text, CONFIG_FILE)
+}
+
+export type NewConfigValues = Pick<Config, 'server' | 'project' | 'environment'> &
+  Partial<Omit<Config, 'server' | 'project' | 'environment'>>
+
+function template(c: Config): string {
+  const q = (s: string) => JSON.stringify(s)
+  return `# cms-sync workspace settings. Committed with the files; never put a secret here
+# (tokens live in ~/.config/cms-sync/credentials.yaml or CMS_SYNC_TOKEN).
+server: ${q(c.server)}
+project: ${q(c.project)}
+environment: ${q(c.environment)}
+
+# Which kinds this workspace mirrors.
+resources: [${c.resources.join(', ')}]
+
+# Requests to the server: at most requestsPerSecond in any second, concurrency at once.
+rateLimit: { requestsPerSecond: ${c.rateLimit.requestsPerSecond}, concurrency: ${c.rateLimit.concurrency} }
+
+# watch: wait debounceMs after a local edit before pushing; poll the server every pollSeconds.
+watch: { debounceMs: ${c.watch.debounceMs}, pollSeconds: ${c.watch.pollSeconds} }
+
+# Stop (exit 4) instead of deleting more than this share of a kind in one run.
+safety: { maxDeletePercent: ${c.safety.maxDeletePercent} }
+
+dialect: ${c.dialect}          # auto | spec | upstream
+${c.tls.insecure ? '' : '# '}tls: { insecure: true }   # only for a server with a self-signed certificate
+`
+}
+
+/**
+ * Writes cms-sync.yaml in `root`. A new file gets the commented template; an existing one is
+ * updated key by key, keeping its comments. The values are validated first.
+ */
+export async function writeNewConfig(root: string, values: NewConfigValues): Promise<void> {
+  const file = path.join(root, CONFIG_FILE)
+  let existing: string | undefined
+  try {
+    existing = await readFile(file, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+  }
+  let text: string
+  if (existing === undefined) {
+    const raw = { ...values }
+    const result = schema.safeParse(raw)
+    if (!result.success) throw new ConfigError(messagesFor(result.error, raw, CONFIG_FILE).join('\n'))
+    text = template(result.data as Config)
+  } else {
+    const doc = parseDocument(existing)
+    if (doc.errors.length > 0 || (doc.contents !== null && !isMap(doc.contents))) {
+      throw new ConfigError(
+        `${CONFIG_FILE}: the existing file is not a valid YAML mapping; fix or remove it first`,
+      )
+    }
+    for (const [key, value] of Object.entries(values)) {
+      if (value === undefined) continue
+      if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+        for (const [sub, subValue] of Object.entries(value)) doc.setIn([key, sub], subValue)
+      } else {
+        doc.setIn([key], value)
+      }
+    }
+    text = doc.toString({ lineWidth: 0 })
+    parseConfig(text)
+  }
+  await writeFileAtomic(file, text)
+}

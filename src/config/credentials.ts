@@ -1,0 +1,68 @@
+// Tokens live outside the workspace (never committed): $XDG_CONFIG_HOME/cms-sync/credentials.yaml,
+// readable by the user only, one entry per server URL. CMS_SYNC_TOKEN wins over the file, for CI.
+
+import { chmod, mkdir, readFile } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import writeFileAtomic from 'write-file-atomic'
+import { isMap, parseDocument } from 'yaml'
+import { ConfigError } from './errors.js'
+
+const HEADER = '# cms-sync credentials: one token per server. Keep this file private (mode 600).\n'
+
+export function credentialsPath(env: NodeJS.ProcessEnv): string {
+  const base = env.XDG_CONFIG_HOME?.trim()
+    ? env.XDG_CONFIG_HOME
+    : path.join(env.HOME || os.homedir(), '.config')
+  return path.join(base, 'cms-sync', 'credentials.yaml')
+}
+
+/** The key a server is stored under: one spelling per server (no trailing slash, lower-case host). */
+export function serverKey(server: string): string {
+  try {
+    const url = new URL(server)
+    return `${url.origin}${url.pathname.replace(/\/+$/, '')}`
+  } catch {
+    return server.replace(/\/+$/, '')
+  }
+}
+
+async function readCredentials(file: string): Promise<Record<string, { token?: unknown }>> {
+  let text: string
+  try {
+    text = await readFile(file, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {}
+    throw error
+  }
+  const doc = parseDocument(text)
+  if (doc.errors.length > 0 || (doc.contents !== null && !isMap(doc.contents)))
+    throw new ConfigError(`${file}: not a valid credentials file; remove it and run \`cms-sync login\` again`)
+  const data = (doc.toJS() ?? {}) as { servers?: Record<string, { token?: unknown }> }
+  return data.servers ?? {}
+}
+
+export async function saveToken(env: NodeJS.ProcessEnv, server: string, token: string): Promise<void> {
+  const file = credentialsPath(env)
+  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 })
+  const servers = await readCredentials(file)
+  servers[serverKey(server)] = { token }
+  const body = Object.entries(servers)
+    .map(
+      ([key, entry]) =>
+        `  ${JSON.stringify(key)}:\n    token: ${JSON.stringify(String(entry.token ?? ''))}\n`,
+    )
+    .join('')
+  // mode applies to the temp file that replaces the old one, so an existing file with a wider
+  // mode is narrowed too; the chmod covers a file system that ignores the create mode.
+  await writeFileAtomic(file, `${HEADER}servers:\n${body}`, { mode: 0o600 })
+  await chmod(file, 0o600)
+}
+
+export async function resolveToken(env: NodeJS.ProcessEnv, server: string): Promise<string | undefined> {
+  const fromEnv = env.CMS_SYNC_TOKEN?.trim()
+  if (fromEnv) return fromEnv
+  const servers = await readCredentials(credentialsPath(env))
+  const token = servers[serverKey(server)]?.token
+  return typeof token === 'string' && token !== '' ? token : undefined
+}

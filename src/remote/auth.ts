@@ -1,0 +1,124 @@
+// Logging in: POST /api/user/login answers the token as a text body and as a `token` cookie in
+// both dialects. Bad credentials are 401 (spec) or 403 (upstream); both become UnauthorizedError.
+
+import type { Logger } from 'pino'
+import { authHeaders } from './dialect.js'
+import { remoteError } from './errors.js'
+import { createTransport, type HttpRequest, type Transport } from './http.js'
+
+export interface LoginResult {
+  token: string
+}
+
+export interface LoginOptions {
+  server: string
+  username: string
+  password: string
+  /** A persistent token never expires; otherwise it lasts 8 hours (§2.2). */
+  persist: boolean
+  tlsInsecure?: boolean
+  timeoutMs?: number
+  logger?: Logger | undefined
+}
+
+function tokenFromCookie(setCookie: string | string[] | undefined): string | undefined {
+  for (const cookie of Array.isArray(setCookie) ? setCookie : setCookie ? [setCookie] : []) {
+    const match = /^token=([^;]+)/.exec(cookie)
+    if (match?.[1]) return match[1]
+  }
+  return undefined
+}
+
+export async function login(opts: LoginOptions): Promise<LoginResult> {
+  const transport = createTransport({
+    server: opts.server,
+    // A single request: a private queue at a modest limit is enough.
+    rateLimit: { requestsPerSecond: 5, concurrency: 1 },
+    timeoutMs: opts.timeoutMs,
+    tlsInsecure: opts.tlsInsecure,
+    logger: opts.logger,
+  })
+  const request = {
+    method: 'POST',
+    path: `/api/user/login?persist=${opts.persist}`,
+    body: { username: opts.username, password: opts.password },
+    responseType: 'text' as const,
+    // Logging in twice only makes a second token: harmless to repeat.
+    idempotent: true,
+  }
+  try {
+    const res = await transport.send(request)
+    if (res.status === 401 || res.status === 403) {
+      const refused = transport.failure(
+        request,
+        res,
+        `the server refused the login of "${opts.username}"`,
+        'unauthorized',
+      )
+      // The next step for a refused login is a different password, not `cms-sync login`.
+      throw Object.assign(refused, {
+        message: refused.message.replace(/; run .*$/, '; check the user name and password'),
+      })
+    }
+    if (res.status < 200 || res.status >= 300) throw transport.failure(request, res, 'could not log in')
+    const text = typeof res.body === 'string' ? res.body.trim() : ''
+    const token = /^[\x21-\x7e]{8,200}$/.test(text) ? text : tokenFromCookie(res.headers['set-cookie'])
+    if (!token)
+      throw remoteError('rejected', 'the server accepted the login but sent no token', {
+        method: request.method,
+        route: request.path,
+        status: res.status,
+      })
+    return { token }
+  } finally {
+    await transport.close()
+  }
+}
+
+/**
+ * The user a token belongs to (`GET /api/user`, the one reliable probe in both dialects: upstream
+ * reads protected routes anonymously, so resource statuses say nothing about the token).
+ */
+export async function probeUser(
+  transport: Transport,
+  token: string | undefined,
+): Promise<Record<string, unknown>> {
+  const request: HttpRequest = { method: 'GET', path: '/api/user' }
+  const data = { method: 'GET', route: request.path }
+  if (!token) throw remoteError('unauthorized', `no token for ${transport.server}`, data)
+  const res = await transport.send(request)
+  if (res.status === 200 && typeof res.body === 'object' && res.body !== null && !Array.isArray(res.body))
+    return res.body as Record<string, unknown>
+  // Upstream answers a bad token here with 403, spec with 401: both mean "log in again".
+  if (res.status === 401 || res.status === 403)
+    throw remoteError('unauthorized', `the token for ${transport.server} is not valid (expired or revoked)`, {
+      ...data,
+      status: res.status,
+    })
+  throw transport.failure(request, res, 'could not check the token')
+}
+
+/** probeUser for a server and token, without a project: what `login` uses to confirm its token. */
+export async function whoAmI(opts: {
+  server: string
+  token: string
+  tlsInsecure?: boolean
+  timeoutMs?: number
+  logger?: Logger | undefined
+}): Promise<Record<string, unknown>> {
+  const transport = createTransport({
+    server: opts.server,
+    rateLimit: { requestsPerSecond: 5, concurrency: 1 },
+    token: opts.token,
+    // The cookie is what both dialects read on /api/user.
+    authHeaders: (t) => authHeaders('upstream', t),
+    timeoutMs: opts.timeoutMs,
+    tlsInsecure: opts.tlsInsecure,
+    logger: opts.logger,
+  })
+  try {
+    return await probeUser(transport, opts.token)
+  } finally {
+    await transport.close()
+  }
+}

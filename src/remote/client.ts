@@ -1,0 +1,340 @@
+// The remote API client the engine codes against: list / get / put / remove per kind, in either
+// dialect, over the shared transport. The rules that keep data safe live here: full-document
+// writes with ?create=true and body id = URL id, form entries never lost, an ambiguous write
+// re-read instead of blindly re-sent, listings refused unless well-formed.
+
+import type { Logger } from 'pino'
+import { ExitCode } from '../cli/exit-codes.js'
+import { probeUser } from './auth.js'
+import { storedMatchesSent } from './compare.js'
+import {
+  authHeaders,
+  classify,
+  type Dialect,
+  detectDialect,
+  isItemMissing,
+  NATIVE_SCHEMA_IDS,
+  projectPath,
+  type RemoteKind,
+  ROUTE_WORDS,
+  SEGMENT,
+} from './dialect.js'
+import { cleanServerMessage, ListingError, type RemoteError, remoteError, routeOf } from './errors.js'
+import { createTransport, type HttpRequest, type HttpResponse, isAmbiguous } from './http.js'
+import type { RequestStats } from './queue.js'
+import { backoffDelayMs, sleep } from './retry.js'
+
+export type RemoteObject = Record<string, unknown>
+export type { Dialect, RemoteKind }
+
+export interface RemoteClientOptions {
+  server: string
+  project: string
+  environment: string
+  token?: string | undefined
+  dialect: 'auto' | Dialect
+  rateLimit: { requestsPerSecond: number; concurrency: number }
+  /** Per request: no answer headers, or no body progress, for this long fails the attempt. */
+  timeoutMs?: number
+  maxRetries?: number
+  tlsInsecure?: boolean
+  logger?: Logger | undefined
+  /** Backoff between retries; tests shorten it. */
+  backoff?: { baseMs: number; capMs: number }
+}
+
+export interface PutOptions {
+  /**
+   * The pre-write state the caller planned against. Consulted only after an ambiguous failure:
+   * if the re-read item still satisfies it, the write is retried; otherwise the client throws
+   * RemoteConflictError rather than overwrite a change it did not see. Without it, a write
+   * that did not land is retried (the write was last-writer-wins to begin with).
+   */
+  expected?: (current: RemoteObject | undefined) => boolean
+}
+
+/** Options of `request()`: what HttpRequest documents, minus what the path and method say. */
+export type RequestOptions = Pick<
+  HttpRequest,
+  'body' | 'contentType' | 'headers' | 'responseType' | 'maxBytes' | 'idempotent'
+>
+
+export interface RemoteResponse {
+  status: number
+  headers: Record<string, string | string[] | undefined>
+  body: Buffer | string | unknown
+}
+
+export interface RemoteClient {
+  readonly dialect: Dialect
+  readonly target: { server: string; project: string; environment: string }
+  list(kind: RemoteKind): Promise<RemoteObject[]>
+  get(kind: RemoteKind, id: string): Promise<RemoteObject | undefined>
+  put(kind: RemoteKind, id: string, body: RemoteObject, opts?: PutOptions): Promise<RemoteObject>
+  remove(kind: RemoteKind, id: string): Promise<void>
+  /**
+   * Any route, through the same queue, retries and auth. `path` starts with `/`. 2xx and 4xx
+   * answers are returned; 5xx and 429 after the retries, redirects, timeouts and network
+   * failures throw RemoteError.
+   */
+  request(method: string, path: string, opts?: RequestOptions): Promise<RemoteResponse>
+  /** The logged-in user (`GET /api/user`); UnauthorizedError when there is no valid token. */
+  checkToken(): Promise<RemoteObject>
+  /** This client's counters since it was created (the queue and its limit may be shared). */
+  stats(): RequestStats
+  close(): Promise<void>
+}
+
+const LIST_MAX_BYTES = 512 * 1024 * 1024
+const ITEM_MAX_BYTES = 64 * 1024 * 1024
+
+function isPlainObject(value: unknown): value is RemoteObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function withoutEntries(kind: RemoteKind, item: RemoteObject): RemoteObject {
+  if (kind !== 'form' || !('entries' in item)) return item
+  const { entries: _entries, ...rest } = item
+  return rest
+}
+
+export async function createRemoteClient(opts: RemoteClientOptions): Promise<RemoteClient> {
+  let dialect: Dialect | undefined = opts.dialect === 'auto' ? undefined : opts.dialect
+  const token = opts.token || undefined
+  const transport = createTransport({
+    server: opts.server,
+    rateLimit: opts.rateLimit,
+    token,
+    authHeaders: (t) => authHeaders(dialect, t),
+    timeoutMs: opts.timeoutMs,
+    maxRetries: opts.maxRetries,
+    tlsInsecure: opts.tlsInsecure,
+    logger: opts.logger,
+    backoff: opts.backoff,
+  })
+  const P = projectPath(opts.project, opts.environment)
+  const maxRetries = opts.maxRetries ?? 4
+  try {
+    dialect ??= await detectDialect(transport, opts.project, opts.environment)
+  } catch (error) {
+    await transport.close()
+    throw error
+  }
+  const d: Dialect = dialect
+  opts.logger?.debug({ dialect: d }, 'remote dialect')
+
+  const itemPath = (kind: RemoteKind, id: string) => `${P}/${SEGMENT[kind]}/${encodeURIComponent(id)}`
+  const textOf = (res: HttpResponse) => (typeof res.body === 'string' ? cleanServerMessage(res.body) : '')
+
+  function fail(request: HttpRequest, res: HttpResponse, what?: string): RemoteError {
+    return transport.failure(request, res, what, classify(d, res.status, textOf(res)))
+  }
+
+  function refuseId(kind: RemoteKind, id: string, method: string): void {
+    const data = { method, route: itemPath(kind, id), itemId: id }
+    if (id === '') throw remoteError('rejected', `cannot write a ${kind} with an empty id`, data)
+    if (ROUTE_WORDS[kind].has(id))
+      throw remoteError(
+        'rejected',
+        `"${id}" is a route word of the API and cannot be a ${kind} id; rename the item`,
+        data,
+      )
+    if (kind === 'schema' && NATIVE_SCHEMA_IDS.has(id))
+      throw remoteError('rejected', `"${id}" is a built-in schema of the server and cannot be changed`, data)
+  }
+
+  /** The item as the server stores it, entries included; undefined when it does not exist. */
+  async function fetchItem(kind: RemoteKind, id: string): Promise<RemoteObject | undefined> {
+    const request: HttpRequest = {
+      method: 'GET',
+      path: itemPath(kind, id),
+      itemId: id,
+      maxBytes: ITEM_MAX_BYTES,
+    }
+    const res = await transport.send(request)
+    if (res.status < 200 || res.status >= 300) {
+      if (isItemMissing(d, res.status, textOf(res))) return undefined
+      throw fail(request, res, `could not read ${kind} "${id}"`)
+    }
+    if (!isPlainObject(res.body))
+      throw remoteError(
+        'rejected',
+        `the server answered ${kind} "${id}" with something that is not a JSON object`,
+        {
+          method: 'GET',
+          route: request.path,
+          status: res.status,
+          itemId: id,
+        },
+      )
+    // Upstream answers an unknown form id with an empty form (§12.18).
+    if (kind === 'form' && d === 'upstream' && res.body.id === '') return undefined
+    return res.body
+  }
+
+  async function list(kind: RemoteKind): Promise<RemoteObject[]> {
+    const request: HttpRequest = { method: 'GET', path: `${P}/${SEGMENT[kind]}`, maxBytes: LIST_MAX_BYTES }
+    const data = { method: 'GET', route: request.path }
+    let res: HttpResponse
+    try {
+      res = await transport.send(request)
+      if (res.status < 200 || res.status >= 300) throw fail(request, res)
+    } catch (error) {
+      // The cause's message already says where and what to do; the listing adds the safety part.
+      const cause = error as RemoteError
+      throw new ListingError(
+        'listing',
+        `could not list ${SEGMENT[kind]}, so nothing was changed: ${cause.message}`,
+        { ...data, status: cause.status },
+        { cause, exitCode: ExitCode.safetyStop },
+      )
+    }
+    const body = res.body
+    if (!Array.isArray(body))
+      throw remoteError('listing', `the ${SEGMENT[kind]} listing is not a JSON array`, {
+        ...data,
+        status: res.status,
+      })
+    const seen = new Set<string>()
+    const items: RemoteObject[] = []
+    for (const [index, item] of body.entries()) {
+      if (!isPlainObject(item) || typeof item.id !== 'string')
+        throw remoteError('listing', `item ${index} of the ${SEGMENT[kind]} listing has no string id`, {
+          ...data,
+          status: res.status,
+        })
+      if (seen.has(item.id))
+        throw remoteError(
+          'listing',
+          `the ${SEGMENT[kind]} listing holds the id "${item.id}" twice; remove the duplicate on the server`,
+          { ...data, status: res.status, itemId: item.id },
+        )
+      seen.add(item.id)
+      // Built-in schemas are the server's (locked, or in the known native set); never mirrored.
+      if (kind === 'schema' && (NATIVE_SCHEMA_IDS.has(item.id) || item.isLocked === true)) continue
+      items.push(withoutEntries(kind, item))
+    }
+    return items
+  }
+
+  async function get(kind: RemoteKind, id: string): Promise<RemoteObject | undefined> {
+    const item = await fetchItem(kind, id)
+    return item && withoutEntries(kind, item)
+  }
+
+  /**
+   * The body to send. Forms: never lose entries. Spec keeps the stored entries when the body
+   * has none; upstream replaces them with the body's, so the current ones are fetched right
+   * before the write and sent back (a submission landing in between is the one unavoidable gap).
+   */
+  async function bodyFor(kind: RemoteKind, id: string, body: RemoteObject): Promise<RemoteObject> {
+    const sent: RemoteObject = { ...withoutEntries(kind, body), id }
+    if (kind === 'form' && d === 'upstream') {
+      const current = await fetchItem(kind, id)
+      sent.entries = Array.isArray(current?.entries) ? current.entries : []
+    }
+    return sent
+  }
+
+  async function put(
+    kind: RemoteKind,
+    id: string,
+    body: RemoteObject,
+    putOpts?: PutOptions,
+  ): Promise<RemoteObject> {
+    refuseId(kind, id, 'POST')
+    const request: HttpRequest = {
+      method: 'POST',
+      path: `${itemPath(kind, id)}?create=true`,
+      itemId: id,
+      idempotent: false,
+      maxBytes: ITEM_MAX_BYTES,
+    }
+    for (let retry = 0; ; retry++) {
+      const sent = await bodyFor(kind, id, body)
+      try {
+        const res = await transport.send({ ...request, body: sent })
+        if (res.status < 200 || res.status >= 300) throw fail(request, res, `could not write ${kind} "${id}"`)
+        // Upstream answers some writes with text (`OK`, the id): read back what is stored.
+        const stored =
+          isPlainObject(res.body) && typeof res.body.id === 'string' ? res.body : await fetchItem(kind, id)
+        if (!stored)
+          throw remoteError(
+            'rejected',
+            `the server accepted ${kind} "${id}" but does not have it afterwards`,
+            {
+              method: 'POST',
+              route: request.path,
+              status: res.status,
+              itemId: id,
+            },
+          )
+        return withoutEntries(kind, stored)
+      } catch (error) {
+        if (!isAmbiguous(error) || retry >= maxRetries) throw error
+        // The server may have applied the write before failing: look before writing again.
+        await sleep(backoffDelayMs(retry + 1, opts.backoff))
+        const current = await fetchItem(kind, id)
+        if (current && storedMatchesSent(sent, current)) {
+          opts.logger?.debug({ kind, id }, 'ambiguous write had landed')
+          return withoutEntries(kind, current)
+        }
+        const unchanged = putOpts?.expected
+          ? putOpts.expected(current && withoutEntries(kind, current))
+          : true
+        if (!unchanged)
+          throw remoteError(
+            'conflict',
+            `${kind} "${id}" changed on the server while cms-sync was writing it; it was not overwritten`,
+            { method: 'POST', route: request.path, itemId: id },
+            error,
+          )
+        opts.logger?.debug({ kind, id, retry: retry + 1 }, 'ambiguous write had not landed; writing again')
+      }
+    }
+  }
+
+  async function remove(kind: RemoteKind, id: string): Promise<void> {
+    refuseId(kind, id, 'DELETE')
+    // Content without removeChildren: children are separate items the engine deletes itself.
+    const request: HttpRequest = { method: 'DELETE', path: itemPath(kind, id), itemId: id }
+    const res = await transport.send(request)
+    if (res.status >= 200 && res.status < 300) return
+    if (isItemMissing(d, res.status, textOf(res))) return
+    throw fail(request, res, `could not delete ${kind} "${id}"`)
+  }
+
+  async function request(
+    method: string,
+    path: string,
+    reqOpts: RequestOptions = {},
+  ): Promise<RemoteResponse> {
+    // `.../new` makes a new item (and `GET P/media/new` a new id) on every call, GET or not:
+    // never repeated blindly after an ambiguous failure unless the caller says it is safe.
+    const creates = /\/new$/.test(routeOf(path))
+    const idempotent = reqOpts.idempotent ?? (creates ? false : undefined)
+    return transport.send({
+      method: method.toUpperCase(),
+      path,
+      ...reqOpts,
+      ...(idempotent === undefined ? {} : { idempotent }),
+    })
+  }
+
+  function checkToken(): Promise<RemoteObject> {
+    return probeUser(transport, token)
+  }
+
+  return {
+    dialect: d,
+    target: { server: transport.server, project: opts.project, environment: opts.environment },
+    list,
+    get,
+    put,
+    remove,
+    request,
+    checkToken,
+    stats: () => transport.stats(),
+    close: () => transport.close(),
+  }
+}

@@ -1,0 +1,373 @@
+// The HTTP layer under the client: one undici Agent (TLS verified unless the config opts out),
+// every attempt through the shared rate-limited queue, a timeout on every request, capped
+// response bodies, no redirects, and retries that never repeat a request the server may have
+// applied. It knows nothing of resources: it moves requests and classifies failures.
+
+import type { Logger } from 'pino'
+import { Agent, type Dispatcher } from 'undici'
+import {
+  cleanServerMessage,
+  codeForStatus,
+  RemoteError,
+  type RemoteErrorCode,
+  remoteError,
+  routeOf,
+} from './errors.js'
+import {
+  acquireQueue,
+  emptyStats,
+  type RateLimit,
+  type RequestStats,
+  type SharedQueue,
+  type StatusClass,
+} from './queue.js'
+import { backoffDelayMs, parseRetryAfterMs, sleep } from './retry.js'
+
+export type ResponseType = 'json' | 'text' | 'buffer' | 'auto'
+
+export interface HttpRequest {
+  method: string
+  /** Path below the server URL, starting with `/`, query included. */
+  path: string
+  /** A plain value is sent as JSON; a Buffer or string as is (give `contentType`). */
+  body?: unknown
+  contentType?: string
+  headers?: Record<string, string>
+  /** How to read the body; `auto` = JSON when the server says JSON, text for text/*, else bytes. */
+  responseType?: ResponseType
+  /** Largest body accepted, in bytes. */
+  maxBytes?: number
+  /**
+   * Whether repeating the request is harmless (GET, DELETE, full-document replaces guarded by
+   * the caller). When false, only failures where the server surely did not act are retried
+   * (connection refused, 429); an ambiguous failure is thrown with `ambiguous: true`.
+   */
+  idempotent?: boolean
+  /** For error messages. */
+  itemId?: string
+}
+
+export interface HttpResponse {
+  status: number
+  headers: Record<string, string | string[] | undefined>
+  body: unknown
+}
+
+export interface TransportOptions {
+  server: string
+  rateLimit: RateLimit
+  token?: string | undefined
+  /** Adds the token to a request in the dialect's way; without it the request is anonymous. */
+  authHeaders?: (token: string) => Record<string, string>
+  timeoutMs?: number
+  maxRetries?: number
+  tlsInsecure?: boolean
+  logger?: Logger | undefined
+  /** Backoff between retries; tests shorten it. */
+  backoff?: { baseMs: number; capMs: number }
+  /** A Retry-After longer than this fails the request instead of waiting. */
+  maxRetryAfterMs?: number
+}
+
+export interface Transport {
+  readonly server: string
+  send(request: HttpRequest): Promise<HttpResponse>
+  /** Turns a final non-2xx response into the RemoteError for it. */
+  failure(request: HttpRequest, response: HttpResponse, what?: string, code?: RemoteErrorCode): RemoteError
+  stats(): RequestStats
+  close(): Promise<void>
+}
+
+/** An error the caller may settle by re-reading: the server may or may not have applied the request. */
+export type AmbiguousError = RemoteError & { ambiguous: true }
+
+export function isAmbiguous(error: unknown): error is AmbiguousError {
+  return typeof error === 'object' && error !== null && (error as { ambiguous?: unknown }).ambiguous === true
+}
+
+export const DEFAULT_TIMEOUT_MS = 30_000
+export const DEFAULT_MAX_RETRIES = 4
+const DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+const DEFAULT_MAX_RETRY_AFTER_MS = 120_000
+
+/** Connection failures that happen before any byte of the request reached the server. */
+const NOT_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+])
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT'])
+const TLS_CODE = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS|ERR_SSL/
+
+function errorCode(error: unknown): string {
+  const e = error as { code?: unknown; cause?: { code?: unknown } }
+  return String(e?.code ?? e?.cause?.code ?? '')
+}
+
+/** The server URL without a trailing slash; a path prefix (https://host/cms) is kept. */
+export function normaliseServer(server: string): string {
+  const url = new URL(server)
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`not an http(s) URL: ${server}`)
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`
+}
+
+function statusClass(status: number): StatusClass {
+  if (status >= 500) return '5xx'
+  if (status >= 400) return '4xx'
+  if (status >= 300) return '3xx'
+  return '2xx'
+}
+
+class BodyTooLarge extends Error {}
+
+async function readBody(body: Dispatcher.ResponseData['body'], maxBytes: number): Promise<Buffer> {
+  const chunks: Buffer[] = []
+  let total = 0
+  for await (const chunk of body) {
+    total += (chunk as Buffer).length
+    if (total > maxBytes) {
+      body.destroy()
+      throw new BodyTooLarge()
+    }
+    chunks.push(chunk as Buffer)
+  }
+  return Buffer.concat(chunks)
+}
+
+function decode(bytes: Buffer, contentType: string, type: ResponseType): unknown {
+  const isJson = /\bjson\b/i.test(contentType)
+  if (type === 'buffer') return bytes
+  if (type === 'text') return bytes.toString('utf8')
+  if (type === 'json' || (type === 'auto' && isJson)) {
+    const text = bytes.toString('utf8')
+    if (text.trim() === '') return undefined
+    try {
+      return JSON.parse(text)
+    } catch {
+      // Not JSON after all: hand back the text and let the caller refuse the shape.
+      return text
+    }
+  }
+  if (/^text\//i.test(contentType) || contentType === '') return bytes.toString('utf8')
+  return bytes
+}
+
+export function createTransport(opts: TransportOptions): Transport {
+  const server = normaliseServer(opts.server)
+  const origin = new URL(server).origin
+  const basePath = new URL(server).pathname.replace(/\/+$/, '')
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS
+  const maxRetries = opts.maxRetries ?? DEFAULT_MAX_RETRIES
+  const maxRetryAfterMs = opts.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS
+  const backoff = opts.backoff
+  const log = opts.logger
+  const queue: SharedQueue = acquireQueue(origin, opts.rateLimit)
+  // This client's own counters; the queue (and its limit) may be shared with other clients.
+  const stats = emptyStats()
+  const agent = new Agent({
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    connectTimeout: Math.min(timeoutMs, 10_000),
+    connect: { rejectUnauthorized: !opts.tlsInsecure },
+  })
+  const secrets = [opts.token]
+
+  function failure(
+    request: HttpRequest,
+    response: HttpResponse,
+    what?: string,
+    given?: RemoteErrorCode,
+  ): RemoteError {
+    const text = typeof response.body === 'string' ? response.body : ''
+    const serverMessage = cleanServerMessage(text, secrets) || undefined
+    const code = given ?? codeForStatus(response.status)
+    return remoteError(code, what ?? describe(code, request), {
+      method: request.method,
+      route: request.path,
+      status: response.status,
+      itemId: request.itemId,
+      serverMessage,
+    })
+  }
+
+  function transportFailure(request: HttpRequest, error: unknown): RemoteError {
+    const code = errorCode(error)
+    const data = { method: request.method, route: request.path, itemId: request.itemId }
+    if (TIMEOUT_CODES.has(code))
+      return remoteError('timeout', `the server did not answer within ${timeoutMs / 1000} s`, data, error)
+    if (TLS_CODE.test(code))
+      return remoteError(
+        'network',
+        `the server's TLS certificate was refused (${code}); fix the certificate, or set tls.insecure: true in cms-sync.yaml for this server only`,
+        data,
+        error,
+      )
+    const reason = code || (error as Error)?.message || 'unknown error'
+    return remoteError('network', `could not reach ${origin} (${reason})`, data, error)
+  }
+
+  /** One attempt, inside the queue: send, read the whole body (capped), never leave a body unread. */
+  async function attempt(request: HttpRequest, isRetry: boolean): Promise<HttpResponse> {
+    return queue.run(async () => {
+      stats.requests++
+      if (isRetry) stats.retries++
+      const started = Date.now()
+      const headers: Record<string, string> = { accept: 'application/json, text/plain;q=0.9, */*;q=0.5' }
+      let body: string | Buffer | undefined
+      if (request.body !== undefined) {
+        if (Buffer.isBuffer(request.body) || typeof request.body === 'string') {
+          body = request.body
+          headers['content-type'] = request.contentType ?? 'application/octet-stream'
+        } else {
+          // Without this header the upstream server reads the body as {} and blanks the item (§7.2).
+          body = JSON.stringify(request.body)
+          headers['content-type'] = 'application/json'
+        }
+      }
+      Object.assign(headers, request.headers)
+      if (opts.token && opts.authHeaders) Object.assign(headers, opts.authHeaders(opts.token))
+      let res: Dispatcher.ResponseData
+      try {
+        res = await agent.request({
+          origin,
+          path: basePath + request.path,
+          method: request.method as Dispatcher.HttpMethod,
+          headers,
+          body,
+        })
+      } catch (error) {
+        stats.byStatusClass.network++
+        log?.debug(
+          { method: request.method, route: routeOf(request.path), error: errorCode(error) },
+          'request failed',
+        )
+        throw error
+      }
+      stats.byStatusClass[statusClass(res.statusCode)]++
+      if (res.statusCode === 429) stats.rateLimited++
+      const contentType = String(res.headers['content-type'] ?? '')
+      let bytes: Buffer
+      try {
+        bytes = await readBody(res.body, request.maxBytes ?? DEFAULT_MAX_BYTES)
+      } catch (error) {
+        if (error instanceof BodyTooLarge) {
+          throw remoteError(
+            'too-large',
+            `the server's answer is larger than ${sizeText(request.maxBytes ?? DEFAULT_MAX_BYTES)}, which cms-sync refuses`,
+            {
+              method: request.method,
+              route: request.path,
+              status: res.statusCode,
+              itemId: request.itemId,
+            },
+          )
+        }
+        throw error
+      }
+      log?.debug(
+        {
+          method: request.method,
+          route: routeOf(request.path),
+          status: res.statusCode,
+          ms: Date.now() - started,
+        },
+        'request',
+      )
+      const ok = res.statusCode >= 200 && res.statusCode < 300
+      return {
+        status: res.statusCode,
+        headers: res.headers,
+        // Error bodies are read as text: they carry the server's message.
+        body: ok ? decode(bytes, contentType, request.responseType ?? 'auto') : bytes.toString('utf8'),
+      }
+    })
+  }
+
+  async function send(request: HttpRequest): Promise<HttpResponse> {
+    const idempotent =
+      request.idempotent ??
+      (request.method === 'GET' || request.method === 'HEAD' || request.method === 'DELETE')
+    for (let retry = 0; ; retry++) {
+      let waitMs: number
+      try {
+        const response = await attempt(request, retry > 0)
+        const { status } = response
+        if (status >= 300 && status < 400) {
+          const location = response.headers.location
+          const to = typeof location === 'string' ? routeOf(location) : 'elsewhere'
+          throw remoteError(
+            'rejected',
+            `the server redirected to ${to}; cms-sync does not follow redirects for API calls: put the final server URL in cms-sync.yaml`,
+            { method: request.method, route: request.path, status, itemId: request.itemId },
+          )
+        }
+        const retryable = status === 429 || status >= 500
+        if (!retryable) return response
+        // A 5xx may come after the server acted; only a 429 surely means "not done".
+        if (status !== 429 && !idempotent)
+          throw Object.assign(failure(request, response), { ambiguous: true as const })
+        if (retry >= maxRetries)
+          throw failure(request, response, `the server kept failing after ${retry + 1} tries`)
+        // Retry-After is honoured on 429 and on 503-style answers alike.
+        const retryAfter = parseRetryAfterMs(response.headers['retry-after'])
+        if (retryAfter !== undefined && retryAfter > maxRetryAfterMs) {
+          throw failure(request, response, `the server asked to wait ${Math.ceil(retryAfter / 1000)} s`)
+        }
+        waitMs = retryAfter ?? backoffDelayMs(retry + 1, backoff)
+        // The limit is the server's, not this request's: hold every request to it.
+        if (status === 429 || retryAfter !== undefined) stats.heldMs += queue.holdFor(waitMs)
+      } catch (error) {
+        if (error instanceof RemoteError) throw error
+        const failureError = transportFailure(request, error)
+        if (TLS_CODE.test(errorCode(error))) throw failureError
+        const notSent = NOT_SENT_CODES.has(errorCode(error))
+        if (!idempotent && !notSent) throw Object.assign(failureError, { ambiguous: true as const })
+        if (retry >= maxRetries) throw failureError
+        waitMs = backoffDelayMs(retry + 1, backoff)
+      }
+      log?.debug(
+        { method: request.method, route: routeOf(request.path), retry: retry + 1, waitMs },
+        'retrying',
+      )
+      await sleep(waitMs)
+    }
+  }
+
+  return {
+    server,
+    send,
+    failure,
+    stats: () => structuredClone(stats),
+    async close() {
+      queue.release()
+      await agent.close().catch(() => agent.destroy())
+    },
+  }
+}
+
+function sizeText(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${Math.round(bytes / 1024 / 1024)} MB` : `${Math.round(bytes / 1024)} KB`
+}
+
+function describe(code: string, request: HttpRequest): string {
+  const item = request.itemId === undefined ? '' : ` "${request.itemId}"`
+  switch (code) {
+    case 'unauthorized':
+      return 'the server refused the token'
+    case 'forbidden':
+      return 'the server refused access'
+    case 'not-found':
+      return `not found${item}`
+    case 'too-large':
+      return `the server refused${item} as too large`
+    case 'rate-limited':
+      return 'the server kept answering "too many requests"'
+    case 'server':
+      return `the server failed${item}`
+    default:
+      return `the server refused${item}`
+  }
+}

@@ -1,0 +1,14 @@
+// The remote API client: import from here.
+export { type LoginOptions, type LoginResult, login, whoAmI } from './auth.js'
+export {
+  createRemoteClient,
+  type PutOptions,
+  type RemoteClient,
+  type RemoteClientOptions,
+  type RemoteObject,
+  type RemoteResponse,
+  type RequestOptions,
+} from './client.js'
+export { type Dialect, NATIVE_SCHEMA_IDS, type RemoteKind } from './dialect.js'
+export * from './errors.js'
+export type { RequestStats } from './queue.js'

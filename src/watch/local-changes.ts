@@ -1,0 +1,175 @@
+// The local half of `watch`: chokidar events only mark workspace-relative paths dirty; after a
+// quiet spell one batch goes to the caller, which runs the same plan-and-execute path as `push`.
+// Nothing here reads a file, calls the API or keeps a timer per file, so 10,000 files stay cheap.
+//
+// Event kinds are deliberately thrown away: an editor's atomic save (temp write + rename), vim's
+// backup dance (rename to x~, write, unlink x~) and an unlink followed by an add all leave the same
+// path in the dirty set, and the engine looks at what is on disk. Counts of events vary between
+// chokidar versions, so only the set of paths matters (node20-deps.md pitfall 5).
+
+import type { Stats } from 'node:fs'
+import path from 'node:path'
+import { type FSWatcher, watch } from 'chokidar'
+import { IGNORE_FILE_NAME, type IgnoreRules, isSyncedPath } from '../workspace/ignore-rules.js'
+import { MASS_CHANGE_MIN_PATHS } from './mass-change.js'
+
+/**
+ * Events on paths already in the batch (a build tool rewriting one file) never let the debounce go
+ * quiet, so the batch flushes once no NEW path has come for this long. While new paths keep coming
+ * (a git checkout, a bulk replace) the batch keeps growing until quiet, so the mass change guard
+ * judges the whole operation, not slices of it that each look harmless.
+ */
+const MAX_WAIT_IN_DEBOUNCES = 20
+const MIN_MAX_WAIT_MS = 2_000
+/** Even a bulk operation is delivered after this long, so the daemon is never blind for longer. */
+const BULK_HARD_CAP_MS = 30_000
+/**
+ * Once a batch holds more paths than an editing session makes (the mass change guard's floor), a
+ * bulk operation is under way; on a busy machine its events can pause longer than the debounce,
+ * so wait for this much quiet instead, or the guard would see slices of it.
+ */
+const BULK_QUIET_MS = 1_000
+/** Past this many paths the batch is a flood: scan everything (syncthing's aggregator: past 512). */
+export const DEFAULT_MAX_BATCH_BEFORE_FLOOD = 512
+
+export interface LocalBatchInfo {
+  /** Paths whose last event was a deletion (a subset of the batch); the mass-change guard counts them. */
+  deleted: ReadonlySet<string>
+  /** More paths than maxBatchBeforeFlood: the caller should scan everything rather than these paths. */
+  flood: boolean
+}
+
+export interface WatchWorkspaceOptions {
+  debounceMs: number
+  ignoreRules: IgnoreRules
+  onBatch: (paths: Set<string>, info: LocalBatchInfo) => void | Promise<void>
+  onError: (error: unknown) => void
+  /**
+   * `.cmsyncignore` was created, edited or deleted. Folders it used to ignore were never crawled,
+   * so swapping rules in place is not enough: reload them, restart the watcher, run a full scan.
+   */
+  onIgnoreFileChange?: () => void
+  maxBatchBeforeFlood?: number
+  /** Longest a batch waits for a new path while events on known ones keep coming; default max(2 s, 20 debounces). */
+  maxWaitMs?: number
+}
+
+export interface WorkspaceWatcher {
+  /** Resolves once the initial crawl is done and every event after it will be seen. */
+  readonly ready: Promise<void>
+  /** Milliseconds from start to ready (undefined until ready). */
+  readonly timeToReadyMs: number | undefined
+  /** Delivers what is pending now instead of waiting for the debounce (shutdown, tests). */
+  flush(): void
+  /** Stops watching; pending paths are dropped (the next start-up reconcile finds them). */
+  close(): Promise<void>
+}
+
+export function watchWorkspace(root: string, options: WatchWorkspaceOptions): WorkspaceWatcher {
+  const absoluteRoot = path.resolve(root)
+  const maxWaitMs = options.maxWaitMs ?? Math.max(MIN_MAX_WAIT_MS, options.debounceMs * MAX_WAIT_IN_DEBOUNCES)
+  const floodAt = options.maxBatchBeforeFlood ?? DEFAULT_MAX_BATCH_BEFORE_FLOOD
+  const startedAt = performance.now()
+  let timeToReadyMs: number | undefined
+  let closed = false
+
+  let dirty = new Set<string>()
+  let deleted = new Set<string>()
+  let firstEventAt = 0
+  let lastNewPathAt = 0
+  let quietTimer: NodeJS.Timeout | undefined
+  let quietTimerDelayMs = 0
+
+  const watcher: FSWatcher = watch(absoluteRoot, {
+    ignoreInitial: true, // the start-up reconcile scans everything; the watcher only reports what follows
+    followSymlinks: false, // a link must never lead a push to files outside the workspace
+    atomic: true, // chokidar folds unlink + add within 100 ms into one change
+    persistent: true,
+    ignored: (absolutePath: string, stats?: Stats) => isIgnored(absolutePath, stats),
+  })
+
+  function isIgnored(absolutePath: string, stats?: Stats): boolean {
+    const rel = path.relative(absoluteRoot, absolutePath)
+    if (rel === '') return false
+    if (rel === IGNORE_FILE_NAME) return options.onIgnoreFileChange === undefined
+    if (!isSyncedPath(rel)) return true // README.md, docs/, cms-sync.yaml: not ours to watch
+    // chokidar also asks before it has a stat. Then only ignore what is ignored either way, or a
+    // new folder named like a temp file would never be watched; the stat-ed call decides the rest.
+    if (stats === undefined)
+      return options.ignoreRules.ignores(rel, false) && options.ignoreRules.ignores(rel, true)
+    return options.ignoreRules.ignores(rel, stats.isDirectory())
+  }
+
+  function mark(absolutePath: string, isDeletion: boolean): void {
+    if (closed) return
+    const rel = path.relative(absoluteRoot, absolutePath).split(path.sep).join('/')
+    if (rel === IGNORE_FILE_NAME) {
+      options.onIgnoreFileChange?.()
+      return
+    }
+    const now = performance.now()
+    if (dirty.size === 0) firstEventAt = now
+    if (!dirty.has(rel)) lastNewPathAt = now
+    dirty.add(rel)
+    if (isDeletion) deleted.add(rel)
+    else deleted.delete(rel)
+    scheduleFlush(now)
+  }
+
+  function scheduleFlush(now: number): void {
+    const untilStarved = maxWaitMs - (now - lastNewPathAt)
+    const untilHardCap = BULK_HARD_CAP_MS - (now - firstEventAt)
+    const quietMs =
+      dirty.size > MASS_CHANGE_MIN_PATHS ? Math.max(options.debounceMs, BULK_QUIET_MS) : options.debounceMs
+    const delay = Math.max(0, Math.min(quietMs, untilStarved, untilHardCap))
+    // refresh() re-arms with the timer's own delay: cheap, and right when the delay is unchanged.
+    if (quietTimer !== undefined && delay === quietTimerDelayMs) quietTimer.refresh()
+    else {
+      clearTimeout(quietTimer)
+      quietTimer = setTimeout(flush, delay)
+      quietTimerDelayMs = delay
+    }
+  }
+
+  function flush(): void {
+    if (quietTimer !== undefined) clearTimeout(quietTimer)
+    quietTimer = undefined
+    if (dirty.size === 0 || closed) return
+    const paths = dirty
+    const info: LocalBatchInfo = { deleted, flood: paths.size > floodAt }
+    dirty = new Set()
+    deleted = new Set()
+    try {
+      const result = options.onBatch(paths, info)
+      if (result instanceof Promise) result.catch(options.onError)
+    } catch (error) {
+      options.onError(error)
+    }
+  }
+
+  // Only files are marked: chokidar reports each file of a folder that appears or disappears.
+  watcher.on('add', (p) => mark(p, false))
+  watcher.on('change', (p) => mark(p, false))
+  watcher.on('unlink', (p) => mark(p, true))
+  watcher.on('error', (error) => options.onError(error))
+
+  const ready = new Promise<void>((resolve) => {
+    watcher.once('ready', () => {
+      timeToReadyMs = performance.now() - startedAt
+      resolve()
+    })
+  })
+
+  return {
+    ready,
+    get timeToReadyMs() {
+      return timeToReadyMs
+    },
+    flush,
+    async close() {
+      closed = true
+      if (quietTimer !== undefined) clearTimeout(quietTimer)
+      await watcher.close()
+    },
+  }
+}

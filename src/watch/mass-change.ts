@@ -1,0 +1,136 @@
+// The watch-mode mass change guard (design.md, "Safety guards"): when many files change at once
+// (a git checkout, a bulk search-and-replace, a folder dragged to the bin) the daemon stops
+// pushing and waits for a person to run `cms-sync push` or `sync`. The decision is a pure
+// predicate; the pause itself is a small file so the one-shot commands can lift it.
+
+import { mkdir, readFile, rm } from 'node:fs/promises'
+import path from 'node:path'
+import writeFileAtomic from 'write-file-atomic'
+
+/** Below this many paths a batch is an ordinary editing session, whatever the workspace size. */
+export const MASS_CHANGE_MIN_PATHS = 50
+/** A batch touching more than this share of the tracked files is a checkout or a bulk rewrite. */
+export const MASS_CHANGE_SHARE = 0.2
+/** Deleting is what loses data on the server, so fewer deletions than changes trip the guard. */
+export const MASS_DELETE_MIN_PATHS = 20
+export const MASS_DELETE_SHARE = 0.1
+
+export interface MassChangeInput {
+  /** Paths in the batch (after own writes are filtered out). */
+  changed: number
+  /** Of those, how many were deleted. */
+  deleted: number
+  /** Items the workspace tracks (the state file's item count; 0 for a fresh workspace). */
+  tracked: number
+}
+
+export type MassChangeDecision =
+  | { pause: false; count: number }
+  | { pause: true; reason: 'mass-change' | 'mass-delete'; count: number; threshold: number }
+
+export function decideMassChange(input: MassChangeInput): MassChangeDecision {
+  const deleteThreshold = Math.max(MASS_DELETE_MIN_PATHS, Math.floor(input.tracked * MASS_DELETE_SHARE))
+  if (input.deleted > deleteThreshold) {
+    return { pause: true, reason: 'mass-delete', count: input.deleted, threshold: deleteThreshold }
+  }
+  const changeThreshold = Math.max(MASS_CHANGE_MIN_PATHS, Math.floor(input.tracked * MASS_CHANGE_SHARE))
+  if (input.changed > changeThreshold) {
+    return { pause: true, reason: 'mass-change', count: input.changed, threshold: changeThreshold }
+  }
+  return { pause: false, count: input.changed }
+}
+
+/** A bulk operation whose events pause longer than the watcher waits still counts as one. */
+export const MASS_CHANGE_WINDOW_MS = 10_000
+
+export interface ChangeWindow {
+  /** Adds a batch; returns the counts over the window, for decideMassChange. */
+  add(paths: Iterable<string>, deleted: ReadonlySet<string>): Omit<MassChangeInput, 'tracked'>
+  /** After a pause is set (or lifted), start counting afresh. */
+  clear(): void
+}
+
+/**
+ * Distinct paths changed over the last few seconds, across batches, so the guard also sees a bulk
+ * operation that reached the daemon in slices (each slice alone may look harmless). The same file
+ * saved again and again counts once.
+ */
+export function createChangeWindow(
+  windowMs = MASS_CHANGE_WINDOW_MS,
+  now: () => number = Date.now,
+): ChangeWindow {
+  const seen = new Map<string, { at: number; deleted: boolean }>()
+  return {
+    add(paths, deleted) {
+      const at = now()
+      for (const [p, entry] of seen) if (at - entry.at >= windowMs) seen.delete(p)
+      for (const p of paths) seen.set(p, { at, deleted: deleted.has(p) })
+      let deletedCount = 0
+      for (const entry of seen.values()) if (entry.deleted) deletedCount += 1
+      return { changed: seen.size, deleted: deletedCount }
+    },
+    clear() {
+      seen.clear()
+    },
+  }
+}
+
+export const PAUSE_FILE = path.join('.cms-sync', 'watch-paused.json')
+/** How many paths the pause file keeps, so a person can see what happened without a huge file. */
+const SAMPLE_PATHS = 20
+
+export interface PauseInfo {
+  /** ISO time the daemon paused. */
+  since: string
+  reason: 'mass-change' | 'mass-delete' | 'unreadable-pause-file' | (string & {})
+  count: number
+  samplePaths: string[]
+}
+
+export function pauseInfoFor(
+  decision: MassChangeDecision & { pause: true },
+  paths: Iterable<string>,
+): PauseInfo {
+  return {
+    since: new Date().toISOString(),
+    reason: decision.reason,
+    count: decision.count,
+    samplePaths: [...paths].sort().slice(0, SAMPLE_PATHS),
+  }
+}
+
+/** The current pause, or undefined. A pause file that cannot be parsed still counts as a pause. */
+export async function readPause(root: string): Promise<PauseInfo | undefined> {
+  let text: string
+  try {
+    text = await readFile(path.join(root, PAUSE_FILE), 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw error
+  }
+  try {
+    const parsed = JSON.parse(text) as Partial<PauseInfo>
+    if (typeof parsed.since === 'string' && typeof parsed.reason === 'string') {
+      return {
+        since: parsed.since,
+        reason: parsed.reason,
+        count: typeof parsed.count === 'number' ? parsed.count : 0,
+        samplePaths: Array.isArray(parsed.samplePaths) ? parsed.samplePaths.map(String) : [],
+      }
+    }
+  } catch {
+    // fall through: failing open here would let a half-written file resume pushing a checkout
+  }
+  return { since: new Date(0).toISOString(), reason: 'unreadable-pause-file', count: 0, samplePaths: [] }
+}
+
+export async function setPause(root: string, info: PauseInfo): Promise<void> {
+  const file = path.join(root, PAUSE_FILE)
+  await mkdir(path.dirname(file), { recursive: true })
+  await writeFileAtomic(file, `${JSON.stringify(info, null, 2)}\n`)
+}
+
+/** Lifted by an explicit `cms-sync push` or `sync`; absent is fine. */
+export async function clearPause(root: string): Promise<void> {
+  await rm(path.join(root, PAUSE_FILE), { force: true })
+}

@@ -1,0 +1,127 @@
+// What cms-sync never syncs, in one place, so the scanner and the watcher can never disagree
+// about a path: our own state, VCS and package folders, the temp and backup files editors and
+// atomic writers leave for a moment, and the user's `.cmsyncignore` (gitignore semantics).
+
+import { readFile } from 'node:fs/promises'
+import path from 'node:path'
+import ignore, { type Ignore } from 'ignore'
+import { FOLDER_OF, KINDS } from './kinds.js'
+
+export const IGNORE_FILE_NAME = '.cmsyncignore'
+export const MEDIA_INDEX_FILE = 'media.yaml'
+
+const SYNCED_FOLDERS: ReadonlySet<string> = new Set(KINDS.map((kind) => FOLDER_OF[kind]))
+
+/** gitignore patterns that hold in every workspace, before the user's own rules. */
+const ALWAYS_IGNORED = [
+  // Local state, version control and tooling: never resources.
+  '.cms-sync/',
+  '.git/',
+  'node_modules/',
+  // vim: swap files (.x.json.swp, .swo, ...) and backups; its '4913' probe is matched below.
+  '.*.sw[a-p]',
+  '*.swp',
+  '*.swx',
+  '*~',
+  // emacs lock and auto-save files.
+  '.#*',
+  '\\#*#', // a leading '#' starts a comment in gitignore syntax
+  // Generic temp files (VS Code, sublime, many scripts), JetBrains safe-write, LibreOffice locks.
+  '*.tmp',
+  '*___jb_tmp___',
+  '*___jb_old___',
+  '.~lock.*#',
+  // Operating-system litter.
+  '.DS_Store',
+  'Thumbs.db',
+  'desktop.ini',
+]
+
+// write-file-atomic (which our executor and many tools use) writes `<name>.<uint32>` and renames
+// it over `<name>`; the number is printed without leading zeros, so a real file such as
+// `archive.tar.001` is not mistaken for one. It needs an extension before the number.
+const ATOMIC_WRITER_TEMP = /^[^/]+\.[^./]+\.(?:0|[1-9]\d{0,9})$/
+// vim creates and deletes a file named 4913 to test whether it may write in a folder. A file
+// only: a media folder named 4913 stays synced.
+const VIM_WRITE_PROBE = '4913'
+
+export interface IgnoreRules {
+  /**
+   * Whether cms-sync never syncs this path. Takes a workspace-relative path ('a/b.json'), also
+   * './a', 'a\\b', a trailing '/' for a directory, or an absolute path (outside the workspace:
+   * ignored). The workspace root itself ('' or '.') is never ignored.
+   */
+  ignores(relPath: string, isDir?: boolean): boolean
+  /** The user's patterns as read from .cmsyncignore (for messages and `doctor`). */
+  readonly userPatterns: readonly string[]
+}
+
+/** Reads `.cmsyncignore` at the workspace root (absent is fine) and combines it with the built-in rules. */
+export async function loadIgnoreRules(root: string): Promise<IgnoreRules> {
+  let text = ''
+  try {
+    text = await readFile(path.join(root, IGNORE_FILE_NAME), 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+  }
+  return ignoreRulesFrom(root, text)
+}
+
+/** The same rules from a text already read, for tests and callers that hold the file. */
+export function ignoreRulesFrom(root: string, cmsyncignoreText: string): IgnoreRules {
+  const userPatterns = cmsyncignoreText
+    .split(/\r?\n/)
+    .map((line) => line.trimEnd())
+    .filter((line) => line !== '' && !line.startsWith('#'))
+  const matcher: Ignore = ignore().add(ALWAYS_IGNORED).add(userPatterns)
+  const absoluteRoot = path.resolve(root)
+
+  return {
+    userPatterns,
+    ignores(relPath: string, isDir = false): boolean {
+      const normalized = normalizeRelative(absoluteRoot, relPath)
+      if (normalized === undefined) return true // outside the workspace: never ours to sync
+      if (normalized.path === '') return false
+      const asDir = isDir || normalized.trailingSlash
+      const name = path.posix.basename(normalized.path)
+      if (!asDir && (ATOMIC_WRITER_TEMP.test(name) || name === VIM_WRITE_PROBE)) return true
+      // `ignore` matches directory patterns ('drafts/') only against a path ending in '/'.
+      return matcher.ignores(asDir ? `${normalized.path}/` : normalized.path)
+    },
+  }
+}
+
+/**
+ * Whether a path belongs to what cms-sync mirrors: inside one of the kind folders (schemas/,
+ * content/, media/, forms/, connections/), one of those folders itself, or media.yaml. It says
+ * nothing about ignore rules; callers check both.
+ */
+export function isSyncedPath(relPath: string): boolean {
+  const normalized = normalizeRelative(undefined, relPath)
+  if (normalized === undefined || normalized.path === '') return false
+  const [top] = normalized.path.split('/')
+  if (top === undefined) return false
+  return SYNCED_FOLDERS.has(top) || normalized.path === MEDIA_INDEX_FILE
+}
+
+interface NormalizedPath {
+  /** posix separators, no './' prefix, no trailing '/'; '' for the root */
+  path: string
+  trailingSlash: boolean
+}
+
+/** `ignore` throws on '', './x' and absolute paths; every input is brought to its plain form here. */
+function normalizeRelative(absoluteRoot: string | undefined, input: string): NormalizedPath | undefined {
+  let p = input.replaceAll('\\', '/')
+  if (path.posix.isAbsolute(p) || path.win32.isAbsolute(input)) {
+    if (absoluteRoot === undefined) return undefined
+    p = path.relative(absoluteRoot, input).replaceAll('\\', '/')
+    if (path.isAbsolute(p)) return undefined
+  }
+  const trailingSlash = p.endsWith('/')
+  p = path.posix.normalize(p === '' ? '.' : p)
+  if (p === '.' || p === './') return { path: '', trailingSlash: false }
+  if (p === '..' || p.startsWith('../')) return undefined
+  p = p.replace(/^\.\//, '').replace(/\/+$/, '')
+  return { path: p, trailingSlash }
+}

@@ -1,0 +1,94 @@
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, describe, expect, test } from 'vitest'
+import { loadConfig } from '../../src/config/config.js'
+import { cli } from '../helpers/cli.js'
+import { type MiniCms, startMiniCms } from '../helpers/mini-cms.js'
+
+const target = ['--server', 'http://127.0.0.1:9', '--project', 'demo', '--environment', 'live']
+const tmp = () => mkdtemp(path.join(os.tmpdir(), 'cms-sync-init-'))
+
+describe('cms-sync init --offline', () => {
+  test('writes cms-sync.yaml and a .gitignore line, once', async () => {
+    const cwd = await tmp()
+    const first = await cli(['init', 'ws', ...target, '--offline'], { cwd })
+    expect(first.exitCode).toBe(0)
+    expect(first.stdout).toContain('wrote')
+    const root = path.join(cwd, 'ws')
+    expect(await loadConfig(root)).toMatchObject({
+      server: 'http://127.0.0.1:9',
+      project: 'demo',
+      environment: 'live',
+      dialect: 'auto',
+    })
+    expect(await readFile(path.join(root, '.gitignore'), 'utf8')).toBe('.cms-sync/\n')
+
+    const again = await cli(['init', 'ws', ...target, '--offline'], { cwd })
+    expect(again.exitCode).toBe(2)
+    expect(again.stderr).toMatch(/already exists; use --force/)
+
+    const forced = await cli(['init', 'ws', ...target, '--offline', '--force', '--dialect', 'upstream'], {
+      cwd,
+    })
+    expect(forced.exitCode).toBe(0)
+    expect((await loadConfig(root)).dialect).toBe('upstream')
+    expect(await readFile(path.join(root, '.gitignore'), 'utf8')).toBe('.cms-sync/\n')
+  })
+
+  test('appends to an existing .gitignore without a trailing newline', async () => {
+    const cwd = await tmp()
+    await writeFile(path.join(cwd, '.gitignore'), 'node_modules')
+    const r = await cli(['-C', '.', 'init', ...target, '--offline', '--json'], { cwd })
+    expect(r.exitCode).toBe(0)
+    expect(r.json).toMatchObject({ root: cwd, project: 'demo', checked: false })
+    expect(await readFile(path.join(cwd, '.gitignore'), 'utf8')).toBe('node_modules\n.cms-sync/\n')
+  })
+
+  test('bad values are usage errors and write nothing', async () => {
+    const cwd = await tmp()
+    const r = await cli(
+      ['init', '--server', 'ftp://x', '--project', 'p', '--environment', 'e', '--offline'],
+      { cwd },
+    )
+    expect(r.exitCode).toBe(2)
+    expect(r.stderr).toContain('server: expected an http')
+    const missing = await cli(['init', '--project', 'p', '--environment', 'e'], { cwd })
+    expect(missing.exitCode).toBe(2)
+    const badDialect = await cli(['init', ...target, '--dialect', 'soap'], { cwd })
+    expect(badDialect.exitCode).toBe(2)
+    await expect(readFile(path.join(cwd, 'cms-sync.yaml'))).rejects.toThrow()
+  })
+})
+
+describe('cms-sync init, checking the server', () => {
+  let cms: MiniCms | undefined
+  afterEach(async () => {
+    await cms?.close()
+  })
+
+  test('an unreachable server fails and points at --offline', async () => {
+    const cwd = await tmp()
+    const r = await cli(['init', ...target], { cwd })
+    expect(r.exitCode).toBe(1)
+    expect(r.stderr).toContain('--offline')
+  })
+
+  test('an unknown project is refused before anything is written', async () => {
+    cms = await startMiniCms({ project: 'other' })
+    const cwd = await tmp()
+    const r = await cli(['init', '--server', cms.url, '--project', 'demo', '--environment', 'live'], { cwd })
+    expect(r.exitCode).toBe(2)
+    expect(r.stderr).toContain('Project "x" could not be found')
+    await expect(readFile(path.join(cwd, 'cms-sync.yaml'))).rejects.toThrow()
+  })
+
+  test('a known target is written, with the dialect the server speaks', async () => {
+    cms = await startMiniCms()
+    const cwd = await tmp()
+    const r = await cli(['init', '--server', cms.url, '--project', 'demo', '--environment', 'live'], { cwd })
+    expect(r.stderr).toBe('')
+    expect(r.exitCode).toBe(0)
+    expect(r.stdout).toContain('spec dialect')
+  })
+})

@@ -1,0 +1,91 @@
+import path from 'node:path'
+import { describe, expect, test } from 'vitest'
+import { ignoreRulesFrom, isSyncedPath, loadIgnoreRules } from '../../src/workspace/ignore-rules.js'
+import { tempWorkspace } from './helpers.js'
+
+const root = path.resolve('/ws')
+const rules = ignoreRulesFrom(root, '# comment\ndrafts/\n*.bak\n!keep.bak\n/media/raw\n')
+
+describe('ignore rules', () => {
+  test.each([
+    ['.cms-sync/state.json', true],
+    ['.cms-sync', true, true],
+    ['.git/HEAD', true],
+    ['media/node_modules/x.js', true],
+    ['content/.home.json.swp', true],
+    ['content/.home.json.swo', true],
+    ['content/home.json.swx', true],
+    ['content/home.json~', true],
+    ['content/.#home.json', true],
+    ['content/#home.json#', true],
+    ['media/.DS_Store', true],
+    ['media/Thumbs.db', true],
+    ['content/home.json.tmp', true],
+    ['content/.home.json.tmp', true],
+    ['content/home.json.2739148261', true], // write-file-atomic
+    ['media/logo.svg.0', true],
+    ['content/4913', true], // vim's write probe
+    ['media/4913', false, true], // ...but a folder of that name is synced
+    ['media/archive.tar.001', false], // split archives have leading zeros; temp names never do
+    ['media/release.1.2', false, true],
+    ['media/v2', false],
+    ['content/home.json', false],
+    ['media/photos/a.png', false],
+    // the user's .cmsyncignore
+    ['content/drafts', true, true],
+    ['content/drafts/x.json', true],
+    ['content/drafts', false], // 'drafts/' only matches a folder, as in git
+    ['content/old.bak', true],
+    ['content/keep.bak', false],
+    ['media/raw/x.png', true],
+    ['content/media/raw/x.png', false], // anchored pattern
+  ])('%s (dir: %s) ignored: %s', (rel, expected, isDir = false) => {
+    expect(rules.ignores(rel, isDir)).toBe(expected)
+  })
+
+  test("'', '.', './x', a trailing '/', backslashes and absolute paths do not throw", () => {
+    expect(rules.ignores('')).toBe(false)
+    expect(rules.ignores('.')).toBe(false)
+    expect(rules.ignores('./')).toBe(false)
+    expect(rules.ignores('./content/drafts/x.json')).toBe(true)
+    expect(rules.ignores('content/drafts/')).toBe(true) // a trailing '/' says it is a folder
+    expect(rules.ignores('content\\drafts\\x.json')).toBe(true)
+    expect(rules.ignores(path.join(root, 'content/drafts/x.json'))).toBe(true)
+    expect(rules.ignores(path.join(root, 'content/home.json'))).toBe(false)
+    expect(rules.ignores(root)).toBe(false)
+    expect(rules.ignores(path.resolve('/elsewhere/x.json'))).toBe(true) // outside: never synced
+    expect(rules.ignores('../x.json')).toBe(true)
+  })
+
+  test('loadIgnoreRules reads .cmsyncignore at the root, and works without one', async () => {
+    const withFile = await tempWorkspace({ '.cmsyncignore': 'secret/\n' })
+    const loaded = await loadIgnoreRules(withFile)
+    expect(loaded.userPatterns).toEqual(['secret/'])
+    expect(loaded.ignores('content/secret/a.json')).toBe(true)
+    const without = await loadIgnoreRules(await tempWorkspace())
+    expect(without.userPatterns).toEqual([])
+    expect(without.ignores('content/a.json')).toBe(false)
+    expect(without.ignores('.cms-sync/state.json')).toBe(true)
+  })
+})
+
+describe('isSyncedPath', () => {
+  test.each([
+    ['schemas/page.json', true],
+    ['content/home.json', true],
+    ['media/a/b.png', true],
+    ['forms/contact.json', true],
+    ['connections/git.json', true],
+    ['content', true],
+    ['./media.yaml', true],
+    ['media.yaml', true],
+    ['cms-sync.yaml', false],
+    ['README.md', false],
+    ['docs/content/x.json', false],
+    ['', false],
+    ['../content/x.json', false],
+    ['mediafile.png', false],
+  ])('%s: %s', (rel, expected) => {
+    expect(isSyncedPath(rel)).toBe(expected)
+  })
+})

@@ -1,0 +1,221 @@
+import { mkdir, rename, rm, unlink, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { describe, expect, test } from 'vitest'
+import writeFileAtomic from 'write-file-atomic'
+import { recordBatches, sleep, tempWorkspace, waitFor, writeFiles } from './helpers.js'
+
+const home = '{\n  "title": "Home"\n}\n'
+const seed = { 'content/home.json': home, 'content/about.json': home, 'media/logo.svg': '<svg/>' }
+
+/** Long enough for a stray late event (chokidar's 100 ms atomic window plus our debounce) to show. */
+const SETTLE_MS = 400
+
+describe('watchWorkspace', () => {
+  test('becomes ready and reports how long that took', async () => {
+    const root = await tempWorkspace(seed)
+    const { watcher, batches } = await recordBatches(root)
+    expect(watcher.timeToReadyMs).toBeGreaterThan(0)
+    expect(batches).toEqual([]) // existing files are the start-up reconcile's job, not events
+  })
+
+  test('an edit, a creation and a deletion arrive as one batch of paths', async () => {
+    const root = await tempWorkspace(seed)
+    const rec = await recordBatches(root)
+    await writeFile(path.join(root, 'content/home.json'), '{"title":"Edited"}\n')
+    await writeFiles(root, { 'content/new.json': home })
+    await unlink(path.join(root, 'content/about.json'))
+    await waitFor(() => rec.seen().size === 3, { what: 'three paths' })
+    await sleep(SETTLE_MS)
+    expect(rec.seen()).toEqual(new Set(['content/home.json', 'content/new.json', 'content/about.json']))
+    expect(rec.deleted()).toEqual(new Set(['content/about.json']))
+    expect(rec.batches.length).toBeLessThanOrEqual(2)
+  })
+
+  test('a rename is the old path deleted and the new path present', async () => {
+    const root = await tempWorkspace(seed)
+    const rec = await recordBatches(root)
+    await rename(path.join(root, 'content/about.json'), path.join(root, 'content/about-us.json'))
+    await waitFor(() => rec.seen().size === 2, { what: 'both names' })
+    expect(rec.deleted()).toEqual(new Set(['content/about.json']))
+  })
+
+  test('an atomic save (write x.json.tmp, rename over x.json) is one changed path', async () => {
+    const root = await tempWorkspace(seed)
+    const rec = await recordBatches(root)
+    await writeFile(path.join(root, 'content/home.json.tmp'), '{"title":"Saved"}\n')
+    await rename(path.join(root, 'content/home.json.tmp'), path.join(root, 'content/home.json'))
+    await waitFor(() => rec.seen().has('content/home.json'))
+    await sleep(SETTLE_MS)
+    expect(rec.seen()).toEqual(new Set(['content/home.json']))
+    expect(rec.deleted()).toEqual(new Set())
+  })
+
+  test("write-file-atomic's save (x.json.<number>, then rename) is one changed path", async () => {
+    const root = await tempWorkspace(seed)
+    const rec = await recordBatches(root)
+    await writeFileAtomic(path.join(root, 'content/home.json'), '{"title":"Atomic"}\n')
+    await waitFor(() => rec.seen().has('content/home.json'))
+    await sleep(SETTLE_MS)
+    expect(rec.seen()).toEqual(new Set(['content/home.json']))
+  })
+
+  test("vim's save (probe 4913, swap file, rename to x~, write x, unlink x~) is one changed path", async () => {
+    const root = await tempWorkspace(seed)
+    const rec = await recordBatches(root)
+    const file = path.join(root, 'content/home.json')
+    await writeFile(path.join(root, 'content/.home.json.swp'), 'swap')
+    await writeFile(path.join(root, 'content/4913'), '')
+    await unlink(path.join(root, 'content/4913'))
+    await rename(file, `${file}~`)
+    await writeFile(file, '{"title":"Vim"}\n')
+    await unlink(`${file}~`)
+    await unlink(path.join(root, 'content/.home.json.swp'))
+    await waitFor(() => rec.seen().has('content/home.json'))
+    await sleep(SETTLE_MS)
+    expect(rec.seen()).toEqual(new Set(['content/home.json']))
+    expect(rec.deleted()).toEqual(new Set())
+  })
+
+  test('an unlink and a re-add within the debounce are one changed path', async () => {
+    const root = await tempWorkspace(seed)
+    const rec = await recordBatches(root, { debounceMs: 300 })
+    await unlink(path.join(root, 'content/home.json'))
+    await sleep(150) // past chokidar's 100 ms atomic window: only our debounce joins them
+    await writeFile(path.join(root, 'content/home.json'), home)
+    await waitFor(() => rec.seen().has('content/home.json'))
+    expect(rec.batches).toHaveLength(1)
+    expect(rec.deleted()).toEqual(new Set())
+  })
+
+  test('ignored paths never arrive: state, git, node_modules, .cmsyncignore, swap files, other folders', async () => {
+    const root = await tempWorkspace({ ...seed, '.cmsyncignore': '# drafts stay local\ndrafts/\n*.bak\n' })
+    const rec = await recordBatches(root)
+    await writeFiles(root, {
+      '.cms-sync/state.json': '{}',
+      '.git/HEAD': 'ref: refs/heads/main',
+      'node_modules/x/index.js': '',
+      'content/drafts/wip.json': home,
+      'content/home.json.bak': home,
+      'content/.home.json.swp': 'swap',
+      'content/#home.json#': 'emacs',
+      'media/.DS_Store': '',
+      'media/big.png.tmp': '',
+      'docs/notes.md': 'not a synced folder',
+      'README.md': 'root file',
+    })
+    await sleep(SETTLE_MS)
+    await writeFiles(root, { 'content/sentinel.json': home })
+    await waitFor(() => rec.seen().has('content/sentinel.json'))
+    await sleep(SETTLE_MS)
+    expect(rec.seen()).toEqual(new Set(['content/sentinel.json']))
+  })
+
+  test('a folder created or removed gives the paths of its files', async () => {
+    const root = await tempWorkspace(seed)
+    const rec = await recordBatches(root)
+    const outside = await tempWorkspace({ 'a.png': 'a', 'b.png': 'b', 'deep/c.png': 'c' })
+    await rename(outside, path.join(root, 'media/photos'))
+    const photos = ['media/photos/a.png', 'media/photos/b.png', 'media/photos/deep/c.png']
+    await waitFor(() => photos.every((p) => rec.seen().has(p)), { what: 'the moved-in folder' })
+    expect(rec.seen()).toEqual(new Set(photos))
+
+    await rm(path.join(root, 'media/photos'), { recursive: true })
+    await waitFor(() => rec.deleted().size === 3, { what: 'the removed folder' })
+    expect(rec.deleted()).toEqual(new Set(photos))
+  })
+
+  test('rapid writes to one file collapse into one batch', async () => {
+    const root = await tempWorkspace(seed)
+    const rec = await recordBatches(root, { debounceMs: 200 })
+    for (let i = 0; i < 5; i++) {
+      await writeFile(path.join(root, 'content/home.json'), `{"n":${i}}\n`)
+      await sleep(20)
+    }
+    await waitFor(() => rec.batches.length > 0)
+    await sleep(SETTLE_MS)
+    expect(rec.batches.map((b) => [...b.paths])).toEqual([['content/home.json']])
+  })
+
+  test('a constant stream of edits to one file still flushes after maxWaitMs', async () => {
+    const root = await tempWorkspace(seed)
+    const rec = await recordBatches(root, { debounceMs: 150, maxWaitMs: 400 })
+    const started = Date.now()
+    while (rec.batches.length === 0 && Date.now() - started < 4_000) {
+      await writeFile(path.join(root, 'content/home.json'), `{"t":${Date.now()}}\n`)
+      await sleep(40)
+    }
+    expect(rec.batches.length).toBeGreaterThan(0)
+    expect(Date.now() - started).toBeLessThan(3_000)
+  })
+
+  test('media.yaml is watched; cms-sync.yaml is not a synced path', async () => {
+    const root = await tempWorkspace({
+      ...seed,
+      'media.yaml': 'logo.svg: m1\n',
+      'cms-sync.yaml': 'project: x\n',
+    })
+    const rec = await recordBatches(root)
+    await writeFiles(root, { 'cms-sync.yaml': 'project: y\n', 'media.yaml': 'logo.svg: m2\n' })
+    await waitFor(() => rec.seen().has('media.yaml'))
+    await sleep(SETTLE_MS)
+    expect(rec.seen()).toEqual(new Set(['media.yaml']))
+  })
+
+  test('close() stops delivery of pending paths', async () => {
+    const root = await tempWorkspace(seed)
+    const rec = await recordBatches(root, { debounceMs: 300 })
+    await writeFile(path.join(root, 'content/home.json'), '{}\n')
+    await sleep(150)
+    await rec.watcher.close()
+    await sleep(SETTLE_MS)
+    expect(rec.batches).toEqual([])
+  })
+
+  test('a new folder named like a temp file is still watched', async () => {
+    const root = await tempWorkspace(seed)
+    const rec = await recordBatches(root)
+    await mkdir(path.join(root, 'media/release.1.2'))
+    await sleep(SETTLE_MS)
+    await writeFiles(root, { 'media/release.1.2/notes.pdf': 'pdf' })
+    await waitFor(() => rec.seen().has('media/release.1.2/notes.pdf'), { what: 'the file in the folder' })
+  })
+
+  test('a kind folder that appears after start is watched, and removing it deletes its files', async () => {
+    const root = await tempWorkspace({ 'content/home.json': home })
+    const rec = await recordBatches(root)
+    await writeFiles(root, { 'forms/contact.json': '{}\n' })
+    await waitFor(() => rec.seen().has('forms/contact.json'))
+    await writeFiles(root, { 'forms/newsletter.json': '{}\n' })
+    await waitFor(() => rec.seen().has('forms/newsletter.json'), { what: 'a file in the new folder' })
+    await rm(path.join(root, 'forms'), { recursive: true })
+    await waitFor(() => rec.deleted().size === 2, { what: 'both deletions' })
+  })
+
+  test('a change to .cmsyncignore is reported apart, never as a synced path', async () => {
+    const root = await tempWorkspace(seed)
+    let ignoreFileChanges = 0
+    const rec = await recordBatches(root, { onIgnoreFileChange: () => ignoreFileChanges++ })
+    await writeFiles(root, { '.cmsyncignore': 'drafts/\n' })
+    await waitFor(() => ignoreFileChanges > 0, { what: 'the ignore file hook' })
+    await unlink(path.join(root, '.cmsyncignore'))
+    await waitFor(() => ignoreFileChanges > 1, { what: 'its deletion' })
+    expect(rec.batches).toEqual([])
+  })
+
+  test('a bulk change (new paths keep coming) outlasts maxWaitMs and arrives whole once quiet', async () => {
+    const root = await tempWorkspace(seed)
+    const rec = await recordBatches(root, { debounceMs: 250, maxWaitMs: 300, maxBatchBeforeFlood: 30 })
+    const started = Date.now()
+    let n = 0
+    while (Date.now() - started < 900) {
+      await writeFiles(
+        root,
+        Object.fromEntries(Array.from({ length: 20 }, () => [`content/f${n++}.json`, '{}'])),
+      )
+      await sleep(30)
+    }
+    await waitFor(() => rec.seen().size === n, { what: `${n} paths` })
+    expect(rec.batches).toHaveLength(1) // not cut by maxWaitMs into slices that each pass the guard
+    expect(rec.batches[0]!.info.flood).toBe(true)
+  })
+})
