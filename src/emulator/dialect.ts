@@ -68,6 +68,8 @@ export type Dialect = {
     orphanParentId: string | null
     /** Upstream's insert renumbers every non-root node when the target is not at the root (§6.2). */
     insertRenumbersAllNonRoot: boolean
+    /** Upstream's insert rewrites nodes read from the list (publishOn null), dropping their tasks (§12.13). */
+    insertDropsSchedule: boolean
   }
   schemas: {
     singularListRoute: boolean
@@ -138,6 +140,7 @@ const spec: Dialect = {
     deleteRemovesSchedule: true,
     orphanParentId: '',
     insertRenumbersAllNonRoot: false,
+    insertDropsSchedule: false,
   },
   schemas: {
     singularListRoute: true,
@@ -206,6 +209,7 @@ const upstream: Dialect = {
     deleteRemovesSchedule: false,
     orphanParentId: null,
     insertRenumbersAllNonRoot: true,
+    insertDropsSchedule: true,
   },
   schemas: {
     singularListRoute: false,

@@ -2,14 +2,13 @@
 // `cms-sync emulator` (CLI). Cheap to start in memory and closes every socket and timer.
 
 import { randomBytes } from 'node:crypto'
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { type StartUser, Users } from './auth.js'
 import type { Core, Logger } from './context.js'
 import { DIALECTS, type DialectName } from './dialect.js'
 import { type FaultSpec, Faults, parseFaults } from './faults.js'
-import { text } from './http.js'
-import { Projects } from './projects.js'
+import { badEnvironmentName, Projects } from './projects.js'
 import { connectionRoutes } from './routes/connections.js'
 import { contentRoutes } from './routes/content.js'
 import { formRoutes } from './routes/forms.js'
@@ -19,12 +18,13 @@ import { serverRoutes } from './routes/server.js'
 import { settingsRoutes } from './routes/settings.js'
 import { userRoutes } from './routes/users.js'
 import { seedWorkspace } from './seed.js'
-import { buildRouter, handle, send, withFaults } from './server.js'
+import { buildRouter, requestListener } from './server.js'
 import { Store } from './store.js'
 
 export type { DialectName } from './dialect.js'
-export type { FaultSpec } from './faults.js'
+export type { FaultSpec, Faults } from './faults.js'
 export { parseFaults } from './faults.js'
+export type { Store } from './store.js'
 
 export type EmulatorOptions = {
   port?: number
@@ -70,6 +70,8 @@ const SILENT: Logger = { info: () => {}, warn: () => {} }
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
   const dialectName = options.dialect ?? 'spec'
   if (!DIALECTS[dialectName]) throw new Error(`unknown dialect "${dialectName}"; expected spec or upstream`)
+  const envProblem = badEnvironmentName(options.environment ?? 'live')
+  if (envProblem) throw new Error(envProblem)
   const faultSpec = typeof options.faults === 'string' ? parseFaults(options.faults) : (options.faults ?? {})
   const store = options.dataDir ? Store.open(options.dataDir) : Store.inMemory()
   try {
@@ -133,41 +135,7 @@ async function serve(store: Store, options: EmulatorOptions & { dialect: Dialect
     core,
   )
   const timers = new Set<NodeJS.Timeout>()
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        timers.delete(timer)
-        resolve()
-      }, ms)
-      timers.add(timer)
-    })
-
-  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
-    let url: URL
-    try {
-      url = new URL(req.url ?? '/', 'http://emulator.invalid')
-    } catch {
-      send(res, text('Bad request URL', 400))
-      return
-    }
-    const run = () => handle(core, router, req, url)
-    const faulty =
-      (url.pathname.startsWith('/api/') || url.pathname.startsWith('/media/')) &&
-      req.headers['x-emulator-self-test'] !== core.selfTestKey
-    const done = faulty ? withFaults(faults, req, res, run, sleep) : run().then((reply) => send(res, reply))
-    done
-      .then(() => {
-        // A 413 leaves most of the body unread; closing the connection stops the upload.
-        if (!req.complete) res.once('finish', () => req.destroy())
-      })
-      .catch((error: unknown) => {
-        log.warn(`request failed: ${(error as Error).message}`)
-        if (!res.headersSent) send(res, text('Internal error', 500))
-        else res.destroy()
-      })
-  }
-
-  const server = createServer(onRequest)
+  const server = createServer(requestListener(core, router, faults, timers))
   server.keepAliveTimeout = 5000
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)

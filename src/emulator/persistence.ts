@@ -73,6 +73,11 @@ export class DataDir {
   ) {
     fs.mkdirSync(path.join(dir, BLOBS), { recursive: true })
     this.lock()
+    // Temp files are what a crash leaves behind mid-write; the renamed originals are intact.
+    for (const folder of [dir, path.join(dir, BLOBS)]) {
+      for (const name of fs.readdirSync(folder))
+        if (name.endsWith('.tmp')) fs.rmSync(path.join(folder, name), { force: true })
+    }
   }
 
   /**

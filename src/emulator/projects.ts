@@ -7,6 +7,15 @@ import { names, type Store } from './store.js'
 
 const PROJECT_DOC = 'project'
 
+/** Why a name cannot be an environment, or undefined when it can (§1.2: "settings" means none). */
+export function badEnvironmentName(name: string): string | undefined {
+  if (name === '' || name === PROJECT_DOC || name === 'settings')
+    return `"${name}" cannot be an environment name`
+  if (/[/\\\u0000-\u001f]/.test(name))
+    return `environment "${name}" may not hold slashes or control characters`
+  return undefined
+}
+
 export class Projects {
   constructor(private readonly store: Store) {}
 

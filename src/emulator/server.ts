@@ -151,3 +151,47 @@ export async function withFaults(
   }
   send(res, reply)
 }
+
+/**
+ * The node:http listener: parse the URL, run faults on /api and /media (not on the self-test's
+ * own calls), answer, and close a connection whose body was left unread (a 413).
+ * `timers` collects the delays of slow faults so close() can cancel them.
+ */
+export function requestListener(
+  core: Core,
+  router: Router<Entry>,
+  faults: Faults,
+  timers: Set<NodeJS.Timeout>,
+) {
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        timers.delete(timer)
+        resolve()
+      }, ms)
+      timers.add(timer)
+    })
+  return (req: IncomingMessage, res: ServerResponse): void => {
+    let url: URL
+    try {
+      url = new URL(req.url ?? '/', 'http://emulator.invalid')
+    } catch {
+      send(res, text('Bad request URL', 400))
+      return
+    }
+    const run = () => handle(core, router, req, url)
+    const faulty =
+      (url.pathname.startsWith('/api/') || url.pathname.startsWith('/media/')) &&
+      req.headers['x-emulator-self-test'] !== core.selfTestKey
+    const done = faulty ? withFaults(faults, req, res, run, sleep) : run().then((reply) => send(res, reply))
+    done
+      .then(() => {
+        if (!req.complete) res.once('finish', () => req.destroy())
+      })
+      .catch((error: unknown) => {
+        core.log.warn(`request failed: ${(error as Error).message}`)
+        if (!res.headersSent) send(res, text('Internal error', 500))
+        else res.destroy()
+      })
+  }
+}

@@ -41,8 +41,8 @@ export class Store {
   }
 
   /** Opens (or creates) a data folder, replays it and compacts it into a fresh snapshot. */
-  static open(dir: string): Store {
-    const store = new Store(new DataDir(dir))
+  static open(dir: string, compactAtBytes?: number): Store {
+    const store = new Store(new DataDir(dir, compactAtBytes))
     store.disk!.load(
       (collections) => {
         for (const [name, entries] of Object.entries(collections))

@@ -47,7 +47,6 @@ export function routeOf(pathOrUrl: string): string {
 }
 
 export class RemoteError extends CliError {
-  override readonly name: string = 'RemoteError'
   readonly method: string
   readonly route: string
   readonly status: number | undefined
@@ -61,6 +60,8 @@ export class RemoteError extends CliError {
     options?: { cause?: unknown; exitCode?: ExitCode },
   ) {
     super(message, options?.exitCode ?? ExitCode.failed)
+    // The class name (UnauthorizedError, ...) without each subclass repeating it.
+    this.name = new.target.name
     if (options?.cause !== undefined) this.cause = options.cause
     this.method = data.method
     this.route = routeOf(data.route)
@@ -84,41 +85,19 @@ export class RemoteError extends CliError {
   }
 }
 
-export class UnauthorizedError extends RemoteError {
-  override readonly name = 'UnauthorizedError'
-}
-export class ForbiddenError extends RemoteError {
-  override readonly name = 'ForbiddenError'
-}
-export class NotFoundError extends RemoteError {
-  override readonly name = 'NotFoundError'
-}
-export class RejectedError extends RemoteError {
-  override readonly name = 'RejectedError'
-}
-export class TooLargeError extends RemoteError {
-  override readonly name = 'TooLargeError'
-}
-export class NetworkError extends RemoteError {
-  override readonly name = 'NetworkError'
-}
-export class TimeoutError extends RemoteError {
-  override readonly name = 'TimeoutError'
-}
-export class ServerError extends RemoteError {
-  override readonly name = 'ServerError'
-}
-export class RateLimitedError extends RemoteError {
-  override readonly name = 'RateLimitedError'
-}
+export class UnauthorizedError extends RemoteError {}
+export class ForbiddenError extends RemoteError {}
+export class NotFoundError extends RemoteError {}
+export class RejectedError extends RemoteError {}
+export class TooLargeError extends RemoteError {}
+export class NetworkError extends RemoteError {}
+export class TimeoutError extends RemoteError {}
+export class ServerError extends RemoteError {}
+export class RateLimitedError extends RemoteError {}
 /** The item changed on the server while we wrote it; nothing was overwritten. */
-export class RemoteConflictError extends RemoteError {
-  override readonly name = 'RemoteConflictError'
-}
+export class RemoteConflictError extends RemoteError {}
 /** A listing failed or had the wrong shape: a safety stop, it must never be read as "empty". */
-export class ListingError extends RemoteError {
-  override readonly name = 'ListingError'
-}
+export class ListingError extends RemoteError {}
 
 const CLASS_OF: Record<RemoteErrorCode, typeof RemoteError> = {
   unauthorized: UnauthorizedError,

@@ -254,10 +254,9 @@ export function createTransport(opts: TransportOptions): Transport {
         bytes = await readBody(res.body, request.maxBytes ?? DEFAULT_MAX_BYTES)
       } catch (error) {
         if (error instanceof BodyTooLarge) {
-          const limitMb = Math.round((request.maxBytes ?? DEFAULT_MAX_BYTES) / 1024 / 1024)
           throw remoteError(
             'too-large',
-            `the server's answer is larger than ${limitMb} MB, which cms-sync refuses`,
+            `the server's answer is larger than ${sizeText(request.maxBytes ?? DEFAULT_MAX_BYTES)}, which cms-sync refuses`,
             {
               method: request.method,
               route: request.path,
@@ -347,6 +346,10 @@ export function createTransport(opts: TransportOptions): Transport {
       await agent.close().catch(() => agent.destroy())
     },
   }
+}
+
+function sizeText(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${Math.round(bytes / 1024 / 1024)} MB` : `${Math.round(bytes / 1024)} KB`
 }
 
 function describe(code: string, request: HttpRequest): string {

@@ -104,6 +104,7 @@ describe('cms-sync emulator', () => {
       ['--dialect', 'nope'],
       ['--faults', 'boom=1'],
       ['--port', 'x'],
+      ['--environment', 'project'],
     ]) {
       let code = 0
       try {

@@ -218,6 +218,30 @@ describe('dialect differences', () => {
     expect((await upstream.get('P/content/renamed')).json().parentId).toBe(null)
   })
 
+  it('insert: spec renumbers the siblings; upstream every non-root node, dropping their schedules', async () => {
+    const { spec, upstream } = await both()
+    const future = new Date(Date.now() + 86_400_000).toISOString()
+    for (const api of [spec, upstream]) {
+      await api.post('P/content/p1?create=true', content('p1'))
+      await api.post('P/content/p2?create=true', content('p2'))
+      await api.post('P/content/a?create=true', content('a', { parentId: 'p1', sort: 1, publishOn: future }))
+      await api.post('P/content/b?create=true', content('b', { parentId: 'p2', sort: 1 }))
+      expect((await api.post('P/content/insert?contentId=b&parentId=p1&position=0')).text).toBe('OK')
+    }
+    expect((await spec.get('P/content/a')).json()).toMatchObject({
+      parentId: 'p1',
+      sort: 2,
+      publishOn: future,
+    })
+    expect((await spec.get('P/content/b')).json()).toMatchObject({ parentId: 'p1', sort: 1 })
+    expect((await upstream.get('P/content/a')).json()).toMatchObject({
+      parentId: 'p1',
+      sort: 2,
+      publishOn: null,
+    })
+    expect((await upstream.get('P/content/b')).json()).toMatchObject({ parentId: 'p1', sort: 1 })
+  })
+
   it('schemas: list routes, customOnly, native writes, import path', async () => {
     const { spec, upstream } = await both()
     expect((await spec.get('P/schema')).status).toBe(200)

@@ -1,5 +1,8 @@
 // Shared by the emulator tests: start an emulator on a free port and talk to it over real HTTP.
 
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import { afterEach } from 'vitest'
 import { type Emulator, type EmulatorOptions, startEmulator } from '../../src/emulator/index.js'
 
@@ -15,8 +18,18 @@ export async function start(options: EmulatorOptions = {}): Promise<Emulator> {
   return emulator
 }
 
+const dirs: string[] = []
+
+/** A fresh folder under the system temp folder, removed after the current test. */
+export function tempDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-emu-test-'))
+  dirs.push(dir)
+  return dir
+}
+
 afterEach(async () => {
   await Promise.all(running.splice(0).map((e) => e.close()))
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true })
 })
 
 export type CallOptions = {

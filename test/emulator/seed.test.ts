@@ -1,21 +1,10 @@
 // --seed: a workspace folder in the layout of design.md becomes the project's content.
 
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { startEmulator } from '../../src/emulator/index.js'
-import { client, start } from './helpers.js'
-
-const dirs: string[] = []
-function tempDir(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-emu-seed-'))
-  dirs.push(dir)
-  return dir
-}
-afterEach(() => {
-  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true })
-})
+import { client, start, tempDir } from './helpers.js'
 
 function write(root: string, rel: string, data: string | Buffer | object): void {
   const file = path.join(root, rel)

@@ -38,6 +38,17 @@ async function open(extra: Partial<Parameters<typeof createRemoteClient>[0]> = {
 
 const writes = () => cms.requests.filter((r) => r.method === 'POST')
 
+/** The first request gets this answer; the rest go to the mini CMS. */
+function answerFirst(status: number, headers: Record<string, string>, body = ''): void {
+  let first = true
+  cms.hook = (_req, res) => {
+    if (!first) return false
+    first = false
+    res.writeHead(status, headers).end(body)
+    return true
+  }
+}
+
 describe('retries', () => {
   test('a 503 is retried and the second answer wins', async () => {
     let failures = 1
@@ -53,13 +64,7 @@ describe('retries', () => {
   })
 
   test('Retry-After in seconds is honoured before the retry', async () => {
-    let first = true
-    cms.hook = (_req, res) => {
-      if (!first) return false
-      first = false
-      res.writeHead(429, { 'retry-after': '1' }).end('slow down')
-      return true
-    }
+    answerFirst(429, { 'retry-after': '1' }, 'slow down')
     const c = await open()
     await c.list('schema')
     const [a, b] = cms.requests
@@ -68,14 +73,8 @@ describe('retries', () => {
   })
 
   test('Retry-After as an HTTP date is honoured', async () => {
-    let first = true
-    cms.hook = (_req, res) => {
-      if (!first) return false
-      first = false
-      // HTTP dates have 1 s resolution: 2 s ahead is at least 1 s of wait.
-      res.writeHead(429, { 'retry-after': new Date(Date.now() + 2000).toUTCString() }).end()
-      return true
-    }
+    // HTTP dates have 1 s resolution: 2 s ahead is at least 1 s of wait.
+    answerFirst(429, { 'retry-after': new Date(Date.now() + 2000).toUTCString() })
     const c = await open()
     await c.list('schema')
     const [a, b] = cms.requests
@@ -83,13 +82,7 @@ describe('retries', () => {
   })
 
   test('Retry-After on a 503 is honoured too', async () => {
-    let first = true
-    cms.hook = (_req, res) => {
-      if (!first) return false
-      first = false
-      res.writeHead(503, { 'retry-after': '1' }).end('maintenance')
-      return true
-    }
+    answerFirst(503, { 'retry-after': '1' }, 'maintenance')
     const c = await open()
     await c.get('content', 'home')
     const [a, b] = cms.requests
@@ -212,13 +205,7 @@ describe('rate limit', () => {
   })
 
   test('one 429 with Retry-After holds every request, not only the one that got it', async () => {
-    let first = true
-    cms.hook = (_req, res) => {
-      if (!first) return false
-      first = false
-      res.writeHead(429, { 'retry-after': '1' }).end()
-      return true
-    }
+    answerFirst(429, { 'retry-after': '1' })
     const c = await open({ rateLimit: { requestsPerSecond: 1000, concurrency: 1 } })
     const t0 = Date.now()
     await c.get('content', 'a')
@@ -312,6 +299,7 @@ describe('responses', () => {
       .request('GET', '/media/demo/live/big', { maxBytes: 64 * 1024 })
       .catch((e: unknown) => e)
     expect(error).toMatchObject({ code: 'too-large' })
+    expect((error as Error).message).toContain('larger than 64 KB')
   })
 
   test('listings that are not arrays of objects with string ids are refused', async () => {

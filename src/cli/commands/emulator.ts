@@ -1,7 +1,6 @@
 // `cms-sync emulator`: runs the built-in CMS server emulator until SIGINT/SIGTERM.
 
 import { type Command, InvalidArgumentError } from 'commander'
-import { parseFaults, startEmulator } from '../../emulator/index.js'
 import { CliError, ExitCode } from '../exit-codes.js'
 import type { CliIo } from '../io.js'
 
@@ -46,9 +45,15 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
     .option('--rate-limit <n>', 'answer 429 past N requests a second', integer('--rate-limit', 1))
     .option('--max-body-mb <n>', 'largest JSON body accepted', integer('--max-body-mb', 1), 50)
     .action(async (opts) => {
+      // Loaded here, not at the top: every cms-sync command registers this module, and only
+      // this one needs the server.
+      const { parseFaults, startEmulator } = await import('../../emulator/index.js')
+      const { badEnvironmentName } = await import('../../emulator/projects.js')
       if (opts.dialect !== 'spec' && opts.dialect !== 'upstream') {
         throw new CliError(`--dialect must be spec or upstream, got "${opts.dialect}"`, ExitCode.usage)
       }
+      const envProblem = badEnvironmentName(opts.environment)
+      if (envProblem) throw new CliError(`--environment: ${envProblem}`, ExitCode.usage)
       if (opts.faults !== undefined) {
         try {
           parseFaults(opts.faults)

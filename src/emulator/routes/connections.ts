@@ -2,19 +2,9 @@
 // server rewrites their title, alias and name itself.
 
 import { type Core, type Ctx, objectBody, type Route } from '../context.js'
-import { build, isObj, newId, type Obj, SHAPES } from '../entities.js'
+import { build, isObj, type Obj, SHAPES } from '../entities.js'
 import { json } from '../http.js'
-import {
-  col,
-  envItem,
-  envItems,
-  heartbeat,
-  missing,
-  requireItem,
-  storeWrite,
-  syncRoutes,
-  writeTarget,
-} from './resource.js'
+import { basicRoutes, col, envItem, missing, requireItem, storeWrite, writeTarget } from './resource.js'
 
 const P = '/api/:project/:environment'
 
@@ -67,16 +57,9 @@ export function connectionRoutes(route: Route, _core: Core): void {
   route('GET', `${P}/connections/processors`, { auth: 'user' }, () =>
     json(Object.fromEntries(Object.entries(PROCESSORS).map(([alias, p]) => [alias, p.title]))),
   )
-  route('GET', `${P}/connections`, { auth: 'user' }, (ctx) => json(envItems(ctx, 'connections')))
-
-  route('POST', `${P}/connections/new`, { auth: 'user' }, (ctx) => {
-    const connection: Obj = { ...buildConnection(ctx, { title: 'New connection' }, newId()), sync: {} }
-    ctx.core.store.put(col(ctx, 'connections'), connection.id as string, connection)
-    return json(connection)
-  })
-
-  syncRoutes(route, 'connections', 'connections', 'Connection')
-  route('POST', `${P}/connections/heartbeat/:id`, { auth: 'user' }, (ctx) => heartbeat(ctx, 'connections'))
+  basicRoutes(route, 'connections', 'Connection', (ctx, id) =>
+    buildConnection(ctx, { title: 'New connection' }, id),
+  )
 
   route('GET', `${P}/connections/:id`, { auth: 'user' }, (ctx) => {
     const connection = requireItem(ctx, 'connections', 'Connection')

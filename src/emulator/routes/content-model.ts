@@ -26,6 +26,12 @@ export function scheduleOf(ctx: Ctx, contentId: string): Obj[] {
   })
 }
 
+export function dropSchedule(ctx: Ctx, contentId: string): void {
+  for (const [type] of SCHEDULE_TYPES) {
+    ctx.core.store.del(names.tasks, names.taskKey(ctx.project, ctx.environment, contentId, type))
+  }
+}
+
 export function withSchedule(ctx: Ctx, content: Obj): Obj {
   const tasks = scheduleOf(ctx, content.id as string)
   const dateOf = (type: string) => tasks.find((t) => t.type === type)?.date ?? null

@@ -4,14 +4,13 @@
 import { type Core, objectBody, type Route } from '../context.js'
 import { isObj, newId } from '../entities.js'
 import { json } from '../http.js'
-import { names } from '../store.js'
 import {
   buildContent,
   checkParent,
   descendantsOf,
+  dropSchedule,
   isRoot,
   persistContent,
-  SCHEDULE_TYPES,
   withSchedule,
 } from './content-model.js'
 import {
@@ -89,6 +88,7 @@ export function contentRoutes(route: Route, _core: Core): void {
     siblings.forEach((node, index) => {
       const updated = { ...node, sort: index + 1, updateDate: now, updatedBy: userId }
       ctx.core.store.put(col(ctx, 'content'), node.id as string, updated)
+      if (ctx.d.content.insertDropsSchedule) dropSchedule(ctx, node.id as string)
     })
     return ctx.text('OK')
   })
@@ -154,10 +154,7 @@ export function contentRoutes(route: Route, _core: Core): void {
     ]
     for (const goneId of gone) {
       store.del(col(ctx, 'content'), goneId)
-      if (ctx.d.content.deleteRemovesSchedule) {
-        for (const [type] of SCHEDULE_TYPES)
-          store.del(names.tasks, names.taskKey(ctx.project, ctx.environment, goneId, type))
-      }
+      if (ctx.d.content.deleteRemovesSchedule) dropSchedule(ctx, goneId)
     }
     if (!removeChildren) {
       const now = new Date(ctx.core.now()).toISOString()

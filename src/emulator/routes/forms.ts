@@ -2,19 +2,9 @@
 // form's allowed origin and redirect, and clearing the entries.
 
 import { type Core, type Ctx, objectBody, type Route } from '../context.js'
-import { build, isObj, newId, type Obj, SHAPES } from '../entities.js'
+import { build, isObj, type Obj, SHAPES } from '../entities.js'
 import { HttpError, json, type Reply } from '../http.js'
-import {
-  col,
-  envItem,
-  envItems,
-  heartbeat,
-  missing,
-  requireItem,
-  storeWrite,
-  syncRoutes,
-  writeTarget,
-} from './resource.js'
+import { basicRoutes, col, envItem, missing, requireItem, storeWrite, writeTarget } from './resource.js'
 
 const P = '/api/:project/:environment'
 
@@ -77,16 +67,7 @@ function cors(form: Obj): Record<string, string> {
 export function formRoutes(route: Route, core: Core): void {
   const lastSubmit = new Map<string, number>()
 
-  route('GET', `${P}/forms`, { auth: 'user' }, (ctx) => json(envItems(ctx, 'forms')))
-
-  route('POST', `${P}/forms/new`, { auth: 'user' }, (ctx) => {
-    const form: Obj = { ...buildForm(ctx, { title: 'New form' }, newId()), sync: {} }
-    ctx.core.store.put(col(ctx, 'forms'), form.id as string, form)
-    return json(form)
-  })
-
-  syncRoutes(route, 'forms', 'forms', 'Form')
-  route('POST', `${P}/forms/heartbeat/:id`, { auth: 'user' }, (ctx) => heartbeat(ctx, 'forms'))
+  basicRoutes(route, 'forms', 'Form', (ctx, id) => buildForm(ctx, { title: 'New form' }, id))
 
   route('POST', `${P}/forms/clear/:id`, { auth: 'user' }, (ctx) => {
     const form = requireItem(ctx, 'forms', 'Form')

@@ -2,8 +2,8 @@
 // how a write finds its id (§7.2), and the pull/push pair of the server's Sync feature.
 
 import type { Ctx, Route } from '../context.js'
-import type { Obj } from '../entities.js'
-import { HttpError } from '../http.js'
+import { newId, type Obj } from '../entities.js'
+import { HttpError, json } from '../http.js'
 import { type EnvKind, names } from '../store.js'
 
 export function col(ctx: Ctx, kind: EnvKind): string {
@@ -82,6 +82,27 @@ export function syncRoutes(route: Route, path: string, kind: EnvKind, label: str
     requireItem(ctx, kind, label)
     return ctx.text(reply[kind as keyof typeof reply] === 'id' ? ctx.params.id! : 'OK')
   })
+}
+
+/**
+ * The routes connections and forms share: the list, `new` (a default record under a fresh
+ * id, returned with the `sync: {}` upstream gives unsaved items), pull/push and heartbeat.
+ */
+export function basicRoutes(
+  route: Route,
+  path: 'connections' | 'forms',
+  label: string,
+  make: (ctx: Ctx, id: string) => Obj,
+): void {
+  const P = '/api/:project/:environment'
+  route('GET', `${P}/${path}`, { auth: 'user' }, (ctx) => json(envItems(ctx, path)))
+  route('POST', `${P}/${path}/new`, { auth: 'user' }, (ctx) => {
+    const item = make(ctx, newId())
+    ctx.core.store.put(col(ctx, path), item.id as string, item)
+    return json({ ...item, sync: {} })
+  })
+  syncRoutes(route, path, path, label)
+  route('POST', `${P}/${path}/heartbeat/:id`, { auth: 'user' }, (ctx) => heartbeat(ctx, path))
 }
 
 /** Records who looked at a resource last (§6.14); these fields change without an edit. */

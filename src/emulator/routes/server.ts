@@ -5,7 +5,7 @@ import { publicUser } from '../auth.js'
 import { type Core, type Ctx, objectBody, type Route } from '../context.js'
 import { isObj, newId } from '../entities.js'
 import { HttpError, json } from '../http.js'
-import { Projects } from '../projects.js'
+import { badEnvironmentName, Projects } from '../projects.js'
 import { selfTest } from '../self-test.js'
 import { ENV_KINDS, names } from '../store.js'
 
@@ -67,8 +67,8 @@ export function serverRoutes(route: Route, core: Core): void {
 
   route('PUT', '/api/server/projects/:project/:env', { auth: 'admin' }, (ctx) => {
     const env = ctx.params.env!
-    if (env === 'project' || env === 'settings' || env === '')
-      throw ctx.d.errors.bad(`"${env}" cannot be an environment name`)
+    const problem = badEnvironmentName(env)
+    if (problem) throw ctx.d.errors.bad(problem)
     const sync = projects.settings(ctx.project).sync
     if (isObj(sync) && sync.enabled === true)
       throw ctx.d.errors.bad('Cannot add environments to a synced project')
