@@ -118,15 +118,25 @@ describe.each(['spec', 'upstream'] as const)('workspace and server (%s dialect)'
       'POST /api/demo/live/content/a-child',
     ])
     expect((await w.server.get('content', 'a-child'))?.parentId).toBe('z-parent')
-    // When both are deleted locally
-    await w.remove('content/a-child.json')
-    await w.remove('content/z-parent.json')
+    // When all of them are deleted locally
+    for (const rel of [
+      'content/a-child.json',
+      'content/z-parent.json',
+      'schemas/b-sub.json',
+      'schemas/z-base.json',
+    ]) {
+      await w.remove(rel)
+    }
     w.proxy.seen.length = 0
     expect((await w.cli('push', '--allow-deletes')).exitCode).toBe(0)
+    // Then content goes before the schemas it uses, and children before their parents
     expect(w.proxy.seen.filter((r) => r.startsWith('DELETE'))).toEqual([
       'DELETE /api/demo/live/content/a-child',
       'DELETE /api/demo/live/content/z-parent',
+      'DELETE /api/demo/live/schemas/b-sub',
+      'DELETE /api/demo/live/schemas/z-base',
     ])
+    expect((await w.cli('--json', 'status')).json.clean).toBe(true)
   })
 
   test('a push keeps the server createDate and the publishing schedule', async () => {
