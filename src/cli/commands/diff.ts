@@ -3,15 +3,19 @@
 
 import { readFile } from 'node:fs/promises'
 import type { Command } from 'commander'
-import { fileBytes } from '../../workspace/codec.js'
+import { type Codec, fileBytes } from '../../workspace/codec.js'
 import { codecFor } from '../../workspace/codecs.js'
 import { absolute } from '../../workspace/layout.js'
+import { parseFileText } from '../../workspace/local-file.js'
 import { globalOptions, printJson } from '../context.js'
 import { withEngine } from '../engine-session.js'
 import type { CliIo } from '../io.js'
 
-async function localText(root: string, path: string): Promise<string> {
-  return readFile(absolute(root, path), 'utf8').catch(() => '')
+/** The local file in canonical form when it parses, so only real edits show; else as written. */
+async function localText(root: string, path: string, codec: Codec, id: string): Promise<string> {
+  const text = await readFile(absolute(root, path), 'utf8').catch(() => '')
+  const parsed = parseFileText(codec, text, id)
+  return parsed.ok ? parsed.text : text
 }
 
 export function register(program: Command, io: CliIo): void {
@@ -29,10 +33,13 @@ export function register(program: Command, io: CliIo): void {
         const planned = await planRun(deps, {})
         const diffs: { path: string; action: string; diff: string }[] = []
         for (const item of changesOf(planned.plan).filter((i) => inScope(i.path, scope))) {
+          const codec = codecFor(item.kind)!
           const entry = planned.remote.get(item.path)
           const object = entry ? await fullObject(deps.client, entry) : undefined
-          const remote = object ? fileBytes(codecFor(item.kind)!.toFile(object)).text : ''
-          const local = planned.local.has(item.path) ? await localText(deps.root, item.path) : ''
+          const remote = object ? fileBytes(codec.toFile(object)).text : ''
+          const local = planned.local.has(item.path)
+            ? await localText(deps.root, item.path, codec, item.id)
+            : ''
           const diff = unifiedDiff(
             remote,
             local,
