@@ -56,7 +56,8 @@ function stopUnlessOk(result: GuardResult): void {
 
 export async function planRun(
   deps: EngineDeps,
-  opts: { prefer?: Side; rebind?: boolean },
+  /** rehash: read every file instead of trusting the stat cache (watch's periodic deep rescan). */
+  opts: { prefer?: Side; rebind?: boolean; rehash?: boolean },
 ): Promise<PlannedRun> {
   const saved = await loadState(deps.root)
   stopUnlessOk(targetGuard(saved?.target, deps.target, opts.rebind ?? false))
@@ -73,7 +74,7 @@ export async function planRun(
   const scan = await scanWorkspace(
     deps.root,
     deps.codecs,
-    (path) => store.get(path),
+    (path) => (opts.rehash ? undefined : store.get(path)),
     (path) => !synced(path),
   )
   let snapshot: RemoteSnapshot

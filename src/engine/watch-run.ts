@@ -22,7 +22,14 @@ function unreachable(error: unknown): boolean {
   return false
 }
 
-export function watchRun(deps: EngineDeps, opts: { paused: () => Promise<boolean> }) {
+export function watchRun(
+  deps: EngineDeps,
+  opts: {
+    paused: () => Promise<boolean>
+    /** Asked at the start of a full run: read every file, not trusting the stat cache. */
+    rehash?: () => boolean
+  },
+) {
   return async (
     paths: ReadonlySet<string>,
     context: { full: boolean; signal: AbortSignal },
@@ -30,7 +37,7 @@ export function watchRun(deps: EngineDeps, opts: { paused: () => Promise<boolean
     const empty: Outcome = { applied: [], conflicts: [], failed: [] }
     if (!context.full && paths.size === 0) return { kind: 'done', retryPaths: [], outcome: empty }
     try {
-      const planned = await planRun(deps, {})
+      const planned = await planRun(deps, { rehash: context.full && (opts.rehash?.() ?? false) })
       const outcome = await applyRun(deps, planned, {
         select: (await opts.paused()) ? SELECT.pull : SELECT.sync,
         scope: context.full ? [] : [...paths],
