@@ -6,11 +6,9 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { PassThrough } from 'node:stream'
-import { fileURLToPath } from 'node:url'
 import { run } from '../../src/cli/program.js'
 import { waitFor } from '../watch/helpers.js'
-
-export const MAIN_JS = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
+import { MAIN_JS } from './build.js'
 
 // biome-ignore lint/suspicious/noExplicitAny: test convenience for parsed ndjson events
 export type Event = Record<string, any>
