@@ -67,6 +67,10 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
         rehashNext = false
         return rehash
       },
+      // A batch still gathering may be a checkout under way: let the guard see it whole first.
+      holdPushes: async ({ changed, deleted }) =>
+        changed.length > 0 &&
+        ((watcher?.pending ?? 0) > 0 || (await guard(new Set(changed), new Set(deleted)))),
     }),
     onOutcome: (settled: Settled, _paths, full) => {
       if (settled.kind === 'offline') {
@@ -82,23 +86,28 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
     },
   })
 
+  // The mass change guard, over the watcher's batches and over what full runs find changed.
   const recent = createChangeWindow()
+  async function guard(changed: ReadonlySet<string>, deleted: ReadonlySet<string>): Promise<boolean> {
+    const counts = recent.add(changed, deleted)
+    // Below this many paths no workspace size makes a mass change, so the state is not read.
+    if (counts.changed <= MASS_DELETE_MIN_PATHS) return false
+    const tracked = Object.keys((await loadState(root))?.items ?? {}).length
+    const decision = decideMassChange({ ...counts, tracked })
+    if (!decision.pause) return false
+    if (!(await readPause(root))) {
+      const info = pauseInfoFor(decision, changed)
+      await setPause(root, info)
+      emit({ event: 'paused', ...info })
+      recent.clear()
+    }
+    return true
+  }
+
   async function onBatch(paths: Set<string>, info: LocalBatchInfo): Promise<void> {
     const changed = await ownWrites.filterBatch(paths) // first, so a big pull never trips the guard
     if (changed.size === 0) return
-    const deleted = new Set([...info.deleted].filter((p) => changed.has(p)))
-    const counts = recent.add(changed, deleted)
-    // Below this many paths no workspace size makes a mass change, so the state is not read.
-    if (counts.changed > MASS_DELETE_MIN_PATHS) {
-      const tracked = Object.keys((await loadState(root))?.items ?? {}).length
-      const decision = decideMassChange({ ...counts, tracked })
-      if (decision.pause && !(await readPause(root))) {
-        const info = pauseInfoFor(decision, changed)
-        await setPause(root, info)
-        emit({ event: 'paused', ...info })
-        recent.clear()
-      }
-    }
+    await guard(changed, new Set([...info.deleted].filter((p) => changed.has(p))))
     if (info.flood) void queue.requestFull()
     else queue.add(changed)
   }

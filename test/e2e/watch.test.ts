@@ -6,7 +6,7 @@ import { rename, writeFile } from 'node:fs/promises'
 import { afterEach, describe, expect, test } from 'vitest'
 import { contentFile } from '../helpers/fixtures.js'
 import { type Dialect, syncedWorld, type World } from '../helpers/sync-world.js'
-import { setWatchConfig, watchInProcess } from '../helpers/watch.js'
+import { serverTitle, setWatchConfig, watchInProcess } from '../helpers/watch.js'
 import { waitFor } from '../watch/helpers.js'
 
 let world: World | undefined
@@ -26,8 +26,7 @@ async function watchedWorld(dialect: Dialect): Promise<{ w: World; d: ReturnType
   return { w: world, d: watching }
 }
 
-const title = async (w: World, id: string) =>
-  ((await w.server.get('content', id))?.properties as { title?: string } | undefined)?.title
+const title = (w: World, id: string) => serverTitle(w.server, id)
 
 describe.each(['spec', 'upstream'] as const)('watch (%s dialect)', (dialect) => {
   test('an edit, a new file and a deletion are pushed while watching', async () => {

@@ -7,6 +7,7 @@ import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { PassThrough } from 'node:stream'
 import { run } from '../../src/cli/program.js'
+import type { RemoteClient } from '../../src/remote/index.js'
 import { waitFor } from '../watch/helpers.js'
 import { MAIN_JS } from './build.js'
 
@@ -110,4 +111,9 @@ export function watchProcess(root: string, env: NodeJS.ProcessEnv, args: string[
     waitForEvent: matcher(log.events),
     exited,
   }
+}
+
+/** properties.title of a content on the server (undefined when it is not there). */
+export async function serverTitle(client: RemoteClient, id: string): Promise<string | undefined> {
+  return ((await client.get('content', id))?.properties as { title?: string } | undefined)?.title
 }
