@@ -6,6 +6,7 @@
 
 import type { EngineDeps } from '../engine/run.js'
 import { type WatchRunOutcome, watchRun } from '../engine/watch-run.js'
+import { RemoteError } from '../remote/errors.js'
 import { loadState } from '../state/state-file.js'
 import { loadIgnoreRules } from '../workspace/ignore-rules.js'
 import { type LocalBatchInfo, type WorkspaceWatcher, watchWorkspace } from './local-changes.js'
@@ -39,6 +40,15 @@ export interface DaemonOptions {
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
+}
+
+/** Why the server is out of reach: the client's own error, not the wrappers around it. */
+function rootCauseOf(error: unknown): string {
+  let found = error
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof RemoteError) found = e
+  }
+  return messageOf(found)
 }
 
 /** Runs until stopSignal; resolves after a clean shutdown. Rejects only if the start-up reconcile threw. */
@@ -75,7 +85,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
     onOutcome: (settled: Settled, _paths, full) => {
       if (settled.kind === 'offline') {
         if (!offline && !stopping)
-          emit({ event: 'offline', pending: queue.pending.size, error: messageOf(settled.cause) })
+          emit({ event: 'offline', pending: queue.pending.size, error: rootCauseOf(settled.cause) })
         offline = true
         return
       }
