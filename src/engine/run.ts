@@ -97,6 +97,7 @@ export async function planRun(
   )
   const local = new Map(scan.entries.map((entry) => [entry.path, entry]))
   const result = plan(base, local, snapshot.entries, opts.prefer ? { prefer: opts.prefer } : {})
+  for (const item of result.items) if (snapshot.entries.get(item.path)?.inherited) item.inherited = true
   return {
     store,
     plan: result,

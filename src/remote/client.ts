@@ -73,6 +73,13 @@ export interface RemoteClient {
   put(kind: RemoteKind, id: string, body: RemoteObject, opts?: PutOptions): Promise<RemoteObject>
   remove(kind: RemoteKind, id: string): Promise<void>
   /**
+   * `POST P/<kind>/pull/:id`: the server copies the item it inherits from its parent project
+   * into the project as a local (unlocked) item. Throws RemoteError when it could not.
+   */
+  pullInherited(kind: RemoteKind, id: string): Promise<void>
+  /** `POST P/<kind>/push/:id`: the server sends its local item up to the parent project. */
+  pushToParent(kind: RemoteKind, id: string): Promise<void>
+  /**
    * Any route, through the same queue, retries and auth. `path` starts with `/`. 2xx and 4xx
    * answers are returned; 5xx and 429 after the retries, redirects, timeouts and network
    * failures throw RemoteError.
@@ -90,6 +97,12 @@ const ITEM_MAX_BYTES = 64 * 1024 * 1024
 
 function isPlainObject(value: unknown): value is RemoteObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/** An item the server lists from the parent project it inherits from (upstream §9). */
+export function isInherited(item: RemoteObject): boolean {
+  const sync = item.sync
+  return typeof sync === 'object' && sync !== null && (sync as RemoteObject).isRemote === true
 }
 
 function withoutEntries(kind: RemoteKind, item: RemoteObject): RemoteObject {
@@ -211,7 +224,12 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
         )
       seen.add(item.id)
       // Built-in schemas are the server's (locked, or in the known native set); never mirrored.
-      if (kind === 'schema' && (NATIVE_SCHEMA_IDS.has(item.id) || item.isLocked === true)) continue
+      // Schemas inherited from a parent project are locked too, but are the project's to mirror.
+      if (
+        kind === 'schema' &&
+        (NATIVE_SCHEMA_IDS.has(item.id) || (item.isLocked === true && !isInherited(item)))
+      )
+        continue
       items.push(withoutEntries(kind, item))
     }
     return items
@@ -304,6 +322,27 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     throw fail(request, res, `could not delete ${kind} "${id}"`)
   }
 
+  /** pull/push of the server's Sync feature: re-sending either copies the same item again. */
+  async function syncCall(kind: RemoteKind, verb: 'pull' | 'push', id: string): Promise<void> {
+    refuseId(kind, id, 'POST')
+    const request: HttpRequest = {
+      method: 'POST',
+      path: `${P}/${SEGMENT[kind]}/${verb}/${encodeURIComponent(id)}`,
+      itemId: id,
+      idempotent: true,
+      responseType: 'text',
+    }
+    const res = await transport.send(request)
+    if (res.status < 200 || res.status >= 300)
+      throw fail(
+        request,
+        res,
+        verb === 'pull'
+          ? `could not make a local copy of inherited ${kind} "${id}"`
+          : `could not send ${kind} "${id}" up to the parent project`,
+      )
+  }
+
   async function request(
     method: string,
     path: string,
@@ -332,6 +371,8 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     get,
     put,
     remove,
+    pullInherited: (kind, id) => syncCall(kind, 'pull', id),
+    pushToParent: (kind, id) => syncCall(kind, 'push', id),
     request,
     checkToken,
     stats: () => transport.stats(),
