@@ -49,9 +49,15 @@ export function refusal(item: PlanItem): string | undefined {
   return undefined
 }
 
-/** The plan items the paths name (files or folders); empty when none. */
+/**
+ * The plan items the paths name; empty when none. Inherited items inside a named folder are
+ * left out (promoting `content/` means this project's own items); one named as a file is kept,
+ * so the refusal says why.
+ */
 export function promoteSelection(run: PlannedRun, scope: readonly string[]): PlanItem[] {
-  return run.plan.items.filter((item) => inScope(item.path, scope))
+  return run.plan.items.filter(
+    (item) => inScope(item.path, scope) && (!item.inherited || scope.includes(item.path)),
+  )
 }
 
 function flaggedOnParent(object: Record<string, unknown> | undefined): boolean {
