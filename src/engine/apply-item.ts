@@ -153,8 +153,8 @@ export async function deleteRemoteItem(ctx: ApplyContext, item: PlanItem, codec:
       status: 'failed',
       code: 'inherited',
       error:
-        'inherited from the parent project: this project cannot delete it (delete it on the parent, ' +
-        'or restore the file; `cms-sync pull` brings it back)',
+        'inherited from the parent project: this project cannot delete it; delete it on the parent, ' +
+        'or restore the file (e.g. `git checkout -- <file>`)',
     }
   const remote = await remoteAsPlanned(ctx, item, codec)
   if (!remote.ok) return changedRemotely

@@ -105,6 +105,12 @@ export function isInherited(item: RemoteObject): boolean {
   return typeof sync === 'object' && sync !== null && (sync as RemoteObject).isRemote === true
 }
 
+/** A project's own item whose id the parent project also has (upstream §9). */
+function hasParentCopy(item: RemoteObject): boolean {
+  const sync = item.sync
+  return typeof sync === 'object' && sync !== null && (sync as RemoteObject).hasRemote === true
+}
+
 function withoutEntries(kind: RemoteKind, item: RemoteObject): RemoteObject {
   if (kind !== 'form' || !('entries' in item)) return item
   const { entries: _entries, ...rest } = item
@@ -135,6 +141,12 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
   }
   const d: Dialect = dialect
   opts.logger?.debug({ dialect: d }, 'remote dialect')
+
+  // Upstream forwards a by-id miss to the parent project it inherits from, and turns its own
+  // sync off when the parent has no such id either (§9). Once a listing shows the server shares
+  // items with a parent, an id the last listing lacked is looked up in a fresh listing instead.
+  let sharesWithParent = false
+  const listedIds = new Map<RemoteKind, Set<string>>()
 
   const itemPath = (kind: RemoteKind, id: string) => `${P}/${SEGMENT[kind]}/${encodeURIComponent(id)}`
   const textOf = (res: HttpResponse) => (typeof res.body === 'string' ? cleanServerMessage(res.body) : '')
@@ -223,6 +235,7 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
           { ...data, status: res.status, itemId: item.id },
         )
       seen.add(item.id)
+      if (isInherited(item) || hasParentCopy(item)) sharesWithParent = true
       // Built-in schemas are the server's (locked, or in the known native set); never mirrored.
       // Schemas inherited from a parent project are locked too, but are the project's to mirror.
       if (
@@ -232,11 +245,21 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
         continue
       items.push(withoutEntries(kind, item))
     }
+    listedIds.set(kind, seen)
     return items
   }
 
+  /** fetchItem, without ever making upstream ask its parent for an id neither of them has. */
+  async function readItem(kind: RemoteKind, id: string): Promise<RemoteObject | undefined> {
+    if (d === 'upstream' && sharesWithParent && !listedIds.get(kind)?.has(id)) {
+      await list(kind)
+      if (!listedIds.get(kind)?.has(id)) return undefined
+    }
+    return fetchItem(kind, id)
+  }
+
   async function get(kind: RemoteKind, id: string): Promise<RemoteObject | undefined> {
-    const item = await fetchItem(kind, id)
+    const item = await readItem(kind, id)
     return item && withoutEntries(kind, item)
   }
 
@@ -248,7 +271,7 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
   async function bodyFor(kind: RemoteKind, id: string, body: RemoteObject): Promise<RemoteObject> {
     const sent: RemoteObject = { ...withoutEntries(kind, body), id }
     if (kind === 'form' && d === 'upstream') {
-      const current = await fetchItem(kind, id)
+      const current = await readItem(kind, id)
       sent.entries = Array.isArray(current?.entries) ? current.entries : []
     }
     return sent
@@ -275,7 +298,7 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
         if (res.status < 200 || res.status >= 300) throw fail(request, res, `could not write ${kind} "${id}"`)
         // Upstream answers some writes with text (`OK`, the id): read back what is stored.
         const stored =
-          isPlainObject(res.body) && typeof res.body.id === 'string' ? res.body : await fetchItem(kind, id)
+          isPlainObject(res.body) && typeof res.body.id === 'string' ? res.body : await readItem(kind, id)
         if (!stored)
           throw remoteError(
             'rejected',
@@ -287,12 +310,13 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
               itemId: id,
             },
           )
+        listedIds.get(kind)?.add(id)
         return withoutEntries(kind, stored)
       } catch (error) {
         if (!isAmbiguous(error) || retry >= maxRetries) throw error
         // The server may have applied the write before failing: look before writing again.
         await sleep(backoffDelayMs(retry + 1, opts.backoff))
-        const current = await fetchItem(kind, id)
+        const current = await readItem(kind, id)
         if (current && storedMatchesSent(sent, current)) {
           opts.logger?.debug({ kind, id }, 'ambiguous write had landed')
           return withoutEntries(kind, current)

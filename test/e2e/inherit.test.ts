@@ -95,6 +95,25 @@ describe.each(DIALECTS)('%s: inherited content', (dialect) => {
     expect(nothing.exitCode).toBe(2)
   })
 
+  it('deleting an inherited file is refused with a reason; both servers keep the item', async () => {
+    const family = await inheritingWorld(dialect)
+    world = family.world
+    expect((await world.cli('sync')).exitCode).toBe(0)
+    await world.remove('content/inherited-page.json')
+    const push = await world.cli('push', '--json')
+    expect(push.exitCode).toBe(1)
+    expect(push.json.failed).toEqual([
+      expect.objectContaining({
+        path: 'content/inherited-page.json',
+        action: 'delete-remote',
+        inherited: true,
+        error: expect.stringContaining('cannot delete it'),
+      }),
+    ])
+    expect((await world.server.list('content')).map((c) => c.id)).toContain('inherited-page')
+    expect(await family.parentClient.get('content', 'inherited-page')).toBeDefined()
+  })
+
   it('promote refuses when the project inherits from no parent', async () => {
     const family = await inheritingWorld(dialect)
     world = family.world
@@ -104,5 +123,33 @@ describe.each(DIALECTS)('%s: inherited content', (dialect) => {
     expect(refused.exitCode).toBe(1)
     expect(refused.stdout).toContain('inherits from no parent')
     expect(await family.parentClient.get('content', 'home')).toBeUndefined()
+  })
+})
+
+describe('upstream: a new item on an inheriting server', () => {
+  it('is created without a by-id read the server would forward to its parent (which disables its sync)', async () => {
+    const family = await inheritingWorld('upstream')
+    world = family.world
+    expect((await world.cli('sync')).exitCode).toBe(0)
+    await world.writeJson('content/brand-new.json', {
+      id: 'brand-new',
+      parentId: '',
+      schemaId: 'section',
+      sort: 2,
+      isPublished: false,
+      publishOn: null,
+      unpublishOn: null,
+      properties: { title: 'New here' },
+      settings: { publishing: { connectionId: '' } },
+    })
+    const before = world.proxy.seen.length
+    const push = await world.cli('push')
+    expect(push.stderr).toBe('')
+    expect(push.exitCode).toBe(0)
+    expect(world.proxy.seen.slice(before)).not.toContain('GET /api/demo/live/content/brand-new')
+    const settings = await world.server.request('GET', '/api/demo/settings/sync')
+    expect(settings.body).toMatchObject({ enabled: true })
+    const status = await world.cli('status', '--json')
+    expect(status.json).toMatchObject({ clean: true, inherited: ['content/inherited-page.json'] })
   })
 })
