@@ -3,9 +3,8 @@
 // settings (the parent it inherits from). Every call goes through the client's queue.
 
 import type { RemoteClient, RemoteObject } from './client.js'
+import { TARGET_NOT_FOUND } from './dialect.js'
 import { cleanServerMessage } from './errors.js'
-
-const TARGET_NOT_FOUND = /(Project "[^"]*" could not be found|Environment "[^"]*" was not found)/
 
 export type TargetCheck =
   | { ok: true }
