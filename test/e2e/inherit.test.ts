@@ -114,6 +114,21 @@ describe.each(DIALECTS)('%s: inherited content', (dialect) => {
     expect(await family.parentClient.get('content', 'inherited-page')).toBeDefined()
   })
 
+  it('when the server stops inheriting, its inherited items vanishing is a safety stop, not deletions', async () => {
+    const family = await inheritingWorld(dialect, { parentContent: ['inherited-a', 'inherited-b'] })
+    world = family.world
+    expect((await world.cli('sync')).exitCode).toBe(0)
+    // What upstream does to itself after one failed read of the parent (§9).
+    await world.server.request('POST', '/api/demo/settings/sync', { body: { enabled: false } })
+    const stopped = await world.cli('sync')
+    expect(stopped.exitCode).toBe(4)
+    expect(stopped.stderr).toContain('no longer lists any of the 2 items it inherited')
+    expect(await world.exists('content/inherited-a.json')).toBe(true)
+    const allowed = await world.cli('sync', '--allow-deletes')
+    expect(allowed.exitCode).toBe(0)
+    expect(await world.exists('content/inherited-a.json')).toBe(false)
+  })
+
   it('promote refuses when the project inherits from no parent', async () => {
     const family = await inheritingWorld(dialect)
     world = family.world
