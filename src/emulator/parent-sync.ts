@@ -27,6 +27,21 @@ export function parentOf(ctx: Ctx): Parent | undefined {
   return { origin: new URL(url).origin, token: typeof token === 'string' ? token : '', project }
 }
 
+// Each hop to a parent carries a count, so a cycle of projects (A inherits from B, B from A)
+// ends with an error instead of requests chasing each other until they time out.
+const HOPS = 'x-emulator-sync-hops'
+const MAX_HOPS = 4
+
+function hopHeaders(ctx: Ctx, parent: Parent): Record<string, string> {
+  const hops = Number(ctx.req.headers[HOPS]) || 0
+  if (
+    hops >= MAX_HOPS ||
+    (parent.origin === new URL(ctx.core.url()).origin && parent.project === ctx.project)
+  )
+    throw new HttpError(508, `Cyclic sync: project "${ctx.project}" inherits from itself through its parents`)
+  return { [HOPS]: String(hops + 1) }
+}
+
 function remoteUrl(ctx: Ctx, parent: Parent, resource: Resource, id?: string, query = ''): string {
   const path = `/api/${encodeURIComponent(parent.project)}/${encodeURIComponent(ctx.environment)}/${resource}`
   const item = id === undefined ? '' : `/${encodeURIComponent(id)}`
@@ -57,9 +72,11 @@ async function remoteGet(
   query = '',
 ): Promise<unknown> {
   const what = id === undefined ? resource : `${resource}/${id}`
+  const headers = hopHeaders(ctx, parent)
   let response: Response
   try {
     response = await fetch(remoteUrl(ctx, parent, resource, id, query), {
+      headers,
       signal: AbortSignal.timeout(10_000),
     })
   } catch (error) {
@@ -83,11 +100,12 @@ export async function remoteSet(
   id: string,
   body: unknown,
 ): Promise<void> {
+  const headers = { 'content-type': 'application/json', ...hopHeaders(ctx, parent) }
   let response: Response
   try {
     response = await fetch(remoteUrl(ctx, parent, resource, id, 'create=true&'), {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers,
       body: JSON.stringify(body),
       signal: AbortSignal.timeout(10_000),
     })

@@ -117,3 +117,19 @@ describe.each(DIALECTS)('%s: a child project inheriting from a parent', (dialect
     expect(JSON.stringify(onChild)).toContain('m1')
   })
 })
+
+describe('a project that inherits from itself', () => {
+  it('answers with a cyclic-sync error instead of looping', async () => {
+    const emu = await start({ dialect: 'spec' })
+    const api = client(emu, await login(emu))
+    await api.post('/api/demo/settings/sync', {
+      enabled: true,
+      url: emu.url,
+      token: await login(emu),
+      project: 'demo',
+    })
+    const listed = await api.get('P/content')
+    expect(listed.status).toBe(508)
+    expect(listed.text).toContain('Cyclic sync')
+  })
+})
