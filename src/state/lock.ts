@@ -56,6 +56,12 @@ export function describeHolder(holder: LockHolder | undefined): string {
   return `${what} (pid ${holder.pid}${holder.since ? `, since ${holder.since}` : ''})`
 }
 
+/** The pid of a live cms-sync process holding the workspace lock, if any (for `doctor`). */
+export async function lockHolder(root: string): Promise<number | undefined> {
+  const pid = await holderPid(root)
+  return pid !== undefined && processIsAlive(pid) ? pid : undefined
+}
+
 async function tryLock(root: string): Promise<() => Promise<void>> {
   return lockfile.lock(syncDirPath(root), {
     lockfilePath: syncDirPath(root, 'lock'),
