@@ -56,10 +56,10 @@ export function describeHolder(holder: LockHolder | undefined): string {
   return `${what} (pid ${holder.pid}${holder.since ? `, since ${holder.since}` : ''})`
 }
 
-/** The pid of a live cms-sync process holding the workspace lock, if any (for `doctor`). */
-export async function lockHolder(root: string): Promise<number | undefined> {
-  const pid = await holderPid(root)
-  return pid !== undefined && processIsAlive(pid) ? pid : undefined
+/** The live cms-sync process holding the workspace lock, if any (for `doctor`). */
+export async function lockHolder(root: string): Promise<LockHolder | undefined> {
+  const holder = await readLockHolder(root)
+  return holder !== undefined && processIsAlive(holder.pid) ? holder : undefined
 }
 
 async function tryLock(root: string): Promise<() => Promise<void>> {
