@@ -5,7 +5,7 @@
 import path from 'node:path'
 import type { Command } from 'commander'
 import type { EngineDeps } from '../engine/run.js'
-import { CODECS } from '../workspace/codecs.js'
+import { createCodecs } from '../workspace/codecs.js'
 import { FOLDER_OF } from '../workspace/kinds.js'
 import { connect, openWorkspace, type Workspace } from './context.js'
 import { CliError, ExitCode } from './exit-codes.js'
@@ -50,7 +50,9 @@ export async function withEngine<T>(
         target: { server: ws.config.server, project: ws.config.project, environment: ws.config.environment },
         client,
         logger: ws.logger,
-        codecs: CODECS.filter((codec) => enabled.has(FOLDER_OF[codec.kind])),
+        codecs: createCodecs({ root: ws.root, env: io.env }).filter((codec) =>
+          enabled.has(FOLDER_OF[codec.kind]),
+        ),
         maxDeletePercent: ws.config.safety.maxDeletePercent,
       }
       return await body({ ws, deps, scope })

@@ -17,6 +17,7 @@ const COMMANDS: Array<() => Promise<CommandModule>> = [
   () => import('./commands/push.js'),
   () => import('./commands/sync.js'),
   () => import('./commands/resolve.js'),
+  () => import('./commands/entries.js'),
 ]
 
 export async function buildProgram(io: CliIo, setExit: (code: number) => void): Promise<Command> {

@@ -12,7 +12,6 @@
 import { RemoteError } from '../remote/errors.js'
 import type { ItemState } from '../state/state-file.js'
 import type { Codec } from '../workspace/codec.js'
-import { codecFor } from '../workspace/codecs.js'
 import { type ParsedFile, readLocalFile, statLocalFile } from '../workspace/local-file.js'
 import {
   type ApplyContext,
@@ -35,11 +34,21 @@ function codeOf(error: unknown): { code?: string } {
 
 type Prepared = { parsed: ParsedFile; stat: ItemState['stat'] }
 
-async function preparePushes(ctx: ApplyContext, items: PlanItem[]): Promise<Map<string, Prepared>> {
+function codecOf(codecs: readonly Codec[], item: PlanItem): Codec {
+  const codec = codecs.find((c) => c.kind === item.kind)
+  if (!codec) throw new Error(`execute: no codec for ${item.kind} (${item.path})`)
+  return codec
+}
+
+async function preparePushes(
+  ctx: ApplyContext,
+  items: PlanItem[],
+  codecs: readonly Codec[],
+): Promise<Map<string, Prepared>> {
   const prepared = new Map<string, Prepared>()
   for (const item of items) {
     const stat = await statLocalFile(ctx.root, item.path)
-    const parsed = await readLocalFile(ctx.root, item.path, codecFor(item.kind)!, item.id)
+    const parsed = await readLocalFile(ctx.root, item.path, codecOf(codecs, item), item.id)
     if (parsed) prepared.set(item.path, { parsed, stat })
   }
   return prepared
@@ -80,7 +89,7 @@ export async function execute(
 ): Promise<Outcome> {
   const outcome: Outcome = { applied: [], conflicts: [], failed: [] }
   const pushes = selected.filter((item) => item.action === 'push')
-  const prepared = await preparePushes(ctx, pushes)
+  const prepared = await preparePushes(ctx, pushes, codecs)
   const steps = [
     ...orderedPushes(pushes, prepared, codecs),
     ...selected.filter((item) => !['push', 'delete-remote'].includes(item.action)),
@@ -96,7 +105,7 @@ export async function execute(
     // Asked to stop (watch shutdown): leave the rest; their state is untouched, so the next
     // run finds them again.
     if (signal?.aborted) break
-    const codec = codecFor(item.kind)!
+    const codec = codecOf(codecs, item)
     let result: ItemResult | undefined
     try {
       result = await applyOne(ctx, item, codec, prepared)

@@ -5,7 +5,7 @@
 import { CliError, ExitCode } from '../cli/exit-codes.js'
 import { NATIVE_SCHEMA_IDS } from '../remote/dialect.js'
 import { emptyState, loadState, StateStore, sameTarget, type Target } from '../state/state-file.js'
-import type { Codec } from '../workspace/codec.js'
+import type { Codec, ReferenceContext } from '../workspace/codec.js'
 import { loadIgnoreRules } from '../workspace/ignore-rules.js'
 import { type BeforeLocalWrite, LocalWriter } from '../workspace/local-writes.js'
 import { type LocalEntry, type ScanProblem, scanWorkspace } from '../workspace/scan.js'
@@ -116,6 +116,31 @@ export function inScope(path: string, scope: readonly string[]): boolean {
   )
 }
 
+/** What pushed files are checked against: known only for the kinds being synced. */
+async function referenceContext(
+  deps: EngineDeps,
+  run: PlannedRun,
+  selected: readonly PlanItem[],
+): Promise<ReferenceContext> {
+  // Schema ids are known only when schemas are synced too; otherwise the check is left to the server.
+  const schemaIds = deps.codecs.some((codec) => codec.kind === 'schema')
+    ? new Set([
+        ...NATIVE_SCHEMA_IDS,
+        ...[...run.remote.values(), ...run.local.values()]
+          .filter((e) => e.kind === 'schema')
+          .map((e) => e.id),
+      ])
+    : undefined
+  // One request for the types, and only when a connection is about to be written.
+  const pushesConnection = selected.some((item) => item.kind === 'connection' && item.action === 'push')
+  const types =
+    pushesConnection && deps.client.connectionTypes ? await deps.client.connectionTypes() : undefined
+  return {
+    schemaIds,
+    ...(types ? { deployers: new Set(types.deployers), processors: new Set(types.processors) } : {}),
+  }
+}
+
 /** The plan entries each command carries out: one plan, different subsets. */
 export const SELECT = {
   pull: (item: PlanItem) => ['pull', 'delete-local', 'merge-base', 'conflict', 'none'].includes(item.action),
@@ -158,15 +183,7 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
   }
   if (run.rebound) await run.store.save()
   const now = opts.now ?? (() => new Date().toISOString())
-  // Schema ids are known only when schemas are synced too; otherwise the check is left to the server.
-  const schemaIds = deps.codecs.some((codec) => codec.kind === 'schema')
-    ? new Set([
-        ...NATIVE_SCHEMA_IDS,
-        ...[...run.remote.values(), ...run.local.values()]
-          .filter((e) => e.kind === 'schema')
-          .map((e) => e.id),
-      ])
-    : undefined
+  const references = await referenceContext(deps, run, selected)
   const ctx = {
     root: deps.root,
     client: deps.client,
@@ -174,7 +191,7 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
     writer: new LocalWriter(deps.root, now().replace(/[:.]/g, '-'), deps.beforeLocalWrite),
     logger: deps.logger,
     now,
-    schemaIds,
+    references,
     local: run.local,
     remote: run.remote,
   }

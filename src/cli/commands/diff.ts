@@ -4,7 +4,6 @@
 import { readFile } from 'node:fs/promises'
 import type { Command } from 'commander'
 import { type Codec, fileBytes } from '../../workspace/codec.js'
-import { codecFor } from '../../workspace/codecs.js'
 import { absolute } from '../../workspace/layout.js'
 import { parseFileText } from '../../workspace/local-file.js'
 import { globalOptions, printJson } from '../context.js'
@@ -33,7 +32,7 @@ export function register(program: Command, io: CliIo): void {
         const planned = await planRun(deps, {})
         const diffs: { path: string; action: string; diff: string }[] = []
         for (const item of changesOf(planned.plan).filter((i) => inScope(i.path, scope))) {
-          const codec = codecFor(item.kind)!
+          const codec = deps.codecs.find((c) => c.kind === item.kind)!
           const entry = planned.remote.get(item.path)
           const object = entry ? await fullObject(deps.client, entry) : undefined
           const remote = object ? fileBytes(codec.toFile(object)).text : ''
