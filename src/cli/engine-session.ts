@@ -33,7 +33,7 @@ export async function withEngine<T>(
   io: CliIo,
   cmd: Command,
   paths: readonly string[],
-  opts: { lock: boolean },
+  opts: { lock: boolean; checksum?: boolean },
   body: (session: EngineSession) => Promise<T>,
 ): Promise<T> {
   const ws = await openWorkspace(io, cmd)
@@ -54,6 +54,15 @@ export async function withEngine<T>(
           enabled.has(FOLDER_OF[codec.kind]),
         ),
         maxDeletePercent: ws.config.safety.maxDeletePercent,
+        ...(enabled.has('media')
+          ? {
+              media: {
+                api: (await import('../remote/media.js')).createMediaApi(client),
+                checksum: opts.checksum ?? false,
+                concurrency: ws.config.rateLimit.concurrency,
+              },
+            }
+          : {}),
       }
       return await body({ ws, deps, scope })
     } finally {

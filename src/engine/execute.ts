@@ -106,32 +106,44 @@ export async function execute(
     // run finds them again.
     if (signal?.aborted) break
     const codec = codecOf(codecs, item)
-    let result: ItemResult | undefined
-    try {
-      result = await applyOne(ctx, item, codec, prepared)
-    } catch (error) {
-      // Without a valid token every further item would fail the same way: stop and say so.
-      if (error instanceof RemoteError && error.code === 'unauthorized') throw error
-      result =
-        error instanceof RemoteError && error.code === 'conflict'
-          ? { status: 'conflict', reason: 'the server copy changed while it was being written' }
-          : { status: 'failed', error: (error as Error).message, ...codeOf(error) }
-    }
-    if (result?.status === 'applied' && item.action !== 'merge-base') outcome.applied.push(reportOf(item))
-    if (result?.status === 'conflict') {
-      const why = result.reason ? { reason: result.reason } : {}
-      outcome.conflicts.push(reportOf(item, { action: 'conflict', ...why }))
-    }
-    if (result?.status === 'applied') ctx.logger.info({ path: item.path, action: item.action }, 'applied')
-    if (result?.status === 'failed') {
-      ctx.logger.error({ path: item.path, action: item.action, error: result.error }, 'item failed')
-      outcome.failed.push(
-        reportOf(item, { error: result.error, ...(result.code ? { code: result.code } : {}) }),
-      )
-    }
+    await runStep(ctx.logger, outcome, item, () => applyOne(ctx, item, codec, prepared))
     if (item.action !== 'none') onProgress(++done, total, item)
   }
   return outcome
+}
+
+/**
+ * Runs one item's step and files its result into the outcome. A failed item never stops the
+ * others, except a refused token: every further item would fail the same way.
+ */
+export async function runStep(
+  logger: ApplyContext['logger'],
+  outcome: Outcome,
+  item: PlanItem,
+  step: () => Promise<ItemResult | undefined>,
+): Promise<void> {
+  let result: ItemResult | undefined
+  try {
+    result = await step()
+  } catch (error) {
+    if (error instanceof RemoteError && error.code === 'unauthorized') throw error
+    result =
+      error instanceof RemoteError && error.code === 'conflict'
+        ? { status: 'conflict', reason: 'the server copy changed while it was being written' }
+        : { status: 'failed', error: (error as Error).message, ...codeOf(error) }
+  }
+  if (result?.status === 'applied' && item.action !== 'merge-base') outcome.applied.push(reportOf(item))
+  if (result?.status === 'conflict') {
+    const why = result.reason ? { reason: result.reason } : {}
+    outcome.conflicts.push(reportOf(item, { action: 'conflict', ...why }))
+  }
+  if (result?.status === 'applied') logger.info({ path: item.path, action: item.action }, 'applied')
+  if (result?.status === 'failed') {
+    logger.error({ path: item.path, action: item.action, error: result.error }, 'item failed')
+    outcome.failed.push(
+      reportOf(item, { error: result.error, ...(result.code ? { code: result.code } : {}) }),
+    )
+  }
 }
 
 async function applyOne(

@@ -56,7 +56,16 @@ export interface PutOptions {
 /** Options of `request()`: what HttpRequest documents, minus what the path and method say. */
 export type RequestOptions = Pick<
   HttpRequest,
-  'body' | 'contentType' | 'headers' | 'responseType' | 'maxBytes' | 'idempotent'
+  | 'body'
+  | 'contentType'
+  | 'headers'
+  | 'responseType'
+  | 'maxBytes'
+  | 'idempotent'
+  | 'bodyStream'
+  | 'contentLength'
+  | 'sink'
+  | 'itemId'
 >
 
 export interface RemoteResponse {

@@ -33,6 +33,16 @@ export interface ItemState {
   stat?: StatSnapshot
   /** content only: kept so a write never resets it (upstream sets a missing one to 1970). */
   createDate?: string | null
+  /** media only: the bytes' sha256, and the name and folder the server held at the last sync. */
+  media?: MediaBase
+}
+
+export interface MediaBase {
+  sha256: string
+  /** The server's name, which upstream may have rewritten: maps back to the local name without a rename. */
+  name: string
+  /** Folder path without slashes at the ends, `''` for the root. */
+  folder: string
 }
 
 export interface StateFile {

@@ -18,11 +18,21 @@ export function register(program: Command, io: CliIo): void {
       const { changesOf } = await import('../../engine/plan.js')
       await withEngine(io, cmd, paths, { lock: false }, async ({ deps, scope }) => {
         const planned = await planRun(deps, {})
+        await planned.media?.dispose()
         const changes = changesOf(planned.plan)
           .filter((item) => inScope(item.path, scope))
-          .map(({ kind, id, path, local, remote, action }) => {
+          .map(({ kind, id, path, local, remote, action, from }) => {
             const problems = planned.local.get(path)?.problems
-            return { kind, id, path, local, remote, action, ...(problems ? { problems } : {}) }
+            return {
+              kind,
+              id,
+              path,
+              local,
+              remote,
+              action,
+              ...(from ? { from } : {}),
+              ...(problems ? { problems } : {}),
+            }
           })
         const problems = planned.scanProblems.filter((p) => inScope(p.path, scope))
         const clean = changes.length === 0 && problems.length === 0
