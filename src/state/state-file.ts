@@ -96,6 +96,7 @@ export function sameTarget(a: Target, b: Target): boolean {
 export class StateStore {
   private unsaved = 0
   private lastSaveMs = 0
+  private saving: Promise<void> = Promise.resolve()
 
   constructor(
     readonly root: string,
@@ -127,10 +128,20 @@ export class StateStore {
     if (this.unsaved > 0) await this.save()
   }
 
-  async save(): Promise<void> {
-    await mkdir(syncDirPath(this.root), { recursive: true })
-    await writeFileAtomic(statePath(this.root), canonicalJson(this.state))
-    this.unsaved = 0
-    this.lastSaveMs = Date.now()
+  /**
+   * Saves run one after another, each serialising the state as it is when it starts, so
+   * commits made concurrently (media transfers run side by side) are never overwritten by an
+   * older snapshot finishing last.
+   */
+  save(): Promise<void> {
+    const next = this.saving.then(async () => {
+      this.unsaved = 0
+      this.lastSaveMs = Date.now()
+      const text = canonicalJson(this.state)
+      await mkdir(syncDirPath(this.root), { recursive: true })
+      await writeFileAtomic(statePath(this.root), text)
+    })
+    this.saving = next.catch(() => {})
+    return next
   }
 }

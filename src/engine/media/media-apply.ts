@@ -144,6 +144,8 @@ async function pushMedia(ctx: MediaApplyContext, item: PlanItem): Promise<ItemRe
   if (!remote || local.sha256 !== (remote.sha256 ?? base?.sha256)) {
     // New bytes (or a new item): the upload also sets the name.
     id = (await api.upload(file, id)).id
+    // The report names the id the new item got (the plan could not know it).
+    item.id = id
   } else if ((base ? splitRel(base.rel).name : remote.name) !== name) {
     await api.rename(remote.id, name)
   }
