@@ -11,6 +11,8 @@ import { absolute, syncDirPath } from './layout.js'
 export type BeforeLocalWrite = (relativePath: string, content: string | 'deleted') => void
 
 export class LocalWriter {
+  private readonly madeFolders = new Set<string>()
+
   /** @param runId names this run's trash folder (a timestamp), so one run's losers stay together. */
   constructor(
     readonly root: string,
@@ -54,10 +56,15 @@ export class LocalWriter {
    * Puts a finished file (a media download in .cms-sync/tmp/, same file system) at the path by
    * renaming it there: the old file goes to trash first, and readers never see half a file.
    */
-  async place(relativePath: string, sourceFile: string): Promise<void> {
-    await this.keepInTrash(relativePath)
+  async place(relativePath: string, sourceFile: string, opts: { fresh?: boolean } = {}): Promise<void> {
+    if (!opts.fresh) await this.keepInTrash(relativePath)
     const file = absolute(this.root, relativePath)
-    await mkdir(path.dirname(file), { recursive: true })
+    const folder = path.dirname(file)
+    // Thousands of media land in a few folders: make each folder once per run.
+    if (!this.madeFolders.has(folder)) {
+      await mkdir(folder, { recursive: true })
+      this.madeFolders.add(folder)
+    }
     await rename(sourceFile, file)
   }
 

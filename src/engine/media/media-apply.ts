@@ -98,12 +98,17 @@ async function commit(
     media: { sha256, name: remote.name, folder: remote.folder },
   })
   setIndex(ctx, id, rel)
-  await removeConflictCopy(ctx.root, mediaPath(rel))
+  if (ctx.run.hadConflicts) await removeConflictCopy(ctx.root, mediaPath(rel))
 }
 
 function setIndex(ctx: MediaApplyContext, id: string, rel: string | undefined): void {
-  for (const [known, knownId] of ctx.run.index) if (knownId === id) ctx.run.index.delete(known)
-  if (rel !== undefined) ctx.run.index.set(rel, id)
+  const { index, indexPathOf } = ctx.run
+  const known = indexPathOf.get(id)
+  if (known !== undefined && index.get(known) === id) index.delete(known)
+  indexPathOf.delete(id)
+  if (rel === undefined) return
+  index.set(rel, id)
+  indexPathOf.set(id, rel)
 }
 
 async function forget(ctx: MediaApplyContext, item: PlanItem, id: string): Promise<void> {
@@ -111,7 +116,7 @@ async function forget(ctx: MediaApplyContext, item: PlanItem, id: string): Promi
   if (base) await ctx.store.forget(mediaPath(base.rel))
   await ctx.store.forget(item.path)
   setIndex(ctx, id, undefined)
-  await removeConflictCopy(ctx.root, item.path)
+  if (ctx.run.hadConflicts) await removeConflictCopy(ctx.root, item.path)
 }
 
 /** The server's bytes in a temp file: the one the plan already downloaded, else a new download. */
@@ -174,7 +179,8 @@ async function pullMedia(ctx: MediaApplyContext, item: PlanItem): Promise<ItemRe
   }
   if (!local || local.sha256 !== remote.sha256) {
     const bytes = await serverBytes(ctx, remote.id)
-    await ctx.writer.place(mediaPath(remote.rel), bytes.file)
+    // A new file needs no trash copy: the check above saw nothing at its path.
+    await ctx.writer.place(mediaPath(remote.rel), bytes.file, { fresh: !local })
     sha256 = bytes.sha256
   }
   await commit(ctx, remote.id, remote.rel, sha256!, remote)

@@ -3,7 +3,7 @@
 // bytes themselves (streamed into .cms-sync/tmp/ with their hash taken on the way; a pull in
 // the same run moves that file into place instead of downloading again).
 
-import { mkdir, rm } from 'node:fs/promises'
+import { mkdir, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { MediaApi } from '../../remote/media.js'
 import type { StateStore } from '../../state/state-file.js'
@@ -30,8 +30,12 @@ export interface MediaRun {
   /** media.yaml as it was read (undefined: none), and the working copy the run updates. */
   indexBefore: Map<string, string> | undefined
   index: Map<string, string>
+  /** The index the other way round (id -> path), so updating it costs no scan. */
+  indexPathOf: Map<string, string>
   downloads: Map<string, Downloaded>
   tmpDir: string
+  /** Whether .cms-sync/conflicts/media/ existed: if not, no conflict copy needs removing. */
+  hadConflicts: boolean
   scanProblems: ScanProblem[]
   remoteCount: number
   concurrency: number
@@ -94,8 +98,13 @@ export async function snapshotMedia(
     base,
     indexBefore,
     index,
+    indexPathOf: new Map([...index].map(([rel, id]) => [id, rel])),
     downloads,
     tmpDir,
+    hadConflicts: await stat(syncDirPath(root, 'conflicts', MEDIA_FOLDER)).then(
+      () => true,
+      () => false,
+    ),
     scanProblems: scan.problems,
     remoteCount: listed.length,
     concurrency: opts.concurrency,
