@@ -151,12 +151,7 @@ export function matchMedia(input: MatchInput): MediaMatch {
     return settled(a) - settled(b) || (a.id < b.id ? -1 : 1)
   })
   for (const item of ordered) {
-    if (
-      unsafeName(item.name) ||
-      item.folder
-        .split('/')
-        .some((part) => part === '.' || part === '..' || (unsafeName(part) && part !== ''))
-    ) {
+    if (unsafeName(item.name) || item.folder.split('/').some((part) => unsafeName(part))) {
       problems.push({
         id: item.id,
         problem: `media "${item.id}" has the name ${JSON.stringify(item.name)} in folder ${JSON.stringify(item.folder)}, which no file in media/ can hold`,
