@@ -151,7 +151,8 @@ export function matchMedia(input: MatchInput): MediaMatch {
     return settled(a) - settled(b) || (a.id < b.id ? -1 : 1)
   })
   for (const item of ordered) {
-    if (unsafeName(item.name) || item.folder.split('/').some((part) => unsafeName(part))) {
+    const folderUnsafe = item.folder !== '' && item.folder.split('/').some((part) => unsafeName(part))
+    if (unsafeName(item.name) || folderUnsafe) {
       problems.push({
         id: item.id,
         problem: `media "${item.id}" has the name ${JSON.stringify(item.name)} in folder ${JSON.stringify(item.folder)}, which no file in media/ can hold`,
