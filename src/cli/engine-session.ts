@@ -5,6 +5,7 @@
 import path from 'node:path'
 import type { Command } from 'commander'
 import type { EngineDeps } from '../engine/run.js'
+import type { RemoteClient } from '../remote/index.js'
 import { createCodecs } from '../workspace/codecs.js'
 import { FOLDER_OF } from '../workspace/kinds.js'
 import { connect, globalOptions, openWorkspace, type Workspace } from './context.js'
@@ -16,6 +17,8 @@ export interface EngineSession {
   deps: EngineDeps
   /** The path arguments as workspace-relative paths. */
   scope: string[]
+  /** The same client as deps.client, with the routes beyond the engine's (request, pull/push). */
+  client: RemoteClient
 }
 
 /**
@@ -43,7 +46,9 @@ export async function withEngine<T>(
   const scope = scopeOf(globalOptions(cmd).dir ? ws.root : io.cwd, ws.root, paths)
   // Loaded only here: proper-lockfile installs signal handlers (signal-exit) as it loads, which
   // would change how every other command (the emulator, watch) ends on SIGTERM.
-  const release = opts.lock ? await (await import('../state/lock.js')).acquireLock(ws.root) : undefined
+  const release = opts.lock
+    ? await (await import('../state/lock.js')).acquireLock(ws.root, cmd.name())
+    : undefined
   try {
     const client = await connect(io, ws)
     try {
@@ -67,7 +72,7 @@ export async function withEngine<T>(
             }
           : {}),
       }
-      return await body({ ws, deps, scope })
+      return await body({ ws, deps, scope, client })
     } finally {
       await client.close()
     }

@@ -18,6 +18,10 @@ const COMMANDS: Array<() => Promise<CommandModule>> = [
   () => import('./commands/sync.js'),
   () => import('./commands/resolve.js'),
   () => import('./commands/entries.js'),
+  () => import('./commands/watch.js'),
+  () => import('./commands/promote.js'),
+  () => import('./commands/doctor.js'),
+  () => import('./commands/server-config.js'),
 ]
 
 export async function buildProgram(io: CliIo, setExit: (code: number) => void): Promise<Command> {

@@ -19,6 +19,8 @@ export interface ItemReport {
   reason?: string
   /** Media moved or renamed: the path it had before. */
   from?: string
+  /** The server's copy is inherited from its parent project (additive to design.md's shape). */
+  inherited?: true
 }
 
 export interface Outcome {
@@ -36,6 +38,7 @@ export function reportOf(item: PlanItem, extra: Partial<ItemReport> = {}): ItemR
     remote: item.remote,
     action: item.action,
     ...(item.from ? { from: item.from } : {}),
+    ...(item.inherited ? { inherited: true as const } : {}),
     ...extra,
   }
 }

@@ -40,6 +40,8 @@ export interface PlanItem {
   settledFor?: Side
   /** Media moved or renamed: the path it had at the last sync. */
   from?: string
+  /** The server's copy is inherited from its parent project (set by the run, not the planner). */
+  inherited?: true
 }
 
 export interface Plan {

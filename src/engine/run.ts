@@ -12,7 +12,14 @@ import { loadIgnoreRules } from '../workspace/ignore-rules.js'
 import { type BeforeLocalWrite, LocalWriter } from '../workspace/local-writes.js'
 import { type LocalEntry, type ScanProblem, scanWorkspace } from '../workspace/scan.js'
 import { execute } from './execute.js'
-import { deleteGuard, describeStop, type GuardResult, listingGuard, targetGuard } from './guards.js'
+import {
+  deleteGuard,
+  describeStop,
+  type GuardResult,
+  inheritanceGuard,
+  listingGuard,
+  targetGuard,
+} from './guards.js'
 import { executeMedia } from './media/media-apply.js'
 import { type MediaRun, snapshotMedia } from './media/media-snapshot.js'
 import { dryRunOutcome, type Outcome, problemReports } from './outcome.js'
@@ -74,7 +81,8 @@ function stopUnlessOk(result: GuardResult): void {
 
 export async function planRun(
   deps: EngineDeps,
-  opts: { prefer?: Side; rebind?: boolean },
+  /** rehash: read every file instead of trusting the stat cache (watch's periodic deep rescan). */
+  opts: { prefer?: Side; rebind?: boolean; rehash?: boolean },
 ): Promise<PlannedRun> {
   const saved = await loadState(deps.root)
   stopUnlessOk(targetGuard(saved?.target, deps.target, opts.rebind ?? false))
@@ -91,7 +99,7 @@ export async function planRun(
   const scan = await scanWorkspace(
     deps.root,
     deps.codecs,
-    (path) => store.get(path),
+    (path) => (opts.rehash ? undefined : store.get(path)),
     (path) => !synced(path),
   )
   let snapshot: RemoteSnapshot
@@ -116,6 +124,7 @@ export async function planRun(
   const local = new Map(scan.entries.map((entry) => [entry.path, entry]))
   const planOptions = opts.prefer ? { prefer: opts.prefer } : {}
   const result = plan(base, local, snapshot.entries, planOptions)
+  for (const item of result.items) if (snapshot.entries.get(item.path)?.inherited) item.inherited = true
   const media = deps.media ? await mediaSide(deps, deps.media, store, planOptions, synced) : undefined
   return {
     store,
@@ -220,6 +229,9 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
   const listed = [...run.remote.values(), ...Array.from({ length: run.media?.remoteCount ?? 0 }, () => MEDIA)]
   try {
     stopUnlessOk(listingGuard(selected, baseItems, listed, { allowDeletes: opts.allowDeletes }))
+    stopUnlessOk(
+      inheritanceGuard(selected, baseItems, run.remote.values(), { allowDeletes: opts.allowDeletes }),
+    )
     stopUnlessOk(
       deleteGuard(selected, baseItems, {
         maxDeletePercent: deps.maxDeletePercent,

@@ -35,6 +35,8 @@ export interface ItemState {
   createDate?: string | null
   /** media only: the bytes' sha256, and the name and folder the server held at the last sync. */
   media?: MediaBase
+  /** The server lists the item from the parent project it inherits from (locked there). */
+  inherited?: true
 }
 
 export interface MediaBase {
