@@ -6,7 +6,7 @@ import path from 'node:path'
 import type { Command } from 'commander'
 import type { EngineDeps } from '../engine/run.js'
 import type { RemoteClient } from '../remote/index.js'
-import { CODECS } from '../workspace/codecs.js'
+import { createCodecs } from '../workspace/codecs.js'
 import { FOLDER_OF } from '../workspace/kinds.js'
 import { connect, globalOptions, openWorkspace, type Workspace } from './context.js'
 import { CliError, ExitCode } from './exit-codes.js'
@@ -39,7 +39,7 @@ export async function withEngine<T>(
   io: CliIo,
   cmd: Command,
   paths: readonly string[],
-  opts: { lock: boolean },
+  opts: { lock: boolean; checksum?: boolean },
   body: (session: EngineSession) => Promise<T>,
 ): Promise<T> {
   const ws = await openWorkspace(io, cmd)
@@ -58,8 +58,19 @@ export async function withEngine<T>(
         target: { server: ws.config.server, project: ws.config.project, environment: ws.config.environment },
         client,
         logger: ws.logger,
-        codecs: CODECS.filter((codec) => enabled.has(FOLDER_OF[codec.kind])),
+        codecs: createCodecs({ root: ws.root, env: io.env }).filter((codec) =>
+          enabled.has(FOLDER_OF[codec.kind]),
+        ),
         maxDeletePercent: ws.config.safety.maxDeletePercent,
+        ...(enabled.has('media')
+          ? {
+              media: {
+                api: (await import('../remote/media.js')).createMediaApi(client),
+                checksum: opts.checksum ?? false,
+                concurrency: ws.config.rateLimit.concurrency,
+              },
+            }
+          : {}),
       }
       return await body({ ws, deps, scope, client })
     } finally {

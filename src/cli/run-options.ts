@@ -8,6 +8,7 @@ export interface RunOptions {
   prefer?: Side
   allowDeletes?: boolean
   rebind?: boolean
+  checksum?: boolean
 }
 
 export function withRunOptions(cmd: Command): Command {
@@ -22,4 +23,8 @@ export function withRunOptions(cmd: Command): Command {
     )
     .option('--allow-deletes', 'lift the delete guard (more than safety.maxDeletePercent of a kind)')
     .option('--rebind', 'sync with the target in cms-sync.yaml although the workspace was bound to another')
+    .option(
+      '--checksum',
+      'download media whose change the server cannot tell (upstream has no media dates) and compare the bytes',
+    )
 }

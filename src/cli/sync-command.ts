@@ -24,28 +24,34 @@ export function registerSyncCommand(
       const globals = globalOptions(cmd)
       // The engine loads only when the command runs, so --help stays fast.
       const { applyRun, planRun, SELECT } = await import('../engine/run.js')
-      await withEngine(io, cmd, paths, { lock: !opts.dryRun }, async ({ deps, scope }) => {
-        const planned = await planRun(deps, {
-          ...(opts.prefer ? { prefer: opts.prefer } : {}),
-          rebind: !!opts.rebind,
-        })
-        const progress = progressFor(io, globals)
-        const outcome = await applyRun(deps, planned, {
-          select: SELECT[spec.name],
-          scope,
-          dryRun: !!opts.dryRun,
-          allowDeletes: !!opts.allowDeletes,
-          reportScanProblems: spec.name !== 'pull',
-          reportRemoteProblems: spec.name !== 'push',
-          ...(progress ? { onProgress: progress } : {}),
-        })
-        // An explicit push or sync is the go-ahead a paused watcher waits for (docs/watch.md).
-        if (spec.name !== 'pull' && !opts.dryRun && outcome.failed.length === 0) {
-          await (await import('../watch/mass-change.js')).clearPause(deps.root)
-        }
-        printOutcome(io, globals, spec.name, outcome, !!opts.dryRun)
-        setExit(exitCodeFor(outcome))
-      })
+      await withEngine(
+        io,
+        cmd,
+        paths,
+        { lock: !opts.dryRun, checksum: !!opts.checksum },
+        async ({ deps, scope }) => {
+          const planned = await planRun(deps, {
+            ...(opts.prefer ? { prefer: opts.prefer } : {}),
+            rebind: !!opts.rebind,
+          })
+          const progress = progressFor(io, globals)
+          const outcome = await applyRun(deps, planned, {
+            select: SELECT[spec.name],
+            scope,
+            dryRun: !!opts.dryRun,
+            allowDeletes: !!opts.allowDeletes,
+            reportScanProblems: spec.name !== 'pull',
+            reportRemoteProblems: spec.name !== 'push',
+            ...(progress ? { onProgress: progress } : {}),
+          })
+          // An explicit push or sync is the go-ahead a paused watcher waits for (docs/watch.md).
+          if (spec.name !== 'pull' && !opts.dryRun && outcome.failed.length === 0) {
+            await (await import('../watch/mass-change.js')).clearPause(deps.root)
+          }
+          printOutcome(io, globals, spec.name, outcome, !!opts.dryRun)
+          setExit(exitCodeFor(outcome))
+        },
+      )
     },
   )
 }

@@ -4,7 +4,13 @@
 // being overwritten. State for the item is committed only after the change is done.
 
 import type { ItemState, StateStore } from '../state/state-file.js'
-import { type Codec, fileBytes, hashText, type JsonObject } from '../workspace/codec.js'
+import {
+  type Codec,
+  fileBytes,
+  hashText,
+  type JsonObject,
+  type ReferenceContext,
+} from '../workspace/codec.js'
 import { type ParsedFile, readLocalFile, sameStat, statLocalFile } from '../workspace/local-file.js'
 import { type LocalWriter, removeConflictCopy, writeConflictCopy } from '../workspace/local-writes.js'
 import type { LocalEntry } from '../workspace/scan.js'
@@ -19,8 +25,8 @@ export interface ApplyContext {
   writer: LocalWriter
   logger: EngineLogger
   now: () => string
-  /** Every schema id a content may name (native, on the server, in schemas/); undefined when schemas are not synced. */
-  schemaIds: ReadonlySet<string> | undefined
+  /** What references in a file are checked against just before a write (schema ids, connection types). */
+  references: ReferenceContext
   local: ReadonlyMap<string, LocalEntry>
   remote: ReadonlyMap<string, RemoteEntry>
 }
@@ -89,7 +95,7 @@ export async function pushItem(
   const { parsed } = prepared
   if (parsed.hash !== ctx.local.get(item.path)?.hash) return changedLocally
   if (!parsed.ok) return { status: 'failed', error: parsed.problems.join('; ') }
-  const problems = ctx.schemaIds ? codec.checkReferences(parsed.file, { schemaIds: ctx.schemaIds }) : []
+  const problems = codec.checkReferences(parsed.file, ctx.references)
   if (problems.length > 0) return { status: 'failed', error: problems.join('; ') }
   if (!(await localAsPlanned(ctx, item, codec))) return changedLocally
   const remote = await remoteAsPlanned(ctx, item, codec)

@@ -12,7 +12,6 @@
 import { RemoteError } from '../remote/errors.js'
 import type { ItemState } from '../state/state-file.js'
 import type { Codec } from '../workspace/codec.js'
-import { codecFor } from '../workspace/codecs.js'
 import { type ParsedFile, readLocalFile, statLocalFile } from '../workspace/local-file.js'
 import {
   type ApplyContext,
@@ -35,11 +34,21 @@ function codeOf(error: unknown): { code?: string } {
 
 type Prepared = { parsed: ParsedFile; stat: ItemState['stat'] }
 
-async function preparePushes(ctx: ApplyContext, items: PlanItem[]): Promise<Map<string, Prepared>> {
+function codecOf(codecs: readonly Codec[], item: PlanItem): Codec {
+  const codec = codecs.find((c) => c.kind === item.kind)
+  if (!codec) throw new Error(`execute: no codec for ${item.kind} (${item.path})`)
+  return codec
+}
+
+async function preparePushes(
+  ctx: ApplyContext,
+  items: PlanItem[],
+  codecs: readonly Codec[],
+): Promise<Map<string, Prepared>> {
   const prepared = new Map<string, Prepared>()
   for (const item of items) {
     const stat = await statLocalFile(ctx.root, item.path)
-    const parsed = await readLocalFile(ctx.root, item.path, codecFor(item.kind)!, item.id)
+    const parsed = await readLocalFile(ctx.root, item.path, codecOf(codecs, item), item.id)
     if (parsed) prepared.set(item.path, { parsed, stat })
   }
   return prepared
@@ -80,7 +89,7 @@ export async function execute(
 ): Promise<Outcome> {
   const outcome: Outcome = { applied: [], conflicts: [], failed: [] }
   const pushes = selected.filter((item) => item.action === 'push')
-  const prepared = await preparePushes(ctx, pushes)
+  const prepared = await preparePushes(ctx, pushes, codecs)
   const steps = [
     ...orderedPushes(pushes, prepared, codecs),
     ...selected.filter((item) => !['push', 'delete-remote'].includes(item.action)),
@@ -96,33 +105,45 @@ export async function execute(
     // Asked to stop (watch shutdown): leave the rest; their state is untouched, so the next
     // run finds them again.
     if (signal?.aborted) break
-    const codec = codecFor(item.kind)!
-    let result: ItemResult | undefined
-    try {
-      result = await applyOne(ctx, item, codec, prepared)
-    } catch (error) {
-      // Without a valid token every further item would fail the same way: stop and say so.
-      if (error instanceof RemoteError && error.code === 'unauthorized') throw error
-      result =
-        error instanceof RemoteError && error.code === 'conflict'
-          ? { status: 'conflict', reason: 'the server copy changed while it was being written' }
-          : { status: 'failed', error: (error as Error).message, ...codeOf(error) }
-    }
-    if (result?.status === 'applied' && item.action !== 'merge-base') outcome.applied.push(reportOf(item))
-    if (result?.status === 'conflict') {
-      const why = result.reason ? { reason: result.reason } : {}
-      outcome.conflicts.push(reportOf(item, { action: 'conflict', ...why }))
-    }
-    if (result?.status === 'applied') ctx.logger.info({ path: item.path, action: item.action }, 'applied')
-    if (result?.status === 'failed') {
-      ctx.logger.error({ path: item.path, action: item.action, error: result.error }, 'item failed')
-      outcome.failed.push(
-        reportOf(item, { error: result.error, ...(result.code ? { code: result.code } : {}) }),
-      )
-    }
+    const codec = codecOf(codecs, item)
+    await runStep(ctx.logger, outcome, item, () => applyOne(ctx, item, codec, prepared))
     if (item.action !== 'none') onProgress(++done, total, item)
   }
   return outcome
+}
+
+/**
+ * Runs one item's step and files its result into the outcome. A failed item never stops the
+ * others, except a refused token: every further item would fail the same way.
+ */
+export async function runStep(
+  logger: ApplyContext['logger'],
+  outcome: Outcome,
+  item: PlanItem,
+  step: () => Promise<ItemResult | undefined>,
+): Promise<void> {
+  let result: ItemResult | undefined
+  try {
+    result = await step()
+  } catch (error) {
+    if (error instanceof RemoteError && error.code === 'unauthorized') throw error
+    result =
+      error instanceof RemoteError && error.code === 'conflict'
+        ? { status: 'conflict', reason: 'the server copy changed while it was being written' }
+        : { status: 'failed', error: (error as Error).message, ...codeOf(error) }
+  }
+  if (result?.status === 'applied' && item.action !== 'merge-base') outcome.applied.push(reportOf(item))
+  if (result?.status === 'conflict') {
+    const why = result.reason ? { reason: result.reason } : {}
+    outcome.conflicts.push(reportOf(item, { action: 'conflict', ...why }))
+  }
+  if (result?.status === 'applied') logger.info({ path: item.path, action: item.action }, 'applied')
+  if (result?.status === 'failed') {
+    logger.error({ path: item.path, action: item.action, error: result.error }, 'item failed')
+    outcome.failed.push(
+      reportOf(item, { error: result.error, ...(result.code ? { code: result.code } : {}) }),
+    )
+  }
 }
 
 async function applyOne(

@@ -17,6 +17,8 @@ export interface ItemReport {
   code?: string
   /** A conflict found while running (not in the plan): why the change was not applied. */
   reason?: string
+  /** Media moved or renamed: the path it had before. */
+  from?: string
   /** The server's copy is inherited from its parent project (additive to design.md's shape). */
   inherited?: true
 }
@@ -35,6 +37,7 @@ export function reportOf(item: PlanItem, extra: Partial<ItemReport> = {}): ItemR
     local: item.local,
     remote: item.remote,
     action: item.action,
+    ...(item.from ? { from: item.from } : {}),
     ...(item.inherited ? { inherited: true as const } : {}),
     ...extra,
   }

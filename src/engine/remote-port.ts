@@ -19,6 +19,8 @@ export interface RemotePort {
     opts?: { expected?: (current: JsonObject | undefined) => boolean },
   ): Promise<JsonObject>
   remove(kind: Kind, id: string): Promise<void>
+  /** The server's deployer and processor type aliases, checked before a connection is pushed. */
+  connectionTypes?(): Promise<{ deployers: string[]; processors: string[] }>
   /** `P/<kind>/pull/:id`: the server makes a local copy of an item it inherits from its parent. */
   pullInherited(kind: Kind, id: string): Promise<void>
 }

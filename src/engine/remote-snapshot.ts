@@ -75,6 +75,9 @@ export async function snapshotRemote(
       }
       // The server may hold two documents with one id (upstream §7.2); the first one listed wins.
       if (entries.has(path) || ignored(path)) continue
+      for (const problem of codec.remoteProblems?.(listedObject) ?? []) {
+        problems.push({ kind: codec.kind, id, problem: `${path}: ${problem}` })
+      }
       const rev = codec.revisionOf(listedObject)
       const inherited = isInherited(listedObject)
       const known = base(path)

@@ -4,8 +4,10 @@
 
 import { CliError, ExitCode } from '../cli/exit-codes.js'
 import { NATIVE_SCHEMA_IDS } from '../remote/dialect.js'
+import { RemoteError } from '../remote/errors.js'
+import type { MediaApi } from '../remote/media.js'
 import { emptyState, loadState, StateStore, sameTarget, type Target } from '../state/state-file.js'
-import type { Codec } from '../workspace/codec.js'
+import type { Codec, ReferenceContext } from '../workspace/codec.js'
 import { loadIgnoreRules } from '../workspace/ignore-rules.js'
 import { type BeforeLocalWrite, LocalWriter } from '../workspace/local-writes.js'
 import { type LocalEntry, type ScanProblem, scanWorkspace } from '../workspace/scan.js'
@@ -19,6 +21,8 @@ import {
   listingGuard,
   targetGuard,
 } from './guards.js'
+import { executeMedia } from './media/media-apply.js'
+import { type MediaRun, snapshotMedia } from './media/media-snapshot.js'
 import { dryRunOutcome, type Outcome, problemReports, reportOf } from './outcome.js'
 import { type Plan, type PlanItem, plan, type Side, type Version } from './plan.js'
 import type { EngineLogger, RemotePort } from './remote-port.js'
@@ -38,6 +42,16 @@ export interface EngineDeps {
   maxDeletePercent: number
   /** Called before each workspace file the run writes or deletes (the watcher skips its echo). */
   beforeLocalWrite?: BeforeLocalWrite
+  /** Set when media are synced (docs/media.md). */
+  media?: MediaDeps
+}
+
+export interface MediaDeps {
+  api: MediaApi
+  /** Download every media file whose server bytes cannot be known unchanged from the listing. */
+  checksum: boolean
+  /** Transfers at a time. */
+  concurrency: number
 }
 
 export interface PlannedRun {
@@ -49,7 +63,11 @@ export interface PlannedRun {
   remoteProblems: RemoteSnapshot['problems']
   /** True when --rebind dropped a base bound to another target. */
   rebound: boolean
+  /** The media side of the run, when media are synced; its items are in `plan` too. */
+  media?: MediaRun
 }
+
+const MEDIA = { kind: 'media' as const }
 
 /** Exit 4: a guard stopped the run before anything changed. */
 export class SafetyStopError extends CliError {
@@ -105,16 +123,46 @@ export async function planRun(
     baseItems.map((item) => [item.path, { ...item, hash: item.baseHash }]),
   )
   const local = new Map(scan.entries.map((entry) => [entry.path, entry]))
-  const result = plan(base, local, snapshot.entries, opts.prefer ? { prefer: opts.prefer } : {})
+  const planOptions = opts.prefer ? { prefer: opts.prefer } : {}
+  const result = plan(base, local, snapshot.entries, planOptions)
   for (const item of result.items) if (snapshot.entries.get(item.path)?.inherited) item.inherited = true
+  const media = deps.media ? await mediaSide(deps, deps.media, store, planOptions, synced) : undefined
   return {
     store,
-    plan: result,
+    plan: media ? { items: [...result.items, ...media.items] } : result,
     local,
     remote: snapshot.entries,
-    scanProblems: scan.problems,
-    remoteProblems: snapshot.problems,
+    scanProblems: [...scan.problems, ...(media?.scanProblems ?? [])],
+    remoteProblems: [
+      ...snapshot.problems,
+      ...(media?.match.problems.map((p) => ({ kind: 'media' as const, ...p })) ?? []),
+    ],
     rebound,
+    ...(media ? { media } : {}),
+  }
+}
+
+async function mediaSide(
+  deps: EngineDeps,
+  media: MediaDeps,
+  store: StateStore,
+  planOptions: { prefer?: Side },
+  synced: (path: string) => boolean,
+): Promise<MediaRun> {
+  try {
+    return await snapshotMedia(deps.root, media.api, store, {
+      ...planOptions,
+      ignored: (path) => !synced(path),
+      checksum: media.checksum,
+      concurrency: media.concurrency,
+    })
+  } catch (error) {
+    if (error instanceof RemoteError && error.code === 'listing') {
+      const stop = new SafetyStopError(`safety stop: ${error.message}`)
+      stop.cause = error
+      throw stop
+    }
+    throw error
   }
 }
 
@@ -124,6 +172,31 @@ export function inScope(path: string, scope: readonly string[]): boolean {
     scope.length === 0 ||
     scope.some((p) => p === '' || p === path || path.startsWith(p.endsWith('/') ? p : `${p}/`))
   )
+}
+
+/** What pushed files are checked against: known only for the kinds being synced. */
+async function referenceContext(
+  deps: EngineDeps,
+  run: PlannedRun,
+  selected: readonly PlanItem[],
+): Promise<ReferenceContext> {
+  // Schema ids are known only when schemas are synced too; otherwise the check is left to the server.
+  const schemaIds = deps.codecs.some((codec) => codec.kind === 'schema')
+    ? new Set([
+        ...NATIVE_SCHEMA_IDS,
+        ...[...run.remote.values(), ...run.local.values()]
+          .filter((e) => e.kind === 'schema')
+          .map((e) => e.id),
+      ])
+    : undefined
+  // One request for the types, and only when a connection is about to be written.
+  const pushesConnection = selected.some((item) => item.kind === 'connection' && item.action === 'push')
+  const types =
+    pushesConnection && deps.client.connectionTypes ? await deps.client.connectionTypes() : undefined
+  return {
+    schemaIds,
+    ...(types ? { deployers: new Set(types.deployers), processors: new Set(types.processors) } : {}),
+  }
 }
 
 /** The plan entries each command carries out: one plan, different subsets. */
@@ -156,16 +229,22 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
   const held = deletesHeldByRenamedFiles(chosen, run.local.values())
   const selected = chosen.filter((item) => !held.has(item.path))
   const baseItems = Object.values(run.store.state.items)
-  stopUnlessOk(listingGuard(selected, baseItems, run.remote.values(), { allowDeletes: opts.allowDeletes }))
-  stopUnlessOk(
-    inheritanceGuard(selected, baseItems, run.remote.values(), { allowDeletes: opts.allowDeletes }),
-  )
-  stopUnlessOk(
-    deleteGuard(selected, baseItems, {
-      maxDeletePercent: deps.maxDeletePercent,
-      allowDeletes: opts.allowDeletes,
-    }),
-  )
+  const listed = [...run.remote.values(), ...Array.from({ length: run.media?.remoteCount ?? 0 }, () => MEDIA)]
+  try {
+    stopUnlessOk(listingGuard(selected, baseItems, listed, { allowDeletes: opts.allowDeletes }))
+    stopUnlessOk(
+      inheritanceGuard(selected, baseItems, run.remote.values(), { allowDeletes: opts.allowDeletes }),
+    )
+    stopUnlessOk(
+      deleteGuard(selected, baseItems, {
+        maxDeletePercent: deps.maxDeletePercent,
+        allowDeletes: opts.allowDeletes,
+      }),
+    )
+  } catch (error) {
+    await run.media?.dispose()
+    throw error
+  }
   const problems = [
     ...chosen
       .filter((item) => held.has(item.path))
@@ -173,20 +252,13 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
     ...problemReports(run, opts),
   ]
   if (opts.dryRun) {
+    await run.media?.dispose()
     const planned = dryRunOutcome(run, selected)
     return { ...planned, failed: [...planned.failed, ...problems] }
   }
   if (run.rebound) await run.store.save()
   const now = opts.now ?? (() => new Date().toISOString())
-  // Schema ids are known only when schemas are synced too; otherwise the check is left to the server.
-  const schemaIds = deps.codecs.some((codec) => codec.kind === 'schema')
-    ? new Set([
-        ...NATIVE_SCHEMA_IDS,
-        ...[...run.remote.values(), ...run.local.values()]
-          .filter((e) => e.kind === 'schema')
-          .map((e) => e.id),
-      ])
-    : undefined
+  const references = await referenceContext(deps, run, selected)
   const ctx = {
     root: deps.root,
     client: deps.client,
@@ -194,14 +266,41 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
     writer: new LocalWriter(deps.root, now().replace(/[:.]/g, '-'), deps.beforeLocalWrite),
     logger: deps.logger,
     now,
-    schemaIds,
+    references,
     local: run.local,
     remote: run.remote,
   }
   let outcome: Outcome
+  const jsonItems = selected.filter((item) => item.kind !== 'media')
+  const mediaItems = selected.filter((item) => item.kind === 'media')
+  const total = selected.filter((item) => item.action !== 'none').length
+  let done = jsonItems.filter((item) => item.action !== 'none').length
   try {
-    outcome = await execute(ctx, selected, deps.codecs, opts.onProgress, opts.signal)
+    outcome = await execute(
+      ctx,
+      jsonItems,
+      deps.codecs,
+      (d, _t, item) => opts.onProgress?.(d, total, item),
+      opts.signal,
+    )
+    if (run.media) {
+      const mediaCtx = {
+        root: deps.root,
+        store: run.store,
+        writer: ctx.writer,
+        logger: deps.logger,
+        run: run.media,
+      }
+      await executeMedia(
+        mediaCtx,
+        mediaItems,
+        outcome,
+        (item) => opts.onProgress?.(++done, total, item),
+        opts.signal,
+      )
+    }
   } finally {
+    await run.media?.dispose()
     await run.store.flush()
   }
   deps.logger.info(

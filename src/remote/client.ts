@@ -56,7 +56,16 @@ export interface PutOptions {
 /** Options of `request()`: what HttpRequest documents, minus what the path and method say. */
 export type RequestOptions = Pick<
   HttpRequest,
-  'body' | 'contentType' | 'headers' | 'responseType' | 'maxBytes' | 'idempotent'
+  | 'body'
+  | 'contentType'
+  | 'headers'
+  | 'responseType'
+  | 'maxBytes'
+  | 'idempotent'
+  | 'bodyStream'
+  | 'contentLength'
+  | 'sink'
+  | 'itemId'
 >
 
 export interface RemoteResponse {
@@ -85,6 +94,12 @@ export interface RemoteClient {
    * failures throw RemoteError.
    */
   request(method: string, path: string, opts?: RequestOptions): Promise<RemoteResponse>
+  /** The aliases of `GET P/connections/deployers` and `GET P/connections/processors`. */
+  connectionTypes(): Promise<{ deployers: string[]; processors: string[] }>
+  /** A form's entries (people's submissions), or undefined when there is no such form. */
+  formEntries(formId: string): Promise<RemoteObject[] | undefined>
+  /** `POST P/forms/clear/:id`: deletes every entry of the form. */
+  clearFormEntries(formId: string): Promise<void>
   /** The logged-in user (`GET /api/user`); UnauthorizedError when there is no valid token. */
   checkToken(): Promise<RemoteObject>
   /** This client's counters since it was created (the queue and its limit may be shared). */
@@ -384,6 +399,44 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     })
   }
 
+  async function typesOf(which: 'deployers' | 'processors'): Promise<string[]> {
+    const request: HttpRequest = { method: 'GET', path: `${P}/connections/${which}` }
+    const res = await transport.send(request)
+    if (res.status < 200 || res.status >= 300)
+      throw fail(request, res, `could not read the server's ${which}`)
+    if (!isPlainObject(res.body))
+      throw remoteError('rejected', `the server's ${which} answer is not a JSON object`, {
+        method: 'GET',
+        route: request.path,
+        status: res.status,
+      })
+    return Object.keys(res.body)
+  }
+
+  async function connectionTypes() {
+    return { deployers: await typesOf('deployers'), processors: await typesOf('processors') }
+  }
+
+  async function formEntries(formId: string): Promise<RemoteObject[] | undefined> {
+    const form = await fetchItem('form', formId)
+    if (!form) return undefined
+    return Array.isArray(form.entries) ? (form.entries as RemoteObject[]) : []
+  }
+
+  async function clearFormEntries(formId: string): Promise<void> {
+    refuseId('form', formId, 'POST')
+    const request: HttpRequest = {
+      method: 'POST',
+      path: `${P}/forms/clear/${encodeURIComponent(formId)}`,
+      itemId: formId,
+      // Clearing twice is clearing once: safe to retry after an ambiguous failure.
+      idempotent: true,
+    }
+    const res = await transport.send(request)
+    if (res.status < 200 || res.status >= 300)
+      throw fail(request, res, `could not clear the entries of form "${formId}"`)
+  }
+
   function checkToken(): Promise<RemoteObject> {
     return probeUser(transport, token)
   }
@@ -398,6 +451,9 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     pullInherited: (kind, id) => syncCall(kind, 'pull', id),
     pushToParent: (kind, id) => syncCall(kind, 'push', id),
     request,
+    connectionTypes,
+    formEntries,
+    clearFormEntries,
     checkToken,
     stats: () => transport.stats(),
     close: () => transport.close(),

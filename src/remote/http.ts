@@ -3,6 +3,7 @@
 // response bodies, no redirects, and retries that never repeat a request the server may have
 // applied. It knows nothing of resources: it moves requests and classifies failures.
 
+import { Readable } from 'node:stream'
 import type { Logger } from 'pino'
 import { Agent, type Dispatcher } from 'undici'
 import {
@@ -45,6 +46,17 @@ export interface HttpRequest {
   idempotent?: boolean
   /** For error messages. */
   itemId?: string
+  /**
+   * A body streamed from its source instead of held in memory (media uploads). A factory, so a
+   * retry sends a fresh stream; give `contentType` and, when known, `contentLength`.
+   */
+  bodyStream?: () => AsyncIterable<Uint8Array>
+  contentLength?: number
+  /**
+   * Reads a 2xx body as a stream (media downloads) instead of buffering it; the response then
+   * has no body. Called again on a retry, so it must start over (e.g. truncate its temp file).
+   */
+  sink?: (body: AsyncIterable<Buffer>) => Promise<void>
 }
 
 export interface HttpResponse {
@@ -216,8 +228,12 @@ export function createTransport(opts: TransportOptions): Transport {
       if (isRetry) stats.retries++
       const started = Date.now()
       const headers: Record<string, string> = { accept: 'application/json, text/plain;q=0.9, */*;q=0.5' }
-      let body: string | Buffer | undefined
-      if (request.body !== undefined) {
+      let body: string | Buffer | Readable | undefined
+      if (request.bodyStream) {
+        body = Readable.from(request.bodyStream())
+        headers['content-type'] = request.contentType ?? 'application/octet-stream'
+        if (request.contentLength !== undefined) headers['content-length'] = String(request.contentLength)
+      } else if (request.body !== undefined) {
         if (Buffer.isBuffer(request.body) || typeof request.body === 'string') {
           body = request.body
           headers['content-type'] = request.contentType ?? 'application/octet-stream'
@@ -249,6 +265,10 @@ export function createTransport(opts: TransportOptions): Transport {
       stats.byStatusClass[statusClass(res.statusCode)]++
       if (res.statusCode === 429) stats.rateLimited++
       const contentType = String(res.headers['content-type'] ?? '')
+      if (request.sink && res.statusCode >= 200 && res.statusCode < 300) {
+        await request.sink(res.body as AsyncIterable<Buffer>)
+        return { status: res.statusCode, headers: res.headers, body: undefined }
+      }
       let bytes: Buffer
       try {
         bytes = await readBody(res.body, request.maxBytes ?? DEFAULT_MAX_BYTES)

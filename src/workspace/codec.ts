@@ -19,7 +19,11 @@ export interface BodyContext {
 
 /** Cross-file checks that need the other items (e.g. a content's schema must exist). */
 export interface ReferenceContext {
-  schemaIds: ReadonlySet<string>
+  /** Every schema id a content may name; undefined when schemas are not synced (the server checks). */
+  schemaIds?: ReadonlySet<string> | undefined
+  /** The server's deployer and processor types (`GET P/connections/deployers|processors`). */
+  deployers?: ReadonlySet<string> | undefined
+  processors?: ReadonlySet<string> | undefined
 }
 
 export interface Codec {
@@ -46,6 +50,11 @@ export interface Codec {
    * the item must be fetched by id before its file form can be trusted.
    */
   listIsIncomplete(dialect: string): boolean
+  /**
+   * What the server holds that the file cannot show (a connection secret that differs from its
+   * variable): reported by commands that pull, never written.
+   */
+  remoteProblems?(remote: JsonObject): string[]
 }
 
 export function hashText(text: string): string {

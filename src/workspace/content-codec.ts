@@ -27,7 +27,7 @@ export const contentCodec: Codec = {
   },
   checkReferences(file, ctx) {
     const schemaId = file.schemaId as string
-    return ctx.schemaIds.has(schemaId)
+    return !ctx.schemaIds || ctx.schemaIds.has(schemaId)
       ? []
       : [`schemaId: unknown schema ${JSON.stringify(schemaId)} (neither on the server nor in schemas/)`]
   },

@@ -2,7 +2,7 @@
 // and any file it overwrites or deletes is first copied to .cms-sync/trash/<run>/<path>, so
 // no edit is ever lost even when a pull or a --prefer decision turns out to be wrong.
 
-import { access, copyFile, mkdir, rm, writeFile } from 'node:fs/promises'
+import { access, copyFile, mkdir, rename, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import writeFileAtomic from 'write-file-atomic'
 import { absolute, syncDirPath } from './layout.js'
@@ -11,6 +11,8 @@ import { absolute, syncDirPath } from './layout.js'
 export type BeforeLocalWrite = (relativePath: string, content: string | 'deleted') => void
 
 export class LocalWriter {
+  private readonly madeFolders = new Set<string>()
+
   /** @param runId names this run's trash folder (a timestamp), so one run's losers stay together. */
   constructor(
     readonly root: string,
@@ -41,6 +43,43 @@ export class LocalWriter {
     const target = this.trashPath(relativePath, '.remote')
     await mkdir(path.dirname(target), { recursive: true })
     await writeFile(target, text)
+  }
+
+  /** Keeps a file (a media server version that lost) in trash as `<path>.remote`; moves it there. */
+  async keepRemoteFileInTrash(relativePath: string, sourceFile: string): Promise<void> {
+    const target = this.trashPath(relativePath, '.remote')
+    await mkdir(path.dirname(target), { recursive: true })
+    await rename(sourceFile, target)
+  }
+
+  /**
+   * Puts a finished file (a media download in .cms-sync/tmp/, same file system) at the path by
+   * renaming it there: the old file goes to trash first, and readers never see half a file.
+   */
+  async place(relativePath: string, sourceFile: string, opts: { fresh?: boolean } = {}): Promise<void> {
+    if (!opts.fresh) await this.keepInTrash(relativePath)
+    const file = absolute(this.root, relativePath)
+    const folder = path.dirname(file)
+    // Thousands of media land in a few folders: make each folder once per run.
+    if (!this.madeFolders.has(folder)) {
+      await mkdir(folder, { recursive: true })
+      this.madeFolders.add(folder)
+    }
+    await rename(sourceFile, file)
+  }
+
+  /** Moves a file to another path in the workspace (a media move); never over an existing file. */
+  async move(fromPath: string, toPath: string): Promise<void> {
+    this.beforeWrite(fromPath, 'deleted')
+    const target = absolute(this.root, toPath)
+    await mkdir(path.dirname(target), { recursive: true })
+    try {
+      await access(target)
+      throw new Error(`cannot move ${fromPath} to ${toPath}: a file is already there`)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    }
+    await rename(absolute(this.root, fromPath), target)
   }
 
   async write(relativePath: string, text: string): Promise<void> {

@@ -32,8 +32,15 @@ export class World {
     readonly root: string,
   ) {}
 
+  /** Variables added to the CLI's environment (e.g. connection secrets). */
+  readonly extraEnv: Record<string, string> = {}
+
   get env(): NodeJS.ProcessEnv {
-    return { CMS_SYNC_TOKEN: this.emulator.token(), XDG_CONFIG_HOME: path.join(this.root, '..', 'xdg') }
+    return {
+      CMS_SYNC_TOKEN: this.emulator.token(),
+      XDG_CONFIG_HOME: path.join(this.root, '..', 'xdg'),
+      ...this.extraEnv,
+    }
   }
 
   /** Runs `cms-sync -C <workspace> ...args` in-process. */
@@ -137,7 +144,7 @@ export class World {
 
 export async function startWorld(
   dialect: Dialect,
-  opts: { content?: string[]; seedDir?: string } = {},
+  opts: { content?: string[]; seedDir?: string; resources?: string[]; configDialect?: string } = {},
 ): Promise<World> {
   const emulator = await startEmulator({
     port: 0,
@@ -159,7 +166,7 @@ export async function startWorld(
   const base = await mkdtemp(path.join(tmpdir(), 'cms-sync-e2e-'))
   const root = path.join(base, 'site')
   await mkdir(root)
-  await writeConfig(root, proxy.url, dialect)
+  await writeConfig(root, proxy.url, opts.configDialect ?? dialect, opts.resources)
   return new World(emulator, proxy, server, root)
 }
 
@@ -210,7 +217,7 @@ export async function syncedWorld(dialect: Dialect): Promise<World> {
 export async function writeConfig(
   root: string,
   server: string,
-  dialect: Dialect,
+  dialect: string,
   resources: readonly string[] = ['schemas', 'content'],
 ): Promise<void> {
   await writeFile(

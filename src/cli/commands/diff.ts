@@ -4,7 +4,6 @@
 import { readFile } from 'node:fs/promises'
 import type { Command } from 'commander'
 import { type Codec, fileBytes } from '../../workspace/codec.js'
-import { codecFor } from '../../workspace/codecs.js'
 import { absolute } from '../../workspace/layout.js'
 import { parseFileText } from '../../workspace/local-file.js'
 import { globalOptions, printJson } from '../context.js'
@@ -31,9 +30,20 @@ export function register(program: Command, io: CliIo): void {
       const { unifiedDiff } = await import('../../engine/line-diff.js')
       await withEngine(io, cmd, paths, { lock: false }, async ({ deps, scope }) => {
         const planned = await planRun(deps, {})
+        await planned.media?.dispose()
         const diffs: { path: string; action: string; diff: string }[] = []
         for (const item of changesOf(planned.plan).filter((i) => inScope(i.path, scope))) {
-          const codec = codecFor(item.kind)!
+          if (item.kind === 'media') {
+            // Bytes, not lines: say what differs, as git does for binary files.
+            const move = item.from ? `${item.from} -> ` : ''
+            diffs.push({
+              path: item.path,
+              action: item.action,
+              diff: `Media ${move}${item.path} differ (${item.action})\n`,
+            })
+            continue
+          }
+          const codec = deps.codecs.find((c) => c.kind === item.kind)!
           const entry = planned.remote.get(item.path)
           const object = entry ? await fullObject(deps.client, entry) : undefined
           const remote = object ? fileBytes(codec.toFile(object)).text : ''

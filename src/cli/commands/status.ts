@@ -19,9 +19,10 @@ export function register(program: Command, io: CliIo): void {
       const { upcomingSchedule } = await import('../scheduled.js')
       await withEngine(io, cmd, paths, { lock: false }, async ({ deps, scope, client, ws }) => {
         const planned = await planRun(deps, {})
+        await planned.media?.dispose()
         const changes = changesOf(planned.plan)
           .filter((item) => inScope(item.path, scope))
-          .map(({ kind, id, path, local, remote, action, inherited }) => {
+          .map(({ kind, id, path, local, remote, action, from, inherited }) => {
             const problems = planned.local.get(path)?.problems
             return {
               kind,
@@ -30,6 +31,7 @@ export function register(program: Command, io: CliIo): void {
               local,
               remote,
               action,
+              ...(from ? { from } : {}),
               ...(inherited ? { inherited } : {}),
               ...(problems ? { problems } : {}),
             }

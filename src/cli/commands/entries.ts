@@ -1,0 +1,69 @@
+// `cms-sync entries <formId> [--format json|csv] [--output FILE] [--clear --yes]`: exports a
+// form's entries (people's submissions, never part of the workspace) and, on request, clears
+// them. A clear always exports first, so the entries it deletes are never lost unseen.
+
+import path from 'node:path'
+import type { Command } from 'commander'
+import writeFileAtomic from 'write-file-atomic'
+import type { JsonObject } from '../../workspace/codec.js'
+import { type EntriesFormat, entriesText } from '../../workspace/entries-export.js'
+import { connect, openWorkspace } from '../context.js'
+import { CliError, ExitCode } from '../exit-codes.js'
+import type { CliIo } from '../io.js'
+
+interface EntriesOptions {
+  format?: string
+  output?: string
+  clear?: boolean
+  yes?: boolean
+}
+
+function formatOf(opts: EntriesOptions): EntriesFormat {
+  const format = opts.format ?? 'json'
+  if (format !== 'json' && format !== 'csv')
+    throw new CliError(`--format: expected json or csv, got ${JSON.stringify(format)}`, ExitCode.usage)
+  return format
+}
+
+export function register(program: Command, io: CliIo, setExit: (code: number) => void): void {
+  program
+    .command('entries')
+    .description("Export a form's entries as JSON or CSV (and with --clear --yes, delete them)")
+    .argument('<formId>', 'the form id')
+    .option('--format <format>', 'json or csv', 'json')
+    .option('-o, --output <file>', 'write to this file instead of stdout')
+    .option('--clear', 'delete the entries on the server after exporting them (needs --yes)')
+    .option('--yes', 'confirm --clear')
+    .action(async (formId: string, opts: EntriesOptions, cmd: Command) => {
+      const ws = await openWorkspace(io, cmd)
+      const format = formatOf(opts)
+      if (opts.clear && !opts.yes) {
+        throw new CliError(
+          `--clear deletes every entry of form "${formId}" on the server; add --yes to confirm (nothing was cleared)`,
+          ExitCode.usage,
+        )
+      }
+      const client = await connect(io, ws)
+      try {
+        const form = await client.get('form', formId)
+        const entries = form ? await client.formEntries(formId) : undefined
+        if (!form || !entries) throw new CliError(`the server has no form "${formId}"`)
+        const inputs = Object.keys((form.inputs as JsonObject | undefined) ?? {})
+        const text = entriesText(format, inputs, entries)
+        if (opts.output) await writeFileAtomic(path.resolve(io.cwd, opts.output), text)
+        else io.stdout.write(text)
+        if (opts.clear) {
+          await client.clearFormEntries(formId)
+          ws.logger.info({ formId, entries: entries.length }, 'form entries cleared')
+          if (!ws.globals.quiet) {
+            io.stderr.write(
+              `cleared ${entries.length} entr${entries.length === 1 ? 'y' : 'ies'} of form "${formId}" (exported ${opts.output ? `to ${opts.output}` : 'above'})\n`,
+            )
+          }
+        }
+        setExit(ExitCode.ok)
+      } finally {
+        await client.close()
+      }
+    })
+}

@@ -1,0 +1,305 @@
+// Carrying out the media entries of a plan. Each step first checks that the side it changes is
+// still what the plan saw (the file's stat; the server item's name, folder and updateDate),
+// and commits the item's state only after the change is done, as for every kind.
+//
+// Order, and why:
+//  1. local deletes, then pulls (moves and downloads), so a path freed by a delete or a move
+//     can be taken by another item in the same run;
+//  2. pushes: the bytes first (an upload makes the id), then the name, then the tree item,
+//     because the tree is per id: a folder exists only through the items in it;
+//  3. remote deletes; 4. conflicts and base merges, which change nothing on either side.
+// Transfers run `concurrency` at a time; state and media.yaml are updated in memory between
+// awaits, so they need no lock.
+
+import { rmdir } from 'node:fs/promises'
+import path from 'node:path'
+import type { RemoteMedia } from '../../remote/media.js'
+import type { StateStore } from '../../state/state-file.js'
+import { absolute } from '../../workspace/layout.js'
+import { sameStat, statLocalFile } from '../../workspace/local-file.js'
+import { conflictCopyPath, type LocalWriter, removeConflictCopy } from '../../workspace/local-writes.js'
+import { MEDIA_INDEX, mediaIndexText } from '../../workspace/media-index.js'
+import type { ItemResult } from '../apply-item.js'
+import { runStep } from '../execute.js'
+import type { Outcome } from '../outcome.js'
+import type { PlanItem } from '../plan.js'
+import type { EngineLogger } from '../remote-port.js'
+import { type LocalSide, type RemoteSide, splitRel } from './media-match.js'
+import { MEDIA_FOLDER, mediaPath } from './media-plan.js'
+import type { MediaRun } from './media-snapshot.js'
+import { forEachLimit } from './pool.js'
+
+export interface MediaApplyContext {
+  root: string
+  store: StateStore
+  writer: LocalWriter
+  logger: EngineLogger
+  run: MediaRun
+}
+
+const applied: ItemResult = { status: 'applied' }
+const changedLocally: ItemResult = { status: 'conflict', reason: 'the file changed during the run' }
+const changedRemotely: ItemResult = {
+  status: 'conflict',
+  reason: 'the server copy changed since it was listed',
+}
+
+const relOf = (item: PlanItem) => item.path.slice(MEDIA_FOLDER.length + 1)
+const keyOf = (item: PlanItem) => item.id || `new:${relOf(item)}`
+
+async function localAsPlanned(
+  ctx: MediaApplyContext,
+  side: LocalSide | undefined,
+  rel: string,
+): Promise<boolean> {
+  const now = await statLocalFile(ctx.root, mediaPath(side?.rel ?? rel))
+  return side ? sameStat(side.stat, now) : now === undefined
+}
+
+function remoteAsPlanned(current: RemoteMedia | undefined, side: RemoteSide | undefined): boolean {
+  if (!current || !side) return !current && !side
+  return (
+    current.name === side.name && current.folder === side.folder && (current.updateDate ?? '') === side.rev
+  )
+}
+
+/** Removes folders under media/ that a move or delete left empty (cms-sync never keeps empty folders). */
+async function pruneEmptyFolders(root: string, rel: string): Promise<void> {
+  for (
+    let folder = path.posix.dirname(rel);
+    folder !== '.' && folder !== '';
+    folder = path.posix.dirname(folder)
+  ) {
+    try {
+      await rmdir(absolute(root, mediaPath(folder)))
+    } catch {
+      return
+    }
+  }
+}
+
+async function commit(
+  ctx: MediaApplyContext,
+  id: string,
+  rel: string,
+  sha256: string,
+  remote: { name: string; folder: string; rev: string },
+): Promise<void> {
+  const base = ctx.run.base.get(id)
+  if (base && base.rel !== rel) await ctx.store.forget(mediaPath(base.rel))
+  const stat = await statLocalFile(ctx.root, mediaPath(rel))
+  await ctx.store.commit({
+    kind: 'media',
+    id,
+    path: mediaPath(rel),
+    baseHash: sha256,
+    remoteRev: remote.rev,
+    ...(stat ? { stat } : {}),
+    media: { sha256, name: remote.name, folder: remote.folder },
+  })
+  setIndex(ctx, id, rel)
+  if (ctx.run.hadConflicts) await removeConflictCopy(ctx.root, mediaPath(rel))
+}
+
+function setIndex(ctx: MediaApplyContext, id: string, rel: string | undefined): void {
+  const { index, indexPathOf } = ctx.run
+  const known = indexPathOf.get(id)
+  if (known !== undefined && index.get(known) === id) index.delete(known)
+  indexPathOf.delete(id)
+  if (rel === undefined) return
+  index.set(rel, id)
+  indexPathOf.set(id, rel)
+}
+
+async function forget(ctx: MediaApplyContext, item: PlanItem, id: string): Promise<void> {
+  const base = ctx.run.base.get(id)
+  if (base) await ctx.store.forget(mediaPath(base.rel))
+  await ctx.store.forget(item.path)
+  setIndex(ctx, id, undefined)
+  if (ctx.run.hadConflicts) await removeConflictCopy(ctx.root, item.path)
+}
+
+/** The server's bytes in a temp file: the one the plan already downloaded, else a new download. */
+async function serverBytes(ctx: MediaApplyContext, id: string) {
+  const known = ctx.run.downloads.get(id)
+  if (known) {
+    ctx.run.downloads.delete(id)
+    return known
+  }
+  const { mkdir } = await import('node:fs/promises')
+  await mkdir(ctx.run.tmpDir, { recursive: true })
+  const file = path.join(ctx.run.tmpDir, `${encodeURIComponent(id)}-${Date.now()}`)
+  return { file, ...(await ctx.run.api.download(id, file)) }
+}
+
+async function pushMedia(ctx: MediaApplyContext, item: PlanItem): Promise<ItemResult> {
+  const local = ctx.run.match.local.get(keyOf(item))
+  if (!local || !(await localAsPlanned(ctx, local, local.rel))) return changedLocally
+  const remote = local.id ? ctx.run.match.remote.get(local.id) : undefined
+  const base = local.id ? ctx.run.base.get(local.id) : undefined
+  const { api } = ctx.run
+  if (remote) {
+    if (!remoteAsPlanned(await api.get(remote.id), remote)) return changedRemotely
+    if (item.settledFor === 'local')
+      await ctx.writer.keepRemoteFileInTrash(item.path, (await serverBytes(ctx, remote.id)).file)
+  }
+  const { folder, name } = splitRel(local.rel)
+  const file = { path: absolute(ctx.root, mediaPath(local.rel)), size: local.size, name }
+  let id = local.id
+  if (!remote || local.sha256 !== (remote.sha256 ?? base?.sha256)) {
+    // New bytes (or a new item): the upload also sets the name.
+    id = (await api.upload(file, id)).id
+    // The report names the id the new item got (the plan could not know it).
+    item.id = id
+  } else if ((base ? splitRel(base.rel).name : remote.name) !== name) {
+    await api.rename(remote.id, name)
+  }
+  if (!remote || remote.folder !== folder) await api.move(id!, folder)
+  // What the server holds now: its name (upstream rewrites uploaded names) and revision.
+  const stored = await api.get(id!)
+  if (!stored)
+    return { status: 'failed', error: `the server accepted media "${id}" but does not have it afterwards` }
+  await commit(ctx, id!, local.rel, local.sha256, {
+    name: stored.name,
+    folder: stored.folder,
+    rev: stored.updateDate ?? '',
+  })
+  return applied
+}
+
+async function pullMedia(ctx: MediaApplyContext, item: PlanItem): Promise<ItemResult> {
+  const remote = ctx.run.match.remote.get(item.id)!
+  const local = ctx.run.match.local.get(item.id)
+  if (!(await localAsPlanned(ctx, local, remote.rel))) return changedLocally
+  let sha256 = local?.sha256
+  if (local && local.rel !== remote.rel) {
+    await ctx.writer.keepInTrash(mediaPath(local.rel))
+    await ctx.writer.move(mediaPath(local.rel), mediaPath(remote.rel))
+    await pruneEmptyFolders(ctx.root, local.rel)
+  }
+  if (!local || local.sha256 !== remote.sha256) {
+    const bytes = await serverBytes(ctx, remote.id)
+    // A new file needs no trash copy: the check above saw nothing at its path.
+    await ctx.writer.place(mediaPath(remote.rel), bytes.file, { fresh: !local })
+    sha256 = bytes.sha256
+  }
+  await commit(ctx, remote.id, remote.rel, sha256!, remote)
+  return applied
+}
+
+async function deleteLocalMedia(ctx: MediaApplyContext, item: PlanItem): Promise<ItemResult> {
+  const local = ctx.run.match.local.get(item.id)
+  if (!local || !(await localAsPlanned(ctx, local, local.rel))) return changedLocally
+  await ctx.writer.remove(mediaPath(local.rel))
+  await pruneEmptyFolders(ctx.root, local.rel)
+  await forget(ctx, item, item.id)
+  return applied
+}
+
+async function deleteRemoteMedia(ctx: MediaApplyContext, item: PlanItem): Promise<ItemResult> {
+  const remote = ctx.run.match.remote.get(item.id)
+  if (!(await localAsPlanned(ctx, undefined, relOf(item)))) return changedLocally
+  if (remote) {
+    if (!remoteAsPlanned(await ctx.run.api.get(remote.id), remote)) return changedRemotely
+    if (item.settledFor === 'local')
+      await ctx.writer.keepRemoteFileInTrash(item.path, (await serverBytes(ctx, remote.id)).file)
+    await ctx.run.api.remove(remote.id)
+  }
+  await forget(ctx, item, item.id)
+  return applied
+}
+
+/** Both versions kept: the file stays, the server's bytes go next to the state for people to compare. */
+async function recordMediaConflict(ctx: MediaApplyContext, item: PlanItem): Promise<ItemResult> {
+  const remote = ctx.run.match.remote.get(item.id)
+  const local = ctx.run.match.local.get(keyOf(item))
+  if (remote && (!local || local.sha256 !== remote.sha256)) {
+    const bytes = await serverBytes(ctx, remote.id)
+    const copy = conflictCopyPath(ctx.root, item.path)
+    const { mkdir, rename } = await import('node:fs/promises')
+    await mkdir(path.dirname(copy), { recursive: true })
+    await rename(bytes.file, copy)
+  }
+  if (local?.id) setIndex(ctx, local.id, local.rel)
+  return { status: 'conflict' }
+}
+
+async function mergeOrKeep(ctx: MediaApplyContext, item: PlanItem): Promise<ItemResult | undefined> {
+  const local = ctx.run.match.local.get(item.id)
+  const remote = ctx.run.match.remote.get(item.id)
+  if (item.action === 'merge-base' && (!local || !remote)) {
+    await forget(ctx, item, item.id)
+    return applied
+  }
+  if (!local || !remote) return undefined
+  const known = ctx.store.get(item.path)
+  // Unchanged but touched, or a first sync that found both sides equal: record the base.
+  if (
+    item.action === 'merge-base' ||
+    !known ||
+    !sameStat(known.stat, local.stat) ||
+    !ctx.run.index.has(local.rel)
+  )
+    await commit(ctx, item.id, local.rel, local.sha256, remote)
+  return item.action === 'merge-base' ? applied : undefined
+}
+
+function step(ctx: MediaApplyContext, item: PlanItem): Promise<ItemResult | undefined> {
+  switch (item.action) {
+    case 'push':
+      return pushMedia(ctx, item)
+    case 'pull':
+      return pullMedia(ctx, item)
+    case 'delete-local':
+      return deleteLocalMedia(ctx, item)
+    case 'delete-remote':
+      return deleteRemoteMedia(ctx, item)
+    case 'conflict':
+      return recordMediaConflict(ctx, item)
+    case 'merge-base':
+    case 'none':
+      return mergeOrKeep(ctx, item)
+  }
+}
+
+export async function executeMedia(
+  ctx: MediaApplyContext,
+  selected: readonly PlanItem[],
+  outcome: Outcome,
+  onProgress: (item: PlanItem) => void,
+  signal?: AbortSignal,
+): Promise<void> {
+  const phase = (actions: string[]) => selected.filter((item) => actions.includes(item.action))
+  const run = (item: PlanItem) =>
+    runStep(ctx.logger, outcome, item, () => step(ctx, item)).then(() => {
+      if (item.action !== 'none') onProgress(item)
+    })
+  try {
+    for (const item of phase(['delete-local'])) if (!signal?.aborted) await run(item)
+    // Moves one at a time (two may swap places), downloads side by side.
+    const pulls = phase(['pull'])
+    const moves = pulls.filter((item) => ctx.run.match.local.has(item.id))
+    for (const item of moves) if (!signal?.aborted) await run(item)
+    await forEachLimit(
+      pulls.filter((item) => !moves.includes(item)),
+      ctx.run.concurrency,
+      run,
+      signal,
+    )
+    await forEachLimit(phase(['push']), ctx.run.concurrency, run, signal)
+    for (const item of phase(['delete-remote', 'conflict', 'merge-base', 'none']))
+      if (!signal?.aborted) await run(item)
+  } finally {
+    await writeIndex(ctx)
+    await ctx.run.dispose()
+  }
+}
+
+/** media.yaml, rewritten only when the run changed it (or it was missing while media exist). */
+async function writeIndex(ctx: MediaApplyContext): Promise<void> {
+  const text = mediaIndexText(ctx.run.index)
+  const before = ctx.run.indexBefore
+  if (before === undefined && ctx.run.index.size === 0) return
+  if (before !== undefined && mediaIndexText(before) === text) return
+  await ctx.writer.write(MEDIA_INDEX, text)
+}

@@ -1,0 +1,182 @@
+// Which local file and which server item are the same media item. Pure: no fs, no http.
+//
+// A media item's identity is its id; its content is its bytes (sha256) and its path (folder +
+// name). Locally the id of a path comes from media.yaml (else from the last sync's state, so a
+// deleted or half-written media.yaml loses nothing). On the server the path is the tree folder
+// plus the server's name, which upstream rewrites on upload: while the server's name and folder
+// are what the last sync saw, the item maps to the local path of that sync, so a rewritten name
+// never shows as a rename.
+
+import type { RemoteMedia } from '../../remote/media.js'
+import type { StatSnapshot } from '../../state/state-file.js'
+import type { LocalMediaFile } from '../../workspace/media-scan.js'
+
+export interface MediaBaseItem {
+  id: string
+  rel: string
+  sha256: string
+  name: string
+  folder: string
+  /** The server's updateDate at the last sync ('' when it has none). */
+  rev: string
+}
+
+export interface LocalSide {
+  /** The id, or `new:<rel>` for a file the server has never seen. */
+  key: string
+  id: string | undefined
+  rel: string
+  sha256: string
+  size: number
+  stat: StatSnapshot
+}
+
+export interface RemoteSide {
+  id: string
+  /** Where the item lives (or would live) in media/. */
+  rel: string
+  name: string
+  folder: string
+  rev: string
+  /** The bytes' hash when known without a download (unchanged since the base), or verified. */
+  sha256: string | undefined
+}
+
+export interface MediaMatch {
+  local: Map<string, LocalSide>
+  remote: Map<string, RemoteSide>
+  /** Items the server holds that no file can stand for. */
+  problems: { id: string; problem: string }[]
+  /** Ids whose server bytes must be downloaded to be compared with the local file. */
+  needBytes: string[]
+}
+
+export interface MatchInput {
+  base: ReadonlyMap<string, MediaBaseItem>
+  index: ReadonlyMap<string, string> | undefined
+  files: ReadonlyMap<string, LocalMediaFile>
+  remote: readonly RemoteMedia[]
+  /** spec: updateDate changes with every upload; upstream has none, so bytes count as unchanged unless `checksum`. */
+  checksum: boolean
+}
+
+export function joinRel(folder: string, name: string): string {
+  return folder === '' ? name : `${folder}/${name}`
+}
+
+export function splitRel(rel: string): { folder: string; name: string } {
+  const cut = rel.lastIndexOf('/')
+  return cut < 0 ? { folder: '', name: rel } : { folder: rel.slice(0, cut), name: rel.slice(cut + 1) }
+}
+
+function unsafeName(name: string): boolean {
+  return (
+    name === '' ||
+    name === '.' ||
+    name === '..' ||
+    /[/\\\u0000-\u001f\u007f]/.test(name) ||
+    Buffer.byteLength(name) > 255
+  )
+}
+
+/** `photo.png` of id `ab12` becomes `photo~ab12.png`, for a second server item with the same path. */
+function disambiguated(rel: string, id: string): string {
+  const { folder, name } = splitRel(rel)
+  const dot = name.lastIndexOf('.')
+  const stem = dot > 0 ? name.slice(0, dot) : name
+  const ext = dot > 0 ? name.slice(dot) : ''
+  return joinRel(folder, `${stem}~${id}${ext}`)
+}
+
+function localSides(input: MatchInput): Map<string, LocalSide> {
+  const local = new Map<string, LocalSide>()
+  const claimed = new Set<string>()
+  const side = (key: string, id: string | undefined, file: LocalMediaFile): LocalSide => ({
+    key,
+    id,
+    rel: file.rel,
+    sha256: file.sha256,
+    size: file.size,
+    stat: file.stat,
+  })
+  // 1. media.yaml, then the base for ids it does not name: the file at its path is the item.
+  const pathOf = new Map<string, string>()
+  for (const [rel, id] of input.index ?? []) pathOf.set(id, rel)
+  for (const [id, item] of input.base)
+    if (!pathOf.has(id) && ![...pathOf.values()].includes(item.rel)) pathOf.set(id, item.rel)
+  const missing: string[] = []
+  for (const [id, rel] of pathOf) {
+    const file = input.files.get(rel)
+    if (file && !claimed.has(rel)) {
+      local.set(id, side(id, id, file))
+      claimed.add(rel)
+    } else missing.push(id)
+  }
+  const untracked = [...input.files.values()].filter((file) => !claimed.has(file.rel))
+  // 2. A synced item whose file vanished, and a new file with the same bytes: moved or renamed.
+  //    The same name (a move) wins over another name (a rename), then path order.
+  for (const id of missing.sort()) {
+    const base = input.base.get(id)
+    if (!base) continue
+    const sameBytes = untracked.filter((file) => file.sha256 === base.sha256)
+    const baseName = splitRel(base.rel).name
+    const file = sameBytes.find((f) => splitRel(f.rel).name === baseName) ?? sameBytes[0]
+    if (!file) continue
+    local.set(id, side(id, id, file))
+    untracked.splice(untracked.indexOf(file), 1)
+  }
+  // 3. Files nobody claims: new, unless a server item no file claims sits at the same path (a
+  //    workspace made before media.yaml existed): then it is that item, compared by bytes.
+  const remoteAt = new Map<string, string>()
+  for (const item of input.remote) {
+    if (!pathOf.has(item.id) && !local.has(item.id)) remoteAt.set(joinRel(item.folder, item.name), item.id)
+  }
+  for (const file of untracked) {
+    const id = remoteAt.get(file.rel)
+    if (id !== undefined && !local.has(id)) local.set(id, side(id, id, file))
+    else local.set(`new:${file.rel}`, side(`new:${file.rel}`, undefined, file))
+  }
+  return local
+}
+
+export function matchMedia(input: MatchInput): MediaMatch {
+  const local = localSides(input)
+  const remote = new Map<string, RemoteSide>()
+  const problems: MediaMatch['problems'] = []
+  const needBytes: string[] = []
+  const used = new Set([...local.values()].map((l) => l.rel))
+  const ordered = [...input.remote].sort((a, b) => {
+    // Items whose place is settled (unchanged since the base, or claimed locally) take their paths first.
+    const settled = (m: RemoteMedia) => (input.base.has(m.id) || local.has(m.id) ? 0 : 1)
+    return settled(a) - settled(b) || (a.id < b.id ? -1 : 1)
+  })
+  for (const item of ordered) {
+    const folderUnsafe = item.folder !== '' && item.folder.split('/').some((part) => unsafeName(part))
+    if (unsafeName(item.name) || folderUnsafe) {
+      problems.push({
+        id: item.id,
+        problem: `media "${item.id}" has the name ${JSON.stringify(item.name)} in folder ${JSON.stringify(item.folder)}, which no file in media/ can hold`,
+      })
+      continue
+    }
+    const base = input.base.get(item.id)
+    const mine = local.get(item.id)
+    const rev = item.updateDate ?? ''
+    const moved = !base || base.name !== item.name || base.folder !== item.folder
+    let rel: string
+    if (base && !moved) rel = base.rel
+    else if (!base && mine)
+      rel = mine.rel // a first sync adopts the workspace's path for the id
+    else rel = joinRel(item.folder, item.name)
+    if (used.has(rel) && mine?.rel !== rel && base?.rel !== rel) rel = disambiguated(rel, item.id)
+    used.add(rel)
+    // The bytes are known unchanged while the server's revision is: spec's updateDate moves on
+    // every upload; upstream has none, so there only a rename or move is seen (or --checksum).
+    const unchanged =
+      base !== undefined && (item.updateDate !== null ? rev === base.rev : !moved && !input.checksum)
+    const sha256 = unchanged ? base.sha256 : undefined
+    if (sha256 === undefined && mine) needBytes.push(item.id)
+    remote.set(item.id, { id: item.id, rel, name: item.name, folder: item.folder, rev, sha256 })
+  }
+  return { local, remote, problems, needBytes }
+}

@@ -1,0 +1,113 @@
+// Reads the three sides of media for one run: the base (state), media.yaml and the files, the
+// server's listing, and, only where the listing cannot tell whether the bytes changed, the
+// bytes themselves (streamed into .cms-sync/tmp/ with their hash taken on the way; a pull in
+// the same run moves that file into place instead of downloading again).
+
+import { mkdir, rm, stat } from 'node:fs/promises'
+import path from 'node:path'
+import type { MediaApi } from '../../remote/media.js'
+import type { StateStore } from '../../state/state-file.js'
+import { syncDirPath } from '../../workspace/layout.js'
+import { readMediaIndex } from '../../workspace/media-index.js'
+import { scanMedia } from '../../workspace/media-scan.js'
+import type { ScanProblem } from '../../workspace/scan.js'
+import type { PlanItem, PlanOptions } from '../plan.js'
+import { type MediaBaseItem, type MediaMatch, matchMedia } from './media-match.js'
+import { MEDIA_FOLDER, planMedia } from './media-plan.js'
+import { forEachLimit } from './pool.js'
+
+export interface Downloaded {
+  file: string
+  sha256: string
+  size: number
+}
+
+export interface MediaRun {
+  api: MediaApi
+  items: PlanItem[]
+  match: MediaMatch
+  base: Map<string, MediaBaseItem>
+  /** media.yaml as it was read (undefined: none), and the working copy the run updates. */
+  indexBefore: Map<string, string> | undefined
+  index: Map<string, string>
+  /** The index the other way round (id -> path), so updating it costs no scan. */
+  indexPathOf: Map<string, string>
+  downloads: Map<string, Downloaded>
+  tmpDir: string
+  /** Whether .cms-sync/conflicts/media/ existed: if not, no conflict copy needs removing. */
+  hadConflicts: boolean
+  scanProblems: ScanProblem[]
+  remoteCount: number
+  concurrency: number
+  /** Removes the run's downloads that no pull used. */
+  dispose(): Promise<void>
+}
+
+export function mediaBase(store: StateStore): Map<string, MediaBaseItem> {
+  const base = new Map<string, MediaBaseItem>()
+  for (const item of Object.values(store.state.items)) {
+    if (item.kind !== 'media' || !item.media) continue
+    base.set(item.id, {
+      id: item.id,
+      rel: item.path.slice(MEDIA_FOLDER.length + 1),
+      sha256: item.media.sha256,
+      name: item.media.name,
+      folder: item.media.folder,
+      rev: item.remoteRev,
+    })
+  }
+  return base
+}
+
+export async function snapshotMedia(
+  root: string,
+  api: MediaApi,
+  store: StateStore,
+  opts: PlanOptions & { ignored: (path: string) => boolean; checksum: boolean; concurrency: number },
+): Promise<MediaRun> {
+  const base = mediaBase(store)
+  for (const [id, item] of base) if (opts.ignored(`${MEDIA_FOLDER}/${item.rel}`)) base.delete(id)
+  const indexBefore = await readMediaIndex(root)
+  // Ignored paths stay in media.yaml as they are; they only take no part in the plan.
+  const index = new Map(indexBefore ?? [])
+  const synced = new Map([...index].filter(([rel]) => !opts.ignored(`${MEDIA_FOLDER}/${rel}`)))
+  const scan = await scanMedia(root, (p) => store.get(p), opts.ignored)
+  const listed = (await api.list()).filter(
+    (m) => !opts.ignored(`${MEDIA_FOLDER}/${m.folder ? `${m.folder}/` : ''}${m.name}`),
+  )
+  const match = matchMedia({
+    base,
+    index: indexBefore && synced,
+    files: scan.files,
+    remote: listed,
+    checksum: opts.checksum,
+  })
+  const tmpDir = syncDirPath(root, 'tmp', `media-${process.pid}-${Date.now()}`)
+  const downloads = new Map<string, Downloaded>()
+  if (match.needBytes.length > 0) await mkdir(tmpDir, { recursive: true })
+  await forEachLimit(match.needBytes, opts.concurrency, async (id) => {
+    const file = path.join(tmpDir, encodeURIComponent(id))
+    const got = await api.download(id, file)
+    downloads.set(id, { file, ...got })
+    match.remote.get(id)!.sha256 = got.sha256
+  })
+  return {
+    api,
+    items: planMedia(match, base, opts),
+    match,
+    base,
+    indexBefore,
+    index,
+    indexPathOf: new Map([...index].map(([rel, id]) => [id, rel])),
+    downloads,
+    tmpDir,
+    hadConflicts: await stat(syncDirPath(root, 'conflicts', MEDIA_FOLDER)).then(
+      () => true,
+      () => false,
+    ),
+    scanProblems: scan.problems,
+    remoteCount: listed.length,
+    concurrency: opts.concurrency,
+    dispose: () => rm(tmpDir, { recursive: true, force: true }),
+  }
+}

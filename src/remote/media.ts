@@ -1,0 +1,227 @@
+// The media API in both dialects (docs/api-dialects.md): listing, streamed download with the
+// sha256 taken on the way, streamed upload, rename, tree move, delete. Built on the client's
+// request(), so every call goes through the same queue, retries and auth.
+//
+// New media get an id cms-sync makes up front where it can (upstream: `POST P/media/:id` with
+// our own 16-hex id) rather than `POST P/media/new`: the write is then repeatable, so a timeout
+// or a dropped connection is retried safely, where `new` could leave an orphan copy under an id
+// nobody knows. Spec hands out ids only through `GET P/media/new` (no file until set), so that
+// costs one extra request, and a lost answer at worst wastes an empty id.
+
+import { createHash, randomBytes } from 'node:crypto'
+import { createWriteStream } from 'node:fs'
+import { Transform } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import type { RemoteClient, RemoteResponse } from './client.js'
+import { classify, isItemMissing, projectPath } from './dialect.js'
+import { cleanServerMessage, ListingError, type RemoteError, remoteError } from './errors.js'
+import { jsonBase64Body, multipartBody, type StreamedBody } from './media-body.js'
+
+export interface RemoteMedia {
+  id: string
+  /** The file name as the server holds it (upstream rewrites uploaded names). */
+  name: string
+  /** Folder path without leading or trailing slash, `''` for the root. */
+  folder: string
+  /** Spec: changes on every upload and rename; upstream: always null. */
+  updateDate: string | null
+}
+
+/** Spec's JSON body limit (`--max-body-mb`, 50 MB by default); base64 makes 4 bytes of every 3. */
+export const JSON_BODY_LIMIT_BYTES = 50 * 1024 * 1024
+
+export function normaliseFolder(folder: unknown): string {
+  return String(folder ?? '')
+    .split('/')
+    .filter(Boolean)
+    .join('/')
+}
+
+function mediaOf(item: Record<string, unknown>): RemoteMedia {
+  return {
+    id: String(item.id),
+    name: String(item.name ?? ''),
+    folder: normaliseFolder(item.folder),
+    updateDate: typeof item.updateDate === 'string' ? item.updateDate : null,
+  }
+}
+
+export interface MediaApi {
+  list(): Promise<RemoteMedia[]>
+  /** One item as the server holds it now, or undefined when it is gone. */
+  get(id: string): Promise<RemoteMedia | undefined>
+  /** Streams the bytes into `dest` (created or truncated) and returns their sha256 and size. */
+  download(id: string, dest: string): Promise<{ sha256: string; size: number }>
+  /** Uploads a new item, or new bytes for `id`; returns the id and the name the server stored. */
+  upload(
+    file: { path: string; size: number; name: string },
+    id?: string,
+  ): Promise<{ id: string; name: string }>
+  rename(id: string, name: string): Promise<void>
+  /** Puts the item in a folder of the media tree (`''` = the root). */
+  move(id: string, folder: string): Promise<void>
+  remove(id: string): Promise<void>
+}
+
+export function createMediaApi(client: RemoteClient): MediaApi {
+  const { project, environment } = client.target
+  const P = projectPath(project, environment)
+  const d = client.dialect
+  const enc = encodeURIComponent
+
+  function failure(
+    method: string,
+    route: string,
+    res: RemoteResponse,
+    what: string,
+    id?: string,
+  ): RemoteError {
+    const text = typeof res.body === 'string' ? cleanServerMessage(res.body) : ''
+    return remoteError(classify(d, res.status, text), what, {
+      method,
+      route,
+      status: res.status,
+      itemId: id,
+      serverMessage: text || undefined,
+    })
+  }
+
+  async function call(method: string, route: string, what: string, id: string, opts = {}) {
+    const res = await client.request(method, route, { itemId: id, ...opts })
+    if (res.status < 200 || res.status >= 300) throw failure(method, route, res, what, id)
+    return res
+  }
+
+  async function list(): Promise<RemoteMedia[]> {
+    const route = `${P}/media`
+    const refuse = (why: string, status?: number) =>
+      new ListingError('listing', `could not list media, so nothing was changed: ${why}`, {
+        method: 'GET',
+        route,
+        status,
+      })
+    let res: RemoteResponse
+    try {
+      res = await client.request('GET', route, { maxBytes: 512 * 1024 * 1024 })
+    } catch (error) {
+      throw refuse((error as Error).message)
+    }
+    if (res.status < 200 || res.status >= 300) {
+      const error = failure('GET', route, res, 'could not list media')
+      // A missing or refused token is the user's to fix (log in), not a listing to distrust.
+      if (error.code === 'unauthorized' || error.code === 'forbidden') throw error
+      throw refuse(error.message, res.status)
+    }
+    if (!Array.isArray(res.body)) throw refuse('the answer is not a JSON array', res.status)
+    const seen = new Set<string>()
+    return res.body.map((item: Record<string, unknown>, index) => {
+      if (typeof item?.id !== 'string' || item.id === '' || typeof item.name !== 'string')
+        throw refuse(`item ${index} has no string id and name`, res.status)
+      if (seen.has(item.id)) throw refuse(`the id "${item.id}" is listed twice`, res.status)
+      seen.add(item.id)
+      return mediaOf(item)
+    })
+  }
+
+  async function get(id: string): Promise<RemoteMedia | undefined> {
+    const route = `${P}/media/${enc(id)}`
+    const res = await client.request('GET', route, { itemId: id })
+    if (res.status >= 200 && res.status < 300 && typeof res.body === 'object' && res.body !== null)
+      return mediaOf(res.body as Record<string, unknown>)
+    const text = typeof res.body === 'string' ? cleanServerMessage(res.body) : ''
+    if (isItemMissing(d, res.status, text)) return undefined
+    throw failure('GET', route, res, `could not read media "${id}"`, id)
+  }
+
+  async function download(id: string, dest: string) {
+    let result = { sha256: '', size: 0 }
+    const route = `/media/${enc(project)}/${enc(environment)}/${enc(id)}`
+    await call('GET', route, `could not download media "${id}"`, id, {
+      // Called again on a retry: the temp file starts over.
+      sink: async (body: AsyncIterable<Buffer>) => {
+        const hash = createHash('sha256')
+        let size = 0
+        const tap = new Transform({
+          transform(chunk: Buffer, _enc, done) {
+            hash.update(chunk)
+            size += chunk.length
+            done(null, chunk)
+          },
+        })
+        await pipeline(body, tap, createWriteStream(dest))
+        result = { sha256: hash.digest('hex'), size }
+      },
+    })
+    return result
+  }
+
+  function bodyFor(file: { path: string; size: number; name: string }, id: string): StreamedBody {
+    if (d === 'upstream') return multipartBody(file.path, file.size, file.name)
+    const body = jsonBase64Body(file.path, file.size, file.name)
+    if (body.contentLength > JSON_BODY_LIMIT_BYTES) {
+      throw remoteError(
+        'too-large',
+        `${file.name} is ${(file.size / 1024 / 1024).toFixed(1)} MB; the server takes media as base64 JSON of at most ${JSON_BODY_LIMIT_BYTES / 1024 / 1024} MB, i.e. files up to about ${Math.floor((JSON_BODY_LIMIT_BYTES * 3) / 4 / 1024 / 1024)} MB, so it was not sent`,
+        { method: 'POST', route: `${P}/media/${enc(id)}`, itemId: id },
+      )
+    }
+    return body
+  }
+
+  async function upload(file: { path: string; size: number; name: string }, existing?: string) {
+    let id = existing
+    if (id === undefined && d === 'spec') {
+      const res = await call('GET', `${P}/media/new`, 'could not get a new media id', '', {
+        responseType: 'text',
+      })
+      id = String(res.body).trim()
+    }
+    id ??= randomBytes(8).toString('hex')
+    const body = bodyFor(file, id)
+    const route = `${P}/media/${enc(id)}`
+    const res = await call('POST', route, `could not upload ${file.name}`, id, {
+      bodyStream: body.stream,
+      contentType: body.contentType,
+      contentLength: body.contentLength,
+      // Same bytes to the same id: repeating it after a dropped connection is harmless.
+      idempotent: true,
+    })
+    const answer = res.body as { name?: unknown } | undefined
+    if (typeof answer === 'object' && answer !== null && typeof answer.name === 'string')
+      return { id, name: answer.name }
+    // Upstream answers with the id only, and stores a rewritten name: read it back.
+    const stored = await call('GET', route, `could not read media "${id}" after its upload`, id)
+    return { id, name: String((stored.body as { name?: unknown }).name ?? file.name) }
+  }
+
+  async function rename(id: string, name: string) {
+    await call(
+      'POST',
+      `${P}/media/rename/${enc(id)}?name=${enc(name)}`,
+      `could not rename media "${id}"`,
+      id,
+      {
+        idempotent: true,
+      },
+    )
+  }
+
+  async function move(id: string, folder: string) {
+    const body = { id, folder: folder === '' ? '/' : `/${folder}/` }
+    await call('POST', `${P}/media/tree/${enc(id)}`, `could not move media "${id}"`, id, {
+      body,
+      idempotent: true,
+    })
+  }
+
+  async function remove(id: string) {
+    const route = `${P}/media/${enc(id)}`
+    const res = await client.request('DELETE', route, { itemId: id })
+    if (res.status >= 200 && res.status < 300) return
+    const text = typeof res.body === 'string' ? cleanServerMessage(res.body) : ''
+    if (isItemMissing(d, res.status, text)) return
+    throw failure('DELETE', route, res, `could not delete media "${id}"`, id)
+  }
+
+  return { list, get, download, upload, rename, move, remove }
+}

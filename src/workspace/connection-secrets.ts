@@ -1,0 +1,130 @@
+// Secret values of a connection (git passwords, API tokens, keys) never reach a file: the file
+// holds a `${ENV_VAR}` reference in their place, which push resolves from the environment.
+// The server returns secrets in plain text (upstream §5.4), so every server object is masked
+// before anything (file, hash, state, log, conflict copy) is made from it.
+
+import type { JsonObject } from './codec.js'
+
+/** Key names that hold a secret, matched on the last key of the field's path. */
+const SECRET_KEY = /password|passwd|passphrase|secret|token|credential|apikey|api_key|privatekey|private_key/i
+const KEY_SUFFIX = /(^|[_-])key$|[a-z0-9]Key$|^key$/
+
+export function isSecretKey(key: string): boolean {
+  return SECRET_KEY.test(key) || KEY_SUFFIX.test(key)
+}
+
+const REFERENCE = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/
+
+/** The variable a `${NAME}` string names, or undefined for any other value. */
+export function referenceName(value: unknown): string | undefined {
+  return typeof value === 'string' ? REFERENCE.exec(value)?.[1] : undefined
+}
+
+/**
+ * The reference cms-sync writes for a secret it has no name for yet: `CMS_SYNC_<ID>_<PATH>`,
+ * upper-cased, every other character as `_` (deployer.password of "website" becomes
+ * CMS_SYNC_WEBSITE_DEPLOYER_PASSWORD). Deterministic, so two machines pulling the same
+ * connection write the same file.
+ */
+export function defaultReferenceName(connectionId: string, fieldPath: string): string {
+  return `CMS_SYNC_${connectionId}_${fieldPath}`.toUpperCase().replace(/[^A-Z0-9_]/g, '_')
+}
+
+export interface SecretField {
+  /** Dotted path, e.g. `deployer.password`. */
+  path: string
+  value: string
+}
+
+/** Every non-empty string under a secret key, anywhere in the object. */
+export function secretFields(value: unknown, prefix = ''): SecretField[] {
+  if (value === null || typeof value !== 'object') return []
+  const out: SecretField[] = []
+  for (const [key, child] of Object.entries(value as JsonObject)) {
+    const path = prefix ? `${prefix}.${key}` : key
+    if (typeof child === 'string' && child !== '' && isSecretKey(key)) out.push({ path, value: child })
+    else if (child !== null && typeof child === 'object') out.push(...secretFields(child, path))
+  }
+  return out
+}
+
+/** A copy of the object with the string at each path replaced by `replace(path, value)`. */
+export function replaceSecrets(
+  object: JsonObject,
+  replace: (path: string, value: string) => string,
+  prefix = '',
+): JsonObject {
+  const out: JsonObject = Array.isArray(object) ? ([...object] as unknown as JsonObject) : { ...object }
+  for (const [key, child] of Object.entries(object)) {
+    const path = prefix ? `${prefix}.${key}` : key
+    if (typeof child === 'string' && child !== '' && isSecretKey(key)) out[key] = replace(path, child)
+    else if (child !== null && typeof child === 'object')
+      out[key] = replaceSecrets(child as JsonObject, replace, path)
+  }
+  return out
+}
+
+/** The references a file uses, by field path (a person may choose any variable name). */
+export function referencesIn(file: JsonObject): Map<string, string> {
+  const refs = new Map<string, string>()
+  for (const field of secretFields(file)) {
+    const name = referenceName(field.value)
+    if (name) refs.set(field.path, name)
+  }
+  return refs
+}
+
+/** Server object -> the same with every secret replaced by its reference (the file's name, else the default). */
+export function maskSecrets(
+  remote: JsonObject,
+  connectionId: string,
+  known: ReadonlyMap<string, string>,
+): JsonObject {
+  return replaceSecrets(remote, (path, value) =>
+    // A value that already is a reference (never resolved on the server) stays as it is.
+    referenceName(value) ? value : `\${${known.get(path) ?? defaultReferenceName(connectionId, path)}}`,
+  )
+}
+
+export class UnresolvedReferenceError extends Error {}
+
+/** File object -> the body to send, every reference replaced by its variable's value. */
+export function resolveSecrets(file: JsonObject, env: NodeJS.ProcessEnv, where: string): JsonObject {
+  const missing: string[] = []
+  const resolved = replaceSecrets(file, (path, value) => {
+    const name = referenceName(value)!
+    const found = env[name]
+    if (found === undefined) missing.push(`${path} refers to \${${name}}`)
+    return found ?? value
+  })
+  if (missing.length > 0) {
+    throw new UnresolvedReferenceError(
+      `${where}: ${missing.join(', ')}, which ${missing.length === 1 ? 'is' : 'are'} not set in the environment; set ${missing.length === 1 ? 'it' : 'them'} and push again (nothing was sent)`,
+    )
+  }
+  return resolved
+}
+
+/**
+ * Secrets whose referenced variable is set but holds something else than the server: the
+ * server's secret changed (or the variable is stale). The file cannot show it without holding
+ * the secret, so it is reported instead. Unset variables say nothing (a pull-only machine).
+ */
+export function driftedSecrets(
+  remote: JsonObject,
+  connectionId: string,
+  known: ReadonlyMap<string, string>,
+  env: NodeJS.ProcessEnv,
+): string[] {
+  return secretFields(remote)
+    .filter((field) => referenceName(field.value) === undefined)
+    .flatMap((field) => {
+      const name = known.get(field.path) ?? defaultReferenceName(connectionId, field.path)
+      const local = env[name]
+      return local !== undefined && local !== field.value
+        ? [
+            `${field.path}: the server holds a different secret than \${${name}}; the file keeps the reference and the secret is not written anywhere; set ${name} to the server's value, or push to give the server yours`,
+          ]
+        : []
+    })
+}

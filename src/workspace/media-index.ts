@@ -1,0 +1,100 @@
+// media.yaml: the committed index of media path (relative to media/) -> media id, so a fresh
+// clone knows which server item every file is and never uploads it again. cms-sync writes it
+// in one canonical form (sorted, one `path: id` line each, double-quoted where a plain YAML
+// scalar would be misread or is more than path characters) and validates hand edits.
+
+import { readFile } from 'node:fs/promises'
+import { parse } from 'yaml'
+import { CliError, ExitCode } from '../cli/exit-codes.js'
+import { absolute } from './layout.js'
+
+export const MEDIA_INDEX = 'media.yaml'
+const HEADER =
+  '# Media path (relative to media/) -> media id on the server. Committed, so a clone knows every id.'
+
+export class MediaIndexError extends CliError {
+  constructor(problem: string) {
+    super(
+      `${MEDIA_INDEX}: ${problem}; fix the file (or delete it to rebuild it from the server)`,
+      ExitCode.usage,
+    )
+  }
+}
+
+/** Problems with a media path as a workspace path: empty parts, `.`/`..`, backslashes, control characters. */
+export function mediaPathProblem(rel: string): string | undefined {
+  if (rel === '' || rel.startsWith('/') || rel.endsWith('/'))
+    return 'expected a path relative to media/, like "images/logo.png"'
+  for (const part of rel.split('/')) {
+    if (part === '' || part === '.' || part === '..')
+      return `"${part}" is not allowed as a part of a media path`
+    if (/[\\\u0000-\u001f\u007f]/.test(part))
+      return 'backslashes and control characters are not allowed in a media path'
+    if (Buffer.byteLength(part) > 255) return 'a part of the path is longer than 255 bytes'
+  }
+  return undefined
+}
+
+/** The index, or undefined when there is no media.yaml (a new workspace). */
+export async function readMediaIndex(root: string): Promise<Map<string, string> | undefined> {
+  let text: string
+  try {
+    text = await readFile(absolute(root, MEDIA_INDEX), 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw error
+  }
+  return parseMediaIndex(text)
+}
+
+export function parseMediaIndex(text: string): Map<string, string> {
+  let value: unknown
+  try {
+    value = parse(text)
+  } catch (error) {
+    throw new MediaIndexError(`not valid YAML (${(error as Error).message.split('\n')[0]})`)
+  }
+  if (value === null || value === undefined) return new Map()
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw new MediaIndexError('expected a mapping of media path to media id, like `images/logo.png: 3f2a9c…`')
+  const index = new Map<string, string>()
+  const pathOf = new Map<string, string>()
+  for (const [rel, id] of Object.entries(value as Record<string, unknown>)) {
+    const problem = mediaPathProblem(rel)
+    if (problem) throw new MediaIndexError(`${JSON.stringify(rel)}: ${problem}`)
+    if (typeof id !== 'string' || id === '') {
+      const hint =
+        typeof id === 'number' ? ' (quote it: an unquoted id made of digits is read as a number)' : ''
+      throw new MediaIndexError(
+        `${JSON.stringify(rel)}: expected a media id string, got ${JSON.stringify(id)}${hint}`,
+      )
+    }
+    const other = pathOf.get(id)
+    if (other !== undefined)
+      throw new MediaIndexError(
+        `${JSON.stringify(rel)} and ${JSON.stringify(other)} both name the media id "${id}"`,
+      )
+    pathOf.set(id, rel)
+    index.set(rel, id)
+  }
+  return index
+}
+
+/** A scalar as plain text when it reads back as itself, else as a double-quoted (JSON) string. */
+function scalar(text: string): string {
+  if (/^[A-Za-z0-9_][A-Za-z0-9._/-]*$/.test(text)) {
+    try {
+      if (parse(text) === text) return text
+    } catch {
+      // Not plain after all: quote it.
+    }
+  }
+  return JSON.stringify(text)
+}
+
+export function mediaIndexText(index: ReadonlyMap<string, string>): string {
+  const lines = [...index.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([rel, id]) => `${scalar(rel)}: ${scalar(id)}`)
+  return `${[HEADER, ...lines].join('\n')}\n`
+}

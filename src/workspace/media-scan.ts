@@ -1,0 +1,78 @@
+// The local side of media: every file under media/, with the sha256 of its bytes. A file whose
+// size, mtime and inode equal the stat cache keeps the hash of the last sync and is not read;
+// any other file is hashed as a stream (never held whole in memory).
+
+import { createHash } from 'node:crypto'
+import { createReadStream } from 'node:fs'
+import { readdir, stat } from 'node:fs/promises'
+import { pipeline } from 'node:stream/promises'
+import type { ItemState, StatSnapshot } from '../state/state-file.js'
+import { FOLDER_OF } from './kinds.js'
+import { absolute } from './layout.js'
+import { sameStat } from './local-file.js'
+import { mediaPathProblem } from './media-index.js'
+import type { ScanProblem } from './scan.js'
+
+export interface LocalMediaFile {
+  /** Relative to media/. */
+  rel: string
+  sha256: string
+  size: number
+  stat: StatSnapshot
+}
+
+const MEDIA = FOLDER_OF.media
+
+export async function hashFile(file: string): Promise<string> {
+  const hash = createHash('sha256')
+  await pipeline(createReadStream(file), hash)
+  return hash.digest('hex')
+}
+
+export async function scanMedia(
+  root: string,
+  cached: (path: string) => ItemState | undefined,
+  ignored: (path: string) => boolean,
+): Promise<{ files: Map<string, LocalMediaFile>; problems: ScanProblem[] }> {
+  const files = new Map<string, LocalMediaFile>()
+  const problems: ScanProblem[] = []
+  const walk = async (rel: string): Promise<void> => {
+    let entries: import('node:fs').Dirent[]
+    try {
+      entries = await readdir(absolute(root, rel ? `${MEDIA}/${rel}` : MEDIA), { withFileTypes: true })
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
+      throw error
+    }
+    for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const child = rel ? `${rel}/${entry.name}` : entry.name
+      const path = `${MEDIA}/${child}`
+      if (ignored(path)) continue
+      if (entry.isDirectory()) {
+        await walk(child)
+        continue
+      }
+      if (!entry.isFile()) {
+        // A link could point anywhere; cms-sync never follows one out of media/ into the server.
+        if (entry.isSymbolicLink())
+          problems.push({ kind: 'media', path, problems: ['a symbolic link; media must be plain files'] })
+        continue
+      }
+      const problem = mediaPathProblem(child)
+      if (problem) {
+        problems.push({ kind: 'media', path, problems: [problem] })
+        continue
+      }
+      const info = await stat(absolute(root, path))
+      const snapshot = { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino }
+      const base = cached(path)
+      const sha256 =
+        base?.media && sameStat(base.stat, snapshot)
+          ? base.media.sha256
+          : await hashFile(absolute(root, path))
+      files.set(child, { rel: child, sha256, size: info.size, stat: snapshot })
+    }
+  }
+  await walk('')
+  return { files, problems }
+}

@@ -1,0 +1,116 @@
+// The form and connection codecs, the secret references and the entries export, without a server.
+
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { describe, expect, test } from 'vitest'
+import { fileBytes } from '../../src/workspace/codec.js'
+import { createConnectionCodec } from '../../src/workspace/connection-codec.js'
+import { defaultReferenceName, isSecretKey } from '../../src/workspace/connection-secrets.js'
+import { entriesText } from '../../src/workspace/entries-export.js'
+import { formCodec } from '../../src/workspace/form-codec.js'
+import { parseFileText } from '../../src/workspace/local-file.js'
+
+const ref = (name: string) => `$\{${name}}`
+
+const remote = {
+  id: 'site',
+  title: 'Site',
+  url: '',
+  processor: { alias: 'json', name: 'JsonProcessor', fileExtension: '.json' },
+  deployer: {
+    alias: 'api',
+    title: 'API',
+    url: 'https://x',
+    token: 'tok-123',
+    paths: { media: '', content: '' },
+  },
+  isLocked: false,
+  sync: { isRemote: false, hasRemote: false },
+  viewedBy: '',
+}
+
+describe('connection secrets', () => {
+  test.each([
+    ['password', true],
+    ['gitPassword', true],
+    ['token', true],
+    ['apiKey', true],
+    ['private_key', true],
+    ['key', true],
+    ['monkey', false],
+    ['alias', false],
+    ['fileExtension', false],
+    ['username', false],
+  ])('%s is a secret key: %s', (key, secret) => expect(isSecretKey(key)).toBe(secret))
+
+  test('the default reference name is deterministic and a valid variable name', () => {
+    expect(defaultReferenceName('my site.ü', 'deployer.password')).toBe(
+      'CMS_SYNC_MY_SITE___DEPLOYER_PASSWORD',
+    )
+  })
+
+  test('toFile masks every secret and the revision ignores the secret value', () => {
+    const codec = createConnectionCodec({ env: {} })
+    const file = codec.toFile(remote)
+    expect(file.deployer).toMatchObject({ token: ref('CMS_SYNC_SITE_DEPLOYER_TOKEN'), url: 'https://x' })
+    expect(fileBytes(file).text).not.toContain('tok-123')
+    const changed = { ...remote, deployer: { ...remote.deployer, token: 'other' } }
+    expect(codec.revisionOf(changed)).toBe(codec.revisionOf(remote))
+  })
+
+  test("the file's own reference names are kept", async () => {
+    const root = await mkdtemp(path.join(tmpdir(), 'cms-sync-conn-'))
+    await mkdir(path.join(root, 'connections'))
+    await writeFile(
+      path.join(root, 'connections', 'site.json'),
+      JSON.stringify({ id: 'site', deployer: { token: ref('API_TOKEN') } }),
+    )
+    const codec = createConnectionCodec({ root, env: { API_TOKEN: 'tok-123' } })
+    expect(codec.toFile(remote).deployer).toMatchObject({ token: ref('API_TOKEN') })
+    expect(codec.remoteProblems?.(remote)).toEqual([])
+    const drifted = createConnectionCodec({ root, env: { API_TOKEN: 'stale' } })
+    expect(drifted.remoteProblems?.(remote)[0]).toContain(
+      'deployer.token: the server holds a different secret',
+    )
+  })
+
+  test('toBody resolves references; an unset variable is a clear error', () => {
+    const file = createConnectionCodec({ env: {} }).toFile(remote)
+    const ok = createConnectionCodec({ env: { CMS_SYNC_SITE_DEPLOYER_TOKEN: 'v' } })
+    expect(ok.toBody(file, { current: undefined, now: '' }).deployer).toMatchObject({ token: 'v' })
+    expect(() => createConnectionCodec({ env: {} }).toBody(file, { current: undefined, now: '' })).toThrow(
+      /connections\/site\.json: deployer\.token refers to \$\{CMS_SYNC_SITE_DEPLOYER_TOKEN\}, which is not set/,
+    )
+  })
+
+  test('a literal secret in a file is refused', () => {
+    const parsed = parseFileText(createConnectionCodec({ env: {} }), JSON.stringify(remote), 'site')
+    expect(parsed.ok).toBe(false)
+    expect(parsed.ok ? [] : parsed.problems.join()).toContain('deployer.token: a secret must be a')
+  })
+})
+
+describe('form codec', () => {
+  test('entries never reach the file, and a file holding entries is refused', () => {
+    const form = { id: 'f', title: 'F', inputs: {}, entries: [{ a: 1 }], isLocked: false }
+    expect(formCodec.toFile(form)).toEqual({ id: 'f', title: 'F', inputs: {} })
+    const parsed = parseFileText(formCodec, JSON.stringify(form), 'f')
+    expect(parsed.ok ? '' : parsed.problems.join()).toContain('entries: not part of a form file')
+  })
+})
+
+describe('entries export', () => {
+  const entries = [
+    { name: 'Ann', message: 'a "quote", a comma\nand a line', time: 't1' },
+    { name: 'Bo', extra: 'x', time: 't2' },
+  ]
+  test('CSV is RFC 4180: quoted only when needed, quotes doubled, CRLF, inputs first then extras, time last', () => {
+    expect(entriesText('csv', ['name', 'message'], entries)).toBe(
+      'name,message,extra,time\r\nAnn,"a ""quote"", a comma\nand a line",,t1\r\nBo,,x,t2\r\n',
+    )
+  })
+  test('JSON is the entries as the server holds them', () => {
+    expect(JSON.parse(entriesText('json', [], entries))).toEqual(entries)
+  })
+})

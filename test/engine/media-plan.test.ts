@@ -1,0 +1,160 @@
+// The media matcher and planner without fs or http: which file is which id, and what each
+// combination of base, local and remote becomes.
+
+import { describe, expect, test } from 'vitest'
+import { type MediaBaseItem, matchMedia } from '../../src/engine/media/media-match.js'
+import { planMedia } from '../../src/engine/media/media-plan.js'
+import type { RemoteMedia } from '../../src/remote/media.js'
+import type { LocalMediaFile } from '../../src/workspace/media-scan.js'
+
+const STAT = { size: 1, mtimeMs: 1, ino: 1 }
+const file = (rel: string, sha256: string): LocalMediaFile => ({ rel, sha256, size: 1, stat: STAT })
+const remote = (id: string, folder: string, name: string, updateDate: string | null = 'r1'): RemoteMedia => ({
+  id,
+  folder,
+  name,
+  updateDate,
+})
+const base = (
+  id: string,
+  rel: string,
+  sha256: string,
+  name: string,
+  folder: string,
+  rev = 'r1',
+): MediaBaseItem => ({
+  id,
+  rel,
+  sha256,
+  name,
+  folder,
+  rev,
+})
+
+function run(opts: {
+  base?: MediaBaseItem[]
+  index?: Record<string, string>
+  files?: LocalMediaFile[]
+  remote?: RemoteMedia[]
+  checksum?: boolean
+}) {
+  const b = new Map((opts.base ?? []).map((i) => [i.id, i]))
+  const match = matchMedia({
+    base: b,
+    index: opts.index ? new Map(Object.entries(opts.index)) : undefined,
+    files: new Map((opts.files ?? []).map((f) => [f.rel, f])),
+    remote: opts.remote ?? [],
+    checksum: opts.checksum ?? false,
+  })
+  return { match, items: planMedia(match, b, {}) }
+}
+
+describe('media plan', () => {
+  const synced = base('m1', 'img/a.png', 'A', 'a.png', 'img')
+
+  test('unchanged: nothing to do, and no download', () => {
+    const { items, match } = run({
+      base: [synced],
+      index: { 'img/a.png': 'm1' },
+      files: [file('img/a.png', 'A')],
+      remote: [remote('m1', 'img', 'a.png')],
+    })
+    expect(items).toMatchObject([{ id: 'm1', action: 'none' }])
+    expect(match.needBytes).toEqual([])
+  })
+
+  test('moved and renamed locally (media.yaml not edited): the same id is pushed from its old path', () => {
+    const { items } = run({
+      base: [synced],
+      index: { 'img/a.png': 'm1' },
+      files: [file('other/b.png', 'A')],
+      remote: [remote('m1', 'img', 'a.png')],
+    })
+    expect(items).toMatchObject([
+      { id: 'm1', path: 'media/other/b.png', from: 'media/img/a.png', action: 'push', local: 'modified' },
+    ])
+  })
+
+  test('renamed on the server: pulled as a move of the same file', () => {
+    const { items, match } = run({
+      base: [synced],
+      index: { 'img/a.png': 'm1' },
+      files: [file('img/a.png', 'A')],
+      remote: [remote('m1', 'img', 'b.png', 'r1')],
+    })
+    expect(items).toMatchObject([{ id: 'm1', path: 'media/img/b.png', action: 'pull', remote: 'modified' }])
+    expect(match.needBytes).toEqual([])
+  })
+
+  test('a name the server rewrote on upload maps back to the local path: no echo', () => {
+    const rewritten = base('m2', 'Docs/My File.PDF', 'D', 'my-file.PDF', 'Docs', '')
+    const { items } = run({
+      base: [rewritten],
+      index: { 'Docs/My File.PDF': 'm2' },
+      files: [file('Docs/My File.PDF', 'D')],
+      remote: [remote('m2', 'Docs', 'my-file.PDF', null)],
+    })
+    expect(items).toMatchObject([{ action: 'none' }])
+  })
+
+  test('spec: a new updateDate means the bytes must be compared (download) when the file exists', () => {
+    const { match } = run({
+      base: [synced],
+      index: { 'img/a.png': 'm1' },
+      files: [file('img/a.png', 'B')],
+      remote: [remote('m1', 'img', 'a.png', 'r2')],
+    })
+    expect(match.needBytes).toEqual(['m1'])
+  })
+
+  test('upstream: without --checksum unchanged name and folder count as unchanged bytes; with it, they are compared', () => {
+    const up = base('m1', 'a.png', 'A', 'a.png', '', '')
+    const listing = [remote('m1', '', 'a.png', null)]
+    expect(run({ base: [up], files: [file('a.png', 'A')], remote: listing }).match.needBytes).toEqual([])
+    expect(
+      run({ base: [up], files: [file('a.png', 'A')], remote: listing, checksum: true }).match.needBytes,
+    ).toEqual(['m1'])
+  })
+
+  test('a new local file is pushed without an id; a new server item is pulled to folder/name', () => {
+    const { items } = run({ files: [file('new.txt', 'N')], remote: [remote('s1', 'x/y', 'z.txt')] })
+    expect(items).toMatchObject([
+      { id: '', path: 'media/new.txt', action: 'push', local: 'added' },
+      { id: 's1', path: 'media/x/y/z.txt', action: 'pull', remote: 'added' },
+    ])
+  })
+
+  test('two server items with one folder and name: the second gets its id in its file name', () => {
+    const { items } = run({ remote: [remote('aa', 'p', 'x.png'), remote('bb', 'p', 'x.png')] })
+    expect(items.map((i) => i.path).sort()).toEqual(['media/p/x.png', 'media/p/x~bb.png'])
+  })
+
+  test('a server name no file can hold is reported, not mirrored', () => {
+    const { items, match } = run({ remote: [remote('aa', '', '..'), remote('bb', 'a', 'x\\y')] })
+    expect(items).toEqual([])
+    expect(match.problems).toHaveLength(2)
+  })
+
+  test('deleted locally: delete-remote; deleted on the server: delete-local', () => {
+    expect(
+      run({ base: [synced], index: { 'img/a.png': 'm1' }, remote: [remote('m1', 'img', 'a.png')] }).items,
+    ).toMatchObject([{ action: 'delete-remote' }])
+    expect(
+      run({ base: [synced], index: { 'img/a.png': 'm1' }, files: [file('img/a.png', 'A')] }).items,
+    ).toMatchObject([{ action: 'delete-local' }])
+  })
+
+  test('a fresh clone (no base): the id comes from media.yaml and the bytes are compared', () => {
+    const { items, match } = run({
+      index: { 'img/a.png': 'm1' },
+      files: [file('img/a.png', 'A')],
+      remote: [remote('m1', 'img', 'a-rewritten.png')],
+    })
+    expect(match.needBytes).toEqual(['m1'])
+    match.remote.get('m1')!.sha256 = 'A'
+    expect(planMedia(match, new Map(), {})).toMatchObject([
+      { id: 'm1', path: 'media/img/a.png', action: 'merge-base' },
+    ])
+    expect(items[0]!.action).toBe('conflict') // before the bytes were known
+  })
+})
