@@ -116,6 +116,7 @@ try {
   - Point at a real server: cms-sync init my-site --server https://cms.example.com --project <id> --environment live
                             cms-sync -C my-site login --username <you>
                             cms-sync -C my-site pull
+  - Keep it in step while you edit: cms-sync -C my-site watch
   - Commit the folder to git; .cms-sync/ is ignored, media.yaml keeps every media id.`)
 } finally {
   emulator.kill('SIGTERM')
