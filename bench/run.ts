@@ -6,6 +6,7 @@
 
 import { writeFile } from 'node:fs/promises'
 import os from 'node:os'
+import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { CODECS } from '../src/workspace/codecs.js'
 import type { BenchContext, Features } from './context.js'
@@ -30,6 +31,8 @@ const { values } = parseArgs({
     'idle-seconds': { type: 'string', default: '60' },
     json: { type: 'string' },
     strict: { type: 'boolean', default: false },
+    profile: { type: 'string' },
+    only: { type: 'string', default: 'pull,status,watch,push' },
   },
 })
 const int = (name: keyof typeof values) => {
@@ -47,6 +50,7 @@ async function detectFeatures(): Promise<Features> {
   }
 }
 
+const wanted = (scenario: string) => values.only.split(',').includes(scenario)
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`)
 const sizes = {
   content: int('content'),
@@ -57,6 +61,7 @@ const sizes = {
 const started = Date.now()
 log(`generating ${sizes.content} content, ${sizes.schemas} schemas, ${sizes.media} media in the emulator`)
 const world = await createWorld(sizes)
+if (values.profile) world.profileDir = path.resolve(values.profile)
 const rows: Row[] = []
 let failed: Error | undefined
 try {
@@ -72,12 +77,13 @@ try {
     features: await detectFeatures(),
     log,
   }
+  // The pull always runs: the other scenarios start from the workspace it leaves.
   const pull = await pullScenario(ctx)
   rows.push(...pull.rows)
-  rows.push(...(await statusScenario(ctx, pull.workspace, syncedResources(ctx))))
+  if (wanted('status')) rows.push(...(await statusScenario(ctx, pull.workspace, syncedResources(ctx))))
   // Watch before push: it needs the clean workspace the pull left, and push edits files.
-  rows.push(...(await watchScenario(ctx, pull.workspace)))
-  rows.push(...(await pushScenario(ctx, pull.workspace)))
+  if (wanted('watch')) rows.push(...(await watchScenario(ctx, pull.workspace)))
+  if (wanted('push')) rows.push(...(await pushScenario(ctx, pull.workspace)))
 } catch (error) {
   failed = error as Error
 } finally {

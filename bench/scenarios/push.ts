@@ -7,7 +7,7 @@ import path from 'node:path'
 import type { BenchContext } from '../context.js'
 import { CLI, runChild } from '../measure.js'
 import type { Row } from '../report.js'
-import { childEnv, contentId } from '../world.js'
+import { cmsEnv, contentId } from '../world.js'
 
 /** Most requests that fall in any window of `ms` (sorted timestamps). */
 export function busiestWindow(stamps: readonly number[], ms = 1000): number {
@@ -56,7 +56,7 @@ export async function pushScenario(ctx: BenchContext, workspace: string): Promis
   try {
     run = await runChild('node', [CLI, '-C', workspace, 'push', '--json'], {
       cwd: workspace,
-      env: childEnv(world),
+      env: cmsEnv(world),
     })
   } finally {
     faults.decide = decide

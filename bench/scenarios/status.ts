@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs'
 import type { BenchContext } from '../context.js'
 import { type ChildRun, CLI, median, runChild } from '../measure.js'
 import type { Row } from '../report.js'
-import { childEnv } from '../world.js'
+import { childEnv, cmsEnv } from '../world.js'
 
 /** The listing URLs cms-sync reads for these resources (spec dialect). */
 function listingUrls(ctx: BenchContext, resources: string[]): string[] {
@@ -40,7 +40,8 @@ export async function statusScenario(
   const cms: ChildRun[] = []
   const base: ChildRun[] = []
   // One untimed run each: the stat cache, the git index and the page cache are warm after it.
-  const runCms = () => runChild('node', [CLI, '-C', workspace, 'status'], { cwd: workspace, env })
+  const runCms = () =>
+    runChild('node', [CLI, '-C', workspace, 'status'], { cwd: workspace, env: cmsEnv(ctx.world) })
   const runBase = () => runChild('sh', ['-c', baseline], { cwd: workspace, env })
   await runCms()
   await runBase()

@@ -9,7 +9,7 @@ import { names } from '../../src/emulator/store.js'
 import type { BenchContext } from '../context.js'
 import { CLI, median, percentile } from '../measure.js'
 import { notBuilt, type Row } from '../report.js'
-import { childEnv, contentId } from '../world.js'
+import { cmsEnv, contentId } from '../world.js'
 
 const READY = /\b(ready|watching)\b/i
 const TICKS_PER_SECOND = 100
@@ -49,7 +49,7 @@ export async function watchScenario(ctx: BenchContext, workspace: string): Promi
   const started = performance.now()
   const child = spawn('node', [CLI, '-C', workspace, 'watch'], {
     cwd: workspace,
-    env: childEnv(world),
+    env: cmsEnv(world),
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let output = ''
