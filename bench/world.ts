@@ -6,6 +6,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { type Emulator, startEmulator } from '../src/emulator/index.js'
+import { CLI } from './measure.js'
 
 export interface Sizes {
   content: number
@@ -142,10 +143,8 @@ export function childEnv(world: World): NodeJS.ProcessEnv {
   return { ...process.env, CMS_SYNC_TOKEN: world.token, XDG_CONFIG_HOME: path.join(world.dir, 'xdg') }
 }
 
-/** A cms-sync child's environment: childEnv, plus a CPU profile per run with --profile. */
-export function cmsEnv(world: World): NodeJS.ProcessEnv {
-  const env = childEnv(world)
-  if (!world.profileDir) return env
-  const profile = `--cpu-prof --cpu-prof-dir=${world.profileDir}`
-  return { ...env, NODE_OPTIONS: `${env.NODE_OPTIONS ?? ''} ${profile}`.trim() }
+/** The node arguments that run the built cms-sync CLI, with a CPU profile per run under --profile. */
+export function cliArgs(world: World, ...args: string[]): string[] {
+  const profile = world.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${world.profileDir}`] : []
+  return [...profile, CLI, ...args]
 }

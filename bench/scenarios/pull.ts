@@ -4,9 +4,9 @@
 import { readdir, rm } from 'node:fs/promises'
 import path from 'node:path'
 import type { BenchContext } from '../context.js'
-import { type ChildRun, CLI, median, runChild } from '../measure.js'
+import { type ChildRun, median, runChild } from '../measure.js'
 import { notBuilt, type Row } from '../report.js'
-import { childEnv, cmsEnv, createWorkspace } from '../world.js'
+import { childEnv, cliArgs, createWorkspace } from '../world.js'
 
 const BASELINE = path.resolve(import.meta.dirname, '..', 'baselines', 'naive-pull.mjs')
 /** Generous limits: the pull measures cms-sync's own cost, not the configured throttle. */
@@ -26,7 +26,6 @@ export async function pullScenario(ctx: BenchContext): Promise<{ rows: Row[]; wo
   const { world, options } = ctx
   const resources = syncedResources(ctx)
   const env = childEnv(world)
-  const cliEnv = cmsEnv(world)
   const cms: ChildRun[] = []
   const base: ChildRun[] = []
   let workspace = ''
@@ -38,7 +37,7 @@ export async function pullScenario(ctx: BenchContext): Promise<{ rows: Row[]; wo
         if (workspace) await rm(workspace, { recursive: true, force: true })
         workspace = await createWorkspace(world, `pull-${i}`, { resources, ...FAST })
         ctx.log(`pull ${i + 1}/${options.repeat}: cms-sync`)
-        cms.push(await runChild('node', [CLI, '-C', workspace, 'pull'], { cwd: workspace, env: cliEnv }))
+        cms.push(await runChild('node', cliArgs(world, '-C', workspace, 'pull'), { cwd: workspace, env }))
         const pulled = await countFiles(path.join(workspace, 'content'))
         if (pulled !== world.sizes.content)
           throw new Error(`cms-sync pulled ${pulled} content files, expected ${world.sizes.content}`)

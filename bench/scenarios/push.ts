@@ -5,9 +5,9 @@
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { BenchContext } from '../context.js'
-import { CLI, runChild } from '../measure.js'
+import { runChild } from '../measure.js'
 import type { Row } from '../report.js'
-import { cmsEnv, contentId } from '../world.js'
+import { childEnv, cliArgs, contentId } from '../world.js'
 
 /** Most requests that fall in any window of `ms` (sorted timestamps). */
 export function busiestWindow(stamps: readonly number[], ms = 1000): number {
@@ -54,9 +54,9 @@ export async function pushScenario(ctx: BenchContext, workspace: string): Promis
   ctx.log(`push of ${files} files at ${rate} requests/s`)
   let run: Awaited<ReturnType<typeof runChild>>
   try {
-    run = await runChild('node', [CLI, '-C', workspace, 'push', '--json'], {
+    run = await runChild('node', cliArgs(world, '-C', workspace, 'push', '--json'), {
       cwd: workspace,
-      env: cmsEnv(world),
+      env: childEnv(world),
     })
   } finally {
     faults.decide = decide

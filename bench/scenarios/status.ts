@@ -4,9 +4,9 @@
 import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import type { BenchContext } from '../context.js'
-import { type ChildRun, CLI, median, runChild } from '../measure.js'
+import { type ChildRun, median, runChild } from '../measure.js'
 import type { Row } from '../report.js'
-import { childEnv, cmsEnv } from '../world.js'
+import { childEnv, cliArgs } from '../world.js'
 
 /** The listing URLs cms-sync reads for these resources (spec dialect). */
 function listingUrls(ctx: BenchContext, resources: string[]): string[] {
@@ -41,7 +41,10 @@ export async function statusScenario(
   const base: ChildRun[] = []
   // One untimed run each: the stat cache, the git index and the page cache are warm after it.
   const runCms = () =>
-    runChild('node', [CLI, '-C', workspace, 'status'], { cwd: workspace, env: cmsEnv(ctx.world) })
+    runChild('node', cliArgs(ctx.world, '-C', workspace, 'status'), {
+      cwd: workspace,
+      env: childEnv(ctx.world),
+    })
   const runBase = () => runChild('sh', ['-c', baseline], { cwd: workspace, env })
   await runCms()
   await runBase()

@@ -7,9 +7,9 @@ import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { names } from '../../src/emulator/store.js'
 import type { BenchContext } from '../context.js'
-import { CLI, median, percentile } from '../measure.js'
+import { median, percentile } from '../measure.js'
 import { notBuilt, type Row } from '../report.js'
-import { cmsEnv, contentId } from '../world.js'
+import { childEnv, cliArgs, contentId } from '../world.js'
 
 const READY = /\b(ready|watching)\b/i
 const TICKS_PER_SECOND = 100
@@ -47,9 +47,9 @@ export async function watchScenario(ctx: BenchContext, workspace: string): Promi
   if (!ctx.features.watch) return watchNotBuilt()
   const { world, options } = ctx
   const started = performance.now()
-  const child = spawn('node', [CLI, '-C', workspace, 'watch'], {
+  const child = spawn('node', cliArgs(world, '-C', workspace, 'watch'), {
     cwd: workspace,
-    env: cmsEnv(world),
+    env: childEnv(world),
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let output = ''
