@@ -16,6 +16,7 @@
 
 import { RemoteError } from '../remote/errors.js'
 import type { ItemState } from '../state/state-file.js'
+import { inParallel } from '../util/in-parallel.js'
 import type { Codec } from '../workspace/codec.js'
 import { codecFor } from '../workspace/codecs.js'
 import { type ParsedFile, readLocalFile, statLocalFile } from '../workspace/local-file.js'
@@ -42,7 +43,7 @@ type Prepared = { parsed: ParsedFile; stat: ItemState['stat'] }
 
 async function preparePushes(ctx: ApplyContext, items: PlanItem[]): Promise<Map<string, Prepared>> {
   const prepared = new Map<string, Prepared>()
-  await inParallel(items, STAGE_PARALLELISM, noStop, async (item) => {
+  await inParallel(items, STAGE_PARALLELISM, async (item) => {
     const stat = await statLocalFile(ctx.root, item.path)
     const parsed = await readLocalFile(ctx.root, item.path, codecFor(item.kind)!, item.id)
     if (parsed) prepared.set(item.path, { parsed, stat })
@@ -52,7 +53,6 @@ async function preparePushes(ctx: ApplyContext, items: PlanItem[]): Promise<Map<
 
 /** Items carried out at the same time within one stage. */
 const STAGE_PARALLELISM = 8
-const noStop = () => false
 
 function pushStages(
   items: PlanItem[],
@@ -78,23 +78,6 @@ function remoteDeleteStages(ctx: ApplyContext, items: PlanItem[], codecs: readon
     }
     return levelsChildrenFirst(ofKind, (item) => item.id, parent)
   })
-}
-
-/** Runs `work` over the items, at most `limit` at a time; none starts once `stopped()` says so. */
-async function inParallel<T>(
-  items: readonly T[],
-  limit: number,
-  stopped: () => boolean,
-  work: (item: T, index: number) => Promise<void>,
-): Promise<void> {
-  let next = 0
-  const worker = async () => {
-    while (next < items.length && !stopped()) {
-      const index = next++
-      await work(items[index]!, index)
-    }
-  }
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
 }
 
 export async function execute(
@@ -126,27 +109,32 @@ export async function execute(
   const stopped = () => signal?.aborted === true || unauthorized !== undefined
   for (const [s, stage] of stages.entries()) {
     if (stopped()) break
-    await inParallel(stage, STAGE_PARALLELISM, stopped, async (item, index) => {
-      const codec = codecFor(item.kind)!
-      let result: ItemResult | undefined
-      try {
-        result = await applyOne(ctx, item, codec, prepared)
-      } catch (error) {
-        if (error instanceof RemoteError && error.code === 'unauthorized') {
-          unauthorized ??= error
-          return
+    await inParallel(
+      stage,
+      STAGE_PARALLELISM,
+      async (item, index) => {
+        const codec = codecFor(item.kind)!
+        let result: ItemResult | undefined
+        try {
+          result = await applyOne(ctx, item, codec, prepared)
+        } catch (error) {
+          if (error instanceof RemoteError && error.code === 'unauthorized') {
+            unauthorized ??= error
+            return
+          }
+          result =
+            error instanceof RemoteError && error.code === 'conflict'
+              ? { status: 'conflict', reason: 'the server copy changed while it was being written' }
+              : { status: 'failed', error: (error as Error).message, ...codeOf(error) }
         }
-        result =
-          error instanceof RemoteError && error.code === 'conflict'
-            ? { status: 'conflict', reason: 'the server copy changed while it was being written' }
-            : { status: 'failed', error: (error as Error).message, ...codeOf(error) }
-      }
-      results[s]![index] = result
-      if (result?.status === 'applied') ctx.logger.info({ path: item.path, action: item.action }, 'applied')
-      if (result?.status === 'failed')
-        ctx.logger.error({ path: item.path, action: item.action, error: result.error }, 'item failed')
-      if (item.action !== 'none') onProgress(++done, total, item)
-    })
+        results[s]![index] = result
+        if (result?.status === 'applied') ctx.logger.info({ path: item.path, action: item.action }, 'applied')
+        if (result?.status === 'failed')
+          ctx.logger.error({ path: item.path, action: item.action, error: result.error }, 'item failed')
+        if (item.action !== 'none') onProgress(++done, total, item)
+      },
+      stopped,
+    )
   }
   if (unauthorized) throw unauthorized
   return outcomeOf(stages, results)

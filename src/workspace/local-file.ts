@@ -53,7 +53,10 @@ export async function readLocalFile(
 /** The file's stat, or undefined when it is gone. Symlinks are followed only inside the workspace. */
 export async function statLocalFile(root: string, relativePath: string): Promise<StatSnapshot | undefined> {
   try {
-    const info = await stat(await resolveInside(root, relativePath))
+    const file = absolute(root, relativePath)
+    // One lstat answers for a plain file; only a link needs the check and a second stat.
+    const own = await lstat(file)
+    const info = own.isSymbolicLink() ? await stat(await resolveInside(root, relativePath)) : own
     if (!info.isFile()) return undefined
     return { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino }
   } catch (error) {
