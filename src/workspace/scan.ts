@@ -9,7 +9,7 @@ import type { Codec } from './codec.js'
 import { decodeId } from './file-names.js'
 import { FOLDER_OF, type Kind } from './kinds.js'
 import { absolute } from './layout.js'
-import { OutsideWorkspaceError, readLocalFile, sameStat, statLocalFile } from './local-file.js'
+import { OutsideWorkspaceError, readLocalFile, sameStat, statForScan } from './local-file.js'
 
 export interface LocalEntry {
   kind: Kind
@@ -82,7 +82,7 @@ async function scanOne(
       problem: { kind: codec.kind, path, problems: ['the file name is not the encoded form of any id'] },
     }
   try {
-    const stat = await statLocalFile(root, path)
+    const stat = await statForScan(root, path)
     if (!stat) return {}
     const base = cached(path)
     if (base && sameStat(base.stat, stat))
