@@ -5,9 +5,10 @@
 import path from 'node:path'
 import type { Command } from 'commander'
 import type { EngineDeps } from '../engine/run.js'
+import type { RemoteClient } from '../remote/index.js'
 import { CODECS } from '../workspace/codecs.js'
 import { FOLDER_OF } from '../workspace/kinds.js'
-import { connect, openWorkspace, type Workspace } from './context.js'
+import { connect, globalOptions, openWorkspace, type Workspace } from './context.js'
 import { CliError, ExitCode } from './exit-codes.js'
 import type { CliIo } from './io.js'
 
@@ -16,12 +17,17 @@ export interface EngineSession {
   deps: EngineDeps
   /** The path arguments as workspace-relative paths. */
   scope: string[]
+  /** The same client as deps.client, with the routes beyond the engine's (request, pull/push). */
+  client: RemoteClient
 }
 
-/** Turns path arguments (relative to the working folder) into workspace-relative paths. */
-export function scopeOf(io: CliIo, root: string, paths: readonly string[]): string[] {
+/**
+ * Turns path arguments into workspace-relative paths. Like `git -C`, `-C <workspace>` means
+ * "run from there", so paths then count from the workspace; otherwise from the working folder.
+ */
+export function scopeOf(base: string, root: string, paths: readonly string[]): string[] {
   return paths.map((p) => {
-    const relative = path.relative(root, path.resolve(io.cwd, p))
+    const relative = path.relative(root, path.resolve(base, p))
     if (relative.startsWith('..') || path.isAbsolute(relative)) {
       throw new CliError(`${p} is outside the workspace ${root}`, ExitCode.usage)
     }
@@ -37,7 +43,7 @@ export async function withEngine<T>(
   body: (session: EngineSession) => Promise<T>,
 ): Promise<T> {
   const ws = await openWorkspace(io, cmd)
-  const scope = scopeOf(io, ws.root, paths)
+  const scope = scopeOf(globalOptions(cmd).dir ? ws.root : io.cwd, ws.root, paths)
   // Loaded only here: proper-lockfile installs signal handlers (signal-exit) as it loads, which
   // would change how every other command (the emulator, watch) ends on SIGTERM.
   const release = opts.lock ? await (await import('../state/lock.js')).acquireLock(ws.root) : undefined
@@ -53,7 +59,7 @@ export async function withEngine<T>(
         codecs: CODECS.filter((codec) => enabled.has(FOLDER_OF[codec.kind])),
         maxDeletePercent: ws.config.safety.maxDeletePercent,
       }
-      return await body({ ws, deps, scope })
+      return await body({ ws, deps, scope, client })
     } finally {
       await client.close()
     }
