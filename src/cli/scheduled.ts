@@ -72,8 +72,11 @@ export async function upcomingSchedule(
   for (const entry of run.local.values()) {
     if (entry.kind !== 'content' || candidates.has(entry.path) || !inScope(entry.path, scope)) continue
     // Only a node the server has can be scheduled there.
-    if (run.remote.has(entry.path) && hasDate(await fileObject(root, entry.path)))
-      candidates.set(entry.path, entry.id)
+    const remote = run.remote.get(entry.path)
+    // A file equal to a complete server copy holds the dates just checked above: not re-read,
+    // so a status over an unchanged workspace still reads no file content.
+    if (!remote || (remote.complete && remote.hash === entry.hash)) continue
+    if (hasDate(await fileObject(root, entry.path))) candidates.set(entry.path, entry.id)
   }
   const found = await Promise.all(
     [...candidates].map(async ([path, id]) =>

@@ -8,9 +8,15 @@
 //  2. local-only changes (pull, delete-local, base merges), which need no order;
 //  3. remote deletes, kinds in reverse and children before parents, so nothing is re-parented
 //     by the server on its way out.
+// Each of these is a series of stages (one per kind and tree depth for 1 and 3, one for 2): the
+// items of a stage do not depend on each other, so they run several at a time, while the
+// stages run one after the other. The client's queue still holds requests to the rate limit;
+// running items side by side only stops one item's round trips and file writes from waiting
+// on another's. Reports come out in the same order as if the items had run one by one.
 
 import { RemoteError } from '../remote/errors.js'
 import type { ItemState } from '../state/state-file.js'
+import { inParallel } from '../util/in-parallel.js'
 import type { Codec } from '../workspace/codec.js'
 import { type ParsedFile, readLocalFile, statLocalFile } from '../workspace/local-file.js'
 import {
@@ -24,7 +30,7 @@ import {
   recordConflict,
   refreshStatCache,
 } from './apply-item.js'
-import { childrenFirst, parentsFirst } from './order.js'
+import { levelsChildrenFirst, levelsParentsFirst } from './order.js'
 import { type Outcome, reportOf } from './outcome.js'
 import type { PlanItem } from './plan.js'
 
@@ -46,37 +52,40 @@ async function preparePushes(
   codecs: readonly Codec[],
 ): Promise<Map<string, Prepared>> {
   const prepared = new Map<string, Prepared>()
-  for (const item of items) {
+  await inParallel(items, STAGE_PARALLELISM, async (item) => {
     const stat = await statLocalFile(ctx.root, item.path)
     const parsed = await readLocalFile(ctx.root, item.path, codecOf(codecs, item), item.id)
     if (parsed) prepared.set(item.path, { parsed, stat })
-  }
+  })
   return prepared
 }
 
-function orderedPushes(
+/** Items carried out at the same time within one stage. */
+const STAGE_PARALLELISM = 8
+
+function pushStages(
   items: PlanItem[],
   prepared: Map<string, Prepared>,
   codecs: readonly Codec[],
-): PlanItem[] {
+): PlanItem[][] {
   return codecs.flatMap((codec) => {
     const ofKind = items.filter((item) => item.kind === codec.kind)
     const parent = (item: PlanItem) => {
       const parsed = prepared.get(item.path)?.parsed
       return parsed?.ok ? codec.parentOf(parsed.file) : undefined
     }
-    return parentsFirst(ofKind, (item) => item.id, parent)
+    return levelsParentsFirst(ofKind, (item) => item.id, parent)
   })
 }
 
-function orderedRemoteDeletes(ctx: ApplyContext, items: PlanItem[], codecs: readonly Codec[]): PlanItem[] {
+function remoteDeleteStages(ctx: ApplyContext, items: PlanItem[], codecs: readonly Codec[]): PlanItem[][] {
   return [...codecs].reverse().flatMap((codec) => {
     const ofKind = items.filter((item) => item.kind === codec.kind)
     const parent = (item: PlanItem) => {
       const remote = ctx.remote.get(item.path)
       return remote ? codec.parentOf(remote.object) : undefined
     }
-    return childrenFirst(ofKind, (item) => item.id, parent)
+    return levelsChildrenFirst(ofKind, (item) => item.id, parent)
   })
 }
 
@@ -87,63 +96,104 @@ export async function execute(
   onProgress: (done: number, total: number, item: PlanItem) => void = () => {},
   signal?: AbortSignal,
 ): Promise<Outcome> {
-  const outcome: Outcome = { applied: [], conflicts: [], failed: [] }
   const pushes = selected.filter((item) => item.action === 'push')
   const prepared = await preparePushes(ctx, pushes, codecs)
-  const steps = [
-    ...orderedPushes(pushes, prepared, codecs),
-    ...selected.filter((item) => !['push', 'delete-remote'].includes(item.action)),
-    ...orderedRemoteDeletes(
+  const localOnly = selected.filter((item) => !['push', 'delete-remote'].includes(item.action))
+  const stages = [
+    ...pushStages(pushes, prepared, codecs),
+    ...(localOnly.length > 0 ? [localOnly] : []),
+    ...remoteDeleteStages(
       ctx,
       selected.filter((item) => item.action === 'delete-remote'),
       codecs,
     ),
   ]
   let done = 0
-  const total = steps.filter((item) => item.action !== 'none').length
-  for (const item of steps) {
-    // Asked to stop (watch shutdown): leave the rest; their state is untouched, so the next
-    // run finds them again.
-    if (signal?.aborted) break
-    const codec = codecOf(codecs, item)
-    await runStep(ctx.logger, outcome, item, () => applyOne(ctx, item, codec, prepared))
-    if (item.action !== 'none') onProgress(++done, total, item)
+  const total = stages.flat().filter((item) => item.action !== 'none').length
+  const results: Array<ItemResult | undefined>[] = stages.map(() => [])
+  // Without a valid token every further item would fail the same way: stop and say so.
+  let unauthorized: RemoteError | undefined
+  // Asked to stop (watch shutdown): leave the rest; their state is untouched, so the next run
+  // finds them again.
+  const stopped = () => signal?.aborted === true || unauthorized !== undefined
+  for (const [s, stage] of stages.entries()) {
+    if (stopped()) break
+    await inParallel(
+      stage,
+      STAGE_PARALLELISM,
+      async (item, index) => {
+        let result: ItemResult | undefined
+        try {
+          result = await resultOf(() => applyOne(ctx, item, codecOf(codecs, item), prepared))
+        } catch (error) {
+          unauthorized ??= error as RemoteError
+          return
+        }
+        results[s]![index] = result
+        logResult(ctx.logger, item, result)
+        if (item.action !== 'none') onProgress(++done, total, item)
+      },
+      stopped,
+    )
+  }
+  if (unauthorized) throw unauthorized
+  return outcomeOf(stages, results)
+}
+
+/** The reports in stage order, as if every item had run one after the other. */
+function outcomeOf(stages: PlanItem[][], results: Array<ItemResult | undefined>[]): Outcome {
+  const outcome: Outcome = { applied: [], conflicts: [], failed: [] }
+  for (const [s, stage] of stages.entries()) {
+    for (const [index, item] of stage.entries()) fileResult(outcome, item, results[s]![index])
   }
   return outcome
 }
 
 /**
- * Runs one item's step and files its result into the outcome. A failed item never stops the
- * others, except a refused token: every further item would fail the same way.
+ * Runs one item's step and says what happened. A failed item never stops the others, so its
+ * error becomes its result; only a refused token is thrown, since every further item would
+ * fail the same way.
  */
+async function resultOf(step: () => Promise<ItemResult | undefined>): Promise<ItemResult | undefined> {
+  try {
+    return await step()
+  } catch (error) {
+    if (error instanceof RemoteError && error.code === 'unauthorized') throw error
+    return error instanceof RemoteError && error.code === 'conflict'
+      ? { status: 'conflict', reason: 'the server copy changed while it was being written' }
+      : { status: 'failed', error: (error as Error).message, ...codeOf(error) }
+  }
+}
+
+function logResult(logger: ApplyContext['logger'], item: PlanItem, result: ItemResult | undefined): void {
+  if (result?.status === 'applied') logger.info({ path: item.path, action: item.action }, 'applied')
+  if (result?.status === 'failed')
+    logger.error({ path: item.path, action: item.action, error: result.error }, 'item failed')
+}
+
+function fileResult(outcome: Outcome, item: PlanItem, result: ItemResult | undefined): void {
+  if (result?.status === 'applied' && item.action !== 'merge-base') outcome.applied.push(reportOf(item))
+  if (result?.status === 'conflict') {
+    const why = result.reason ? { reason: result.reason } : {}
+    outcome.conflicts.push(reportOf(item, { action: 'conflict', ...why }))
+  }
+  if (result?.status === 'failed') {
+    outcome.failed.push(
+      reportOf(item, { error: result.error, ...(result.code ? { code: result.code } : {}) }),
+    )
+  }
+}
+
+/** One item's step, run on its own and filed into the outcome (the media executor's unit). */
 export async function runStep(
   logger: ApplyContext['logger'],
   outcome: Outcome,
   item: PlanItem,
   step: () => Promise<ItemResult | undefined>,
 ): Promise<void> {
-  let result: ItemResult | undefined
-  try {
-    result = await step()
-  } catch (error) {
-    if (error instanceof RemoteError && error.code === 'unauthorized') throw error
-    result =
-      error instanceof RemoteError && error.code === 'conflict'
-        ? { status: 'conflict', reason: 'the server copy changed while it was being written' }
-        : { status: 'failed', error: (error as Error).message, ...codeOf(error) }
-  }
-  if (result?.status === 'applied' && item.action !== 'merge-base') outcome.applied.push(reportOf(item))
-  if (result?.status === 'conflict') {
-    const why = result.reason ? { reason: result.reason } : {}
-    outcome.conflicts.push(reportOf(item, { action: 'conflict', ...why }))
-  }
-  if (result?.status === 'applied') logger.info({ path: item.path, action: item.action }, 'applied')
-  if (result?.status === 'failed') {
-    logger.error({ path: item.path, action: item.action, error: result.error }, 'item failed')
-    outcome.failed.push(
-      reportOf(item, { error: result.error, ...(result.code ? { code: result.code } : {}) }),
-    )
-  }
+  const result = await resultOf(step)
+  logResult(logger, item, result)
+  fileResult(outcome, item, result)
 }
 
 async function applyOne(

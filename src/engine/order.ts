@@ -3,12 +3,15 @@
 // that extend it. So writes go parents first; deletes go children first, so a parent's delete
 // never re-parents a child we are about to delete anyway.
 
-/** Items sorted so each comes after its parent when the parent is in the same set; stable otherwise. */
-export function parentsFirst<T>(
+/**
+ * Items grouped by depth: each level holds the items whose parent (when in the same set) is in an
+ * earlier level, so the items of one level can be written at the same time. Stable within a level.
+ */
+export function levelsParentsFirst<T>(
   items: readonly T[],
   idOf: (item: T) => string,
   parentOf: (item: T) => string | undefined,
-): T[] {
+): T[][] {
   const byId = new Map(items.map((item) => [idOf(item), item]))
   const depth = new Map<string, number>()
   const depthOf = (item: T, seen: Set<string>): number => {
@@ -22,10 +25,33 @@ export function parentsFirst<T>(
     depth.set(id, value)
     return value
   }
-  return items
-    .map((item, index) => ({ item, index, depth: depthOf(item, new Set()) }))
-    .sort((a, b) => a.depth - b.depth || a.index - b.index)
-    .map((entry) => entry.item)
+  const levels: T[][] = []
+  for (const item of items) {
+    const level = depthOf(item, new Set())
+    while (levels.length <= level) levels.push([])
+    levels[level]!.push(item)
+  }
+  return levels.filter((level) => level.length > 0)
+}
+
+/** Items sorted so each comes after its parent when the parent is in the same set; stable otherwise. */
+export function parentsFirst<T>(
+  items: readonly T[],
+  idOf: (item: T) => string,
+  parentOf: (item: T) => string | undefined,
+): T[] {
+  return levelsParentsFirst(items, idOf, parentOf).flat()
+}
+
+/** Levels deepest first, each in reverse: children before their parents. */
+export function levelsChildrenFirst<T>(
+  items: readonly T[],
+  idOf: (item: T) => string,
+  parentOf: (item: T) => string | undefined,
+): T[][] {
+  return levelsParentsFirst(items, idOf, parentOf)
+    .reverse()
+    .map((level) => level.reverse())
 }
 
 export function childrenFirst<T>(
@@ -33,5 +59,5 @@ export function childrenFirst<T>(
   idOf: (item: T) => string,
   parentOf: (item: T) => string | undefined,
 ): T[] {
-  return parentsFirst(items, idOf, parentOf).reverse()
+  return levelsChildrenFirst(items, idOf, parentOf).flat()
 }

@@ -5,6 +5,7 @@
 import { access, copyFile, mkdir, rename, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import writeFileAtomic from 'write-file-atomic'
+import { writeFileAtomically } from './atomic-write.js'
 import { absolute, syncDirPath } from './layout.js'
 
 /** Told about every workspace file cms-sync is about to write or delete (watch drops the echo). */
@@ -86,8 +87,23 @@ export class LocalWriter {
     await this.keepInTrash(relativePath)
     this.beforeWrite(relativePath, text)
     const file = absolute(this.root, relativePath)
-    await mkdir(path.dirname(file), { recursive: true })
-    await writeFileAtomic(file, text)
+    await this.folderFor(file)
+    await writeFileAtomically(file, text)
+  }
+
+  /** Folders this writer made or found, so a pull of many files asks for each folder once. */
+  private readonly folders = new Map<string, Promise<unknown>>()
+
+  private async folderFor(file: string): Promise<void> {
+    const folder = path.dirname(file)
+    let made = this.folders.get(folder)
+    if (!made) {
+      made = mkdir(folder, { recursive: true })
+      this.folders.set(folder, made)
+      // A failure is reported to this caller; the next write tries again.
+      made.catch(() => this.folders.delete(folder))
+    }
+    await made
   }
 
   async remove(relativePath: string): Promise<void> {

@@ -4,11 +4,12 @@
 
 import { readdir } from 'node:fs/promises'
 import type { ItemState, StatSnapshot } from '../state/state-file.js'
+import { inParallel } from '../util/in-parallel.js'
 import type { Codec } from './codec.js'
 import { decodeId } from './file-names.js'
 import { FOLDER_OF, type Kind } from './kinds.js'
 import { absolute } from './layout.js'
-import { OutsideWorkspaceError, readLocalFile, sameStat, statLocalFile } from './local-file.js'
+import { OutsideWorkspaceError, readLocalFile, sameStat, statForScan } from './local-file.js'
 
 export interface LocalEntry {
   kind: Kind
@@ -41,6 +42,9 @@ async function namesIn(folder: string): Promise<string[]> {
   }
 }
 
+/** Files stat'ed (and, when changed, read) at the same time: the scan waits on the disk. */
+const SCAN_PARALLELISM = 32
+
 export async function scanWorkspace(
   root: string,
   codecs: readonly Codec[],
@@ -51,42 +55,55 @@ export async function scanWorkspace(
   const problems: ScanProblem[] = []
   for (const codec of codecs) {
     const folder = FOLDER_OF[codec.kind]
-    for (const name of await namesIn(absolute(root, folder))) {
-      const path = `${folder}/${name}`
-      if (ignored(path)) continue
-      const id = decodeId(name.slice(0, -'.json'.length))
-      if (id === undefined) {
-        problems.push({
-          kind: codec.kind,
-          path,
-          problems: ['the file name is not the encoded form of any id'],
-        })
-        continue
-      }
-      try {
-        const stat = await statLocalFile(root, path)
-        if (!stat) continue
-        const base = cached(path)
-        if (base && sameStat(base.stat, stat)) {
-          entries.push({ kind: codec.kind, id, path, hash: base.baseHash, stat })
-          continue
-        }
-        const parsed = await readLocalFile(root, path, codec, id)
-        if (!parsed) continue
-        entries.push({
-          kind: codec.kind,
-          id,
-          path,
-          hash: parsed.hash,
-          stat,
-          ...(parsed.ok ? {} : { problems: parsed.problems }),
-          ...(!parsed.ok && parsed.claimsId !== undefined ? { claimsId: parsed.claimsId } : {}),
-        })
-      } catch (error) {
-        if (!(error instanceof OutsideWorkspaceError)) throw error
-        problems.push({ kind: codec.kind, path, problems: [error.message] })
-      }
+    const paths = (await namesIn(absolute(root, folder)))
+      .map((name) => ({ name, path: `${folder}/${name}` }))
+      .filter(({ path }) => !ignored(path))
+    // One slot per file, filled in any order, read back in name order.
+    const found: Array<{ entry?: LocalEntry; problem?: ScanProblem }> = []
+    await inParallel(paths, SCAN_PARALLELISM, async ({ name, path }, index) => {
+      found[index] = await scanOne(root, codec, cached, name, path)
+    })
+    for (const { entry, problem } of found) {
+      if (entry) entries.push(entry)
+      if (problem) problems.push(problem)
     }
   }
   return { entries, problems }
+}
+
+async function scanOne(
+  root: string,
+  codec: Codec,
+  cached: (path: string) => ItemState | undefined,
+  name: string,
+  path: string,
+): Promise<{ entry?: LocalEntry; problem?: ScanProblem }> {
+  const id = decodeId(name.slice(0, -'.json'.length))
+  if (id === undefined)
+    return {
+      problem: { kind: codec.kind, path, problems: ['the file name is not the encoded form of any id'] },
+    }
+  try {
+    const stat = await statForScan(root, path)
+    if (!stat) return {}
+    const base = cached(path)
+    if (base && sameStat(base.stat, stat))
+      return { entry: { kind: codec.kind, id, path, hash: base.baseHash, stat } }
+    const parsed = await readLocalFile(root, path, codec, id)
+    if (!parsed) return {}
+    return {
+      entry: {
+        kind: codec.kind,
+        id,
+        path,
+        hash: parsed.hash,
+        stat,
+        ...(parsed.ok ? {} : { problems: parsed.problems }),
+        ...(!parsed.ok && parsed.claimsId !== undefined ? { claimsId: parsed.claimsId } : {}),
+      },
+    }
+  } catch (error) {
+    if (!(error instanceof OutsideWorkspaceError)) throw error
+    return { problem: { kind: codec.kind, path, problems: [error.message] } }
+  }
 }

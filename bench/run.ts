@@ -1,0 +1,116 @@
+// npm run bench -- --content 10000 --schemas 200 --media 2000 --json out.json
+// Generates an environment in the emulator on loopback, then measures cms-sync (the built CLI,
+// as a child process) against baselines measured in the same run on the same machine, and
+// prints scenario, cms-sync, baseline, ratio, target, result. Exits 1 only when a scenario
+// errors; a missed target is reported, not fatal (`--strict` makes it fatal).
+
+import { writeFile } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { parseArgs } from 'node:util'
+import { CODECS } from '../src/workspace/codecs.js'
+import type { BenchContext, Features } from './context.js'
+import { CLI, runChild } from './measure.js'
+import { formatTable, type Row } from './report.js'
+import { pullScenario, syncedResources } from './scenarios/pull.js'
+import { pushScenario } from './scenarios/push.js'
+import { statusScenario } from './scenarios/status.js'
+import { watchScenario } from './scenarios/watch.js'
+import { createWorld } from './world.js'
+
+const { values } = parseArgs({
+  options: {
+    content: { type: 'string', default: '10000' },
+    schemas: { type: 'string', default: '200' },
+    media: { type: 'string', default: '2000' },
+    'media-kb': { type: 'string', default: '20' },
+    repeat: { type: 'string', default: '3' },
+    rate: { type: 'string', default: '50' },
+    'push-files': { type: 'string', default: '1000' },
+    edits: { type: 'string', default: '200' },
+    'idle-seconds': { type: 'string', default: '60' },
+    json: { type: 'string' },
+    strict: { type: 'boolean', default: false },
+    profile: { type: 'string' },
+    only: { type: 'string', default: 'pull,status,watch,push' },
+  },
+})
+const int = (name: keyof typeof values) => {
+  const n = Number(values[name])
+  if (!Number.isInteger(n) || n < 0)
+    throw new Error(`--${name} must be a whole number, got "${values[name]}"`)
+  return n
+}
+
+async function detectFeatures(): Promise<Features> {
+  const help = await runChild('node', [CLI, '--help'], { cwd: process.cwd(), env: process.env })
+  return {
+    media: CODECS.some((codec) => codec.kind === 'media'),
+    watch: /^\s+watch\b/m.test(help.stdout),
+  }
+}
+
+const wanted = (scenario: string) => values.only.split(',').includes(scenario)
+const log = (line: string) => process.stderr.write(`bench: ${line}\n`)
+const sizes = {
+  content: int('content'),
+  schemas: int('schemas'),
+  media: int('media'),
+  mediaBytes: int('media-kb') * 1024,
+}
+const started = Date.now()
+log(`generating ${sizes.content} content, ${sizes.schemas} schemas, ${sizes.media} media in the emulator`)
+const world = await createWorld(sizes)
+if (values.profile) world.profileDir = path.resolve(values.profile)
+const rows: Row[] = []
+let failed: Error | undefined
+try {
+  const ctx: BenchContext = {
+    world,
+    options: {
+      repeat: Math.max(1, int('repeat')),
+      rate: Math.max(1, int('rate')),
+      pushFiles: int('push-files'),
+      edits: int('edits'),
+      idleSeconds: int('idle-seconds'),
+    },
+    features: await detectFeatures(),
+    log,
+  }
+  // The pull always runs: the other scenarios start from the workspace it leaves.
+  const pull = await pullScenario(ctx)
+  rows.push(...pull.rows)
+  if (wanted('status')) rows.push(...(await statusScenario(ctx, pull.workspace, syncedResources(ctx))))
+  // Watch before push: it needs the clean workspace the pull left, and push edits files.
+  if (wanted('watch')) rows.push(...(await watchScenario(ctx, pull.workspace)))
+  if (wanted('push')) rows.push(...(await pushScenario(ctx, pull.workspace)))
+} catch (error) {
+  failed = error as Error
+} finally {
+  await world.close()
+}
+
+process.stdout.write(`${formatTable(rows)}\n`)
+const machine = {
+  node: process.version,
+  cpus: os.cpus().length,
+  cpuModel: os.cpus()[0]?.model,
+  memoryGb: Math.round(os.totalmem() / 2 ** 30),
+  loadAverage: os.loadavg().map((x) => Number(x.toFixed(2))),
+}
+if (values.json) {
+  const report = {
+    date: new Date(started).toISOString(),
+    seconds: (Date.now() - started) / 1000,
+    sizes,
+    machine,
+    rows,
+    error: failed?.message,
+  }
+  await writeFile(values.json, `${JSON.stringify(report, null, 2)}\n`)
+}
+if (failed) {
+  process.stderr.write(`bench: a scenario failed: ${failed.stack ?? failed.message}\n`)
+  process.exit(1)
+}
+if (values.strict && rows.some((r) => r.pass === false)) process.exit(1)

@@ -1,0 +1,70 @@
+// `status` with nothing changed, against the least any tool must do: `git status` on the same
+// folder (committed, index warm) plus fetching the same listings with curl.
+
+import { execFileSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import type { BenchContext } from '../context.js'
+import { type ChildRun, median, runChild } from '../measure.js'
+import type { Row } from '../report.js'
+import { childEnv, cliArgs } from '../world.js'
+
+/** The listing URLs cms-sync reads for these resources (spec dialect). */
+function listingUrls(ctx: BenchContext, resources: string[]): string[] {
+  const api = `${ctx.world.emulator.url}/api/demo/live`
+  const paths: Record<string, string> = { schemas: 'schema', content: 'content', media: 'media' }
+  return resources.map((r) => `${api}/${paths[r]}`)
+}
+
+function commitAll(workspace: string): void {
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: workspace, stdio: 'ignore' })
+  git('init', '-q')
+  git('add', '-A')
+  git('-c', 'user.name=bench', '-c', 'user.email=bench@cms-sync.invalid', 'commit', '-q', '-m', 'pulled')
+  git('status', '--porcelain')
+}
+
+export async function statusScenario(
+  ctx: BenchContext,
+  workspace: string,
+  resources: string[],
+): Promise<Row[]> {
+  const env = childEnv(ctx.world)
+  commitAll(workspace)
+  const urls = listingUrls(ctx, resources)
+  const curl = existsSync('/usr/bin/curl') || existsSync('/bin/curl')
+  // The baseline in one shell line; without curl, node's fetch in a one-liner does the reads.
+  const fetchPart = curl
+    ? `curl -sf -H "authorization: Bearer $CMS_SYNC_TOKEN" ${urls.map((u) => `'${u}' -o /dev/null`).join(' ')}`
+    : `node -e 'Promise.all(${JSON.stringify(urls)}.map(u=>fetch(u,{headers:{authorization:"Bearer "+process.env.CMS_SYNC_TOKEN}}).then(r=>r.arrayBuffer())))'`
+  const baseline = `git status --porcelain >/dev/null && ${fetchPart}`
+  const cms: ChildRun[] = []
+  const base: ChildRun[] = []
+  // One untimed run each: the stat cache, the git index and the page cache are warm after it.
+  const runCms = () =>
+    runChild('node', cliArgs(ctx.world, '-C', workspace, 'status'), {
+      cwd: workspace,
+      env: childEnv(ctx.world),
+    })
+  const runBase = () => runChild('sh', ['-c', baseline], { cwd: workspace, env })
+  await runCms()
+  await runBase()
+  for (let i = 0; i < ctx.options.repeat; i++) {
+    ctx.log(`status ${i + 1}/${ctx.options.repeat}`)
+    cms.push(await runCms())
+    base.push(await runBase())
+  }
+  const wall = median(cms.map((r) => r.wallMs)) / 1000
+  const baseWall = median(base.map((r) => r.wallMs)) / 1000
+  return [
+    {
+      scenario: 'no-change status',
+      cms: wall,
+      baseline: baseWall,
+      ratio: wall / baseWall,
+      unit: 's',
+      target: '<= 2x',
+      pass: wall / baseWall <= 2,
+      note: curl ? 'baseline: git status + curl' : 'baseline: git status + node fetch (no curl here)',
+    },
+  ]
+}

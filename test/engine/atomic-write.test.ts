@@ -1,0 +1,59 @@
+import {
+  chmod,
+  lstat,
+  mkdtemp,
+  readdir,
+  readFile,
+  readlink,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, test } from 'vitest'
+import { writeFileAtomically } from '../../src/workspace/atomic-write.js'
+
+describe('writeFileAtomically', () => {
+  let dir: string
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'cms-sync-atomic-'))
+  })
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  test('creates a file and leaves no temp file behind', async () => {
+    await writeFileAtomically(path.join(dir, 'a.json'), '{"a":1}\n')
+    expect(await readFile(path.join(dir, 'a.json'), 'utf8')).toBe('{"a":1}\n')
+    expect(await readdir(dir)).toEqual(['a.json'])
+  })
+
+  test('replaces a file and keeps its permissions', async () => {
+    const file = path.join(dir, 'a.json')
+    await writeFile(file, 'old')
+    await chmod(file, 0o640)
+    await writeFileAtomically(file, 'new')
+    expect(await readFile(file, 'utf8')).toBe('new')
+    expect((await stat(file)).mode & 0o777).toBe(0o640)
+    expect(await readdir(dir)).toEqual(['a.json'])
+  })
+
+  test('through a link, replaces the file it points at and keeps the link', async () => {
+    const real = path.join(dir, 'real.json')
+    const link = path.join(dir, 'link.json')
+    await writeFile(real, 'old')
+    await symlink(real, link)
+    await writeFileAtomically(link, 'new')
+    expect((await lstat(link)).isSymbolicLink()).toBe(true)
+    expect(await readlink(link)).toBe(real)
+    expect(await readFile(real, 'utf8')).toBe('new')
+  })
+
+  test('a failed write leaves the old file and no temp file', async () => {
+    const file = path.join(dir, 'missing-folder', 'a.json')
+    await expect(writeFileAtomically(file, 'x')).rejects.toThrow(/ENOENT/)
+    expect(await readdir(dir)).toEqual([])
+  })
+})
