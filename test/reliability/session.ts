@@ -7,6 +7,10 @@ import { expect } from 'vitest'
 import { schemaCodec } from '../../src/workspace/schema-codec.js'
 import { contentFile } from '../helpers/fixtures.js'
 import { contentOf, SECTION_SCHEMA, type World } from '../helpers/sync-world.js'
+
+/** What a session needs of a world: the other client, and the workspace files. */
+export type Sides = Pick<World, 'server' | 'writeJson' | 'remove' | 'file'>
+
 import { seeded } from './support.js'
 
 export type Side = 'local' | 'remote'
@@ -34,7 +38,7 @@ export class Session {
   private readonly random
 
   constructor(
-    readonly world: World,
+    readonly world: Sides,
     seed: number,
   ) {
     this.random = seeded(seed)
@@ -81,7 +85,10 @@ export class Session {
         touched[side].add(id)
       } else {
         const schemaIds = [...this.model.schemas.keys()].filter((id) => !busy.has(`schema:${id}`))
-        const id = this.random.next() < 0.5 && schemaIds.length > 0 ? this.random.pick(schemaIds) : `kind-${this.serial}`
+        const id =
+          this.random.next() < 0.5 && schemaIds.length > 0
+            ? this.random.pick(schemaIds)
+            : `kind-${this.serial}`
         await this.setSchema(side, id, `Schema ${value}`)
         this.count(`${side} schema ${this.model.schemas.has(id) ? 'edit' : 'create'}`)
         busy.add(`schema:${id}`)
@@ -92,7 +99,8 @@ export class Session {
   }
 
   async setContent(side: Side, id: string, title: string): Promise<void> {
-    if (side === 'local') await this.world.writeJson(`content/${id}.json`, contentFile(id, { properties: { title } }))
+    if (side === 'local')
+      await this.world.writeJson(`content/${id}.json`, contentFile(id, { properties: { title } }))
     else {
       const current = (await this.world.server.get('content', id)) ?? contentOf(id)
       await this.world.server.put('content', id, { ...current, properties: { title } })
@@ -118,9 +126,14 @@ export class Session {
   /** The server and the workspace files both hold exactly the model: nothing lost, nothing extra. */
   async expectConverged(): Promise<{ lost: number; extra: number }> {
     const serverContent = new Map(
-      (await this.world.server.list('content')).map((c) => [String(c.id), (c.properties as { title: string }).title]),
+      (await this.world.server.list('content')).map((c) => [
+        String(c.id),
+        (c.properties as { title: string }).title,
+      ]),
     )
-    const serverSchemas = new Map((await this.world.server.list('schema')).map((s) => [String(s.id), String(s.name)]))
+    const serverSchemas = new Map(
+      (await this.world.server.list('schema')).map((s) => [String(s.id), String(s.name)]),
+    )
     const localContent = new Map<string, string>()
     for (const name of await readdir(this.world.file('content'))) {
       const file = JSON.parse(await readFile(this.world.file(`content/${name}`), 'utf8'))
@@ -132,7 +145,9 @@ export class Session {
       localSchemas.set(file.id, file.name)
     }
     const expected = Object.fromEntries(this.model.content)
-    const lost = [...this.model.content.keys()].filter((id) => serverContent.get(id) !== this.model.content.get(id))
+    const lost = [...this.model.content.keys()].filter(
+      (id) => serverContent.get(id) !== this.model.content.get(id),
+    )
     const extra = [...serverContent.keys()].filter((id) => !this.model.content.has(id))
     expect(Object.fromEntries(serverContent)).toEqual(expected)
     expect(Object.fromEntries(localContent)).toEqual(expected)

@@ -5,8 +5,8 @@ import { appendFileSync, mkdirSync, readFileSync } from 'node:fs'
 import { readdir, readFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { contentCodec } from '../../src/workspace/content-codec.js'
 import { fileBytes, type JsonObject } from '../../src/workspace/codec.js'
+import { contentCodec } from '../../src/workspace/content-codec.js'
 
 export const FULL = process.env.RELIABILITY_SCALE === 'full'
 export const SEED = Number(process.env.RELIABILITY_SEED ?? 20261122)
@@ -17,7 +17,11 @@ export function scaled(ci: number, full: number): number {
 }
 
 /** mulberry32: the same run for the same seed, so a failure can be replayed. */
-export function seeded(seed: number): { next(): number; int(n: number): number; pick<T>(xs: readonly T[]): T } {
+export function seeded(seed: number): {
+  next(): number
+  int(n: number): number
+  pick<T>(xs: readonly T[]): T
+} {
   let a = seed >>> 0
   const next = () => {
     a = (a + 0x6d2b79f5) >>> 0
@@ -57,7 +61,10 @@ export function contentHash(remote: JsonObject): string {
 }
 
 /** Every file under dir (relative, '/'-separated), with its bytes. */
-export async function filesUnder(dir: string, skip: (rel: string) => boolean = () => false): Promise<Map<string, Buffer>> {
+export async function filesUnder(
+  dir: string,
+  skip: (rel: string) => boolean = () => false,
+): Promise<Map<string, Buffer>> {
   const out = new Map<string, Buffer>()
   const walk = async (d: string): Promise<void> => {
     let entries: import('node:fs').Dirent[]
