@@ -58,7 +58,7 @@ async function workspace(server: string): Promise<{ base: string; root: string; 
 }
 
 /** Everything outside the workspace folder, for before/after comparison. */
-async function outside(base: string): Promise<Map<string, Buffer>> {
+async function outside(base: string): Promise<Map<string, string>> {
   return filesUnder(base, (rel) => rel === 'site' || rel.startsWith('site/') || rel.startsWith('xdg/'))
 }
 

@@ -1,6 +1,7 @@
 // Shared by the reliability tests: the size of a run (RELIABILITY_SCALE), a seeded random
 // source, the figures report, and the oracles that compare server, files and state.
 
+import { createHash } from 'node:crypto'
 import { appendFileSync, mkdirSync, readFileSync } from 'node:fs'
 import { readdir, readFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -60,8 +61,19 @@ export function contentHash(remote: JsonObject): string {
   return fileBytes(contentCodec.toFile(remote)).hash
 }
 
-/** Every file under dir (relative, '/'-separated), with its bytes. */
+/** Every file under dir (relative, '/'-separated), with a hash of its bytes (cheap to compare). */
 export async function filesUnder(
+  dir: string,
+  skip: (rel: string) => boolean = () => false,
+): Promise<Map<string, string>> {
+  const out = new Map<string, string>()
+  for (const [rel, bytes] of await bytesUnder(dir, skip))
+    out.set(rel, createHash('sha256').update(bytes).digest('hex'))
+  return out
+}
+
+/** Every file under dir with its bytes; symlinks are listed, never followed. */
+export async function bytesUnder(
   dir: string,
   skip: (rel: string) => boolean = () => false,
 ): Promise<Map<string, Buffer>> {
@@ -89,7 +101,7 @@ export async function filesUnder(
 /** The places under `dir` where any of the secrets appears (as text). */
 export async function secretsIn(dir: string, secrets: string[]): Promise<string[]> {
   const found: string[] = []
-  for (const [rel, bytes] of await filesUnder(dir)) {
+  for (const [rel, bytes] of await bytesUnder(dir)) {
     const text = bytes.toString('latin1')
     for (const s of secrets) if (s && text.includes(s)) found.push(`${rel} holds ${s.slice(0, 4)}…`)
   }
