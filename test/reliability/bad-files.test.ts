@@ -50,7 +50,7 @@ describe.each(['spec', 'upstream'] as const)('bad local files (%s dialect)', (di
     const run = await w.cli('sync')
     expect(w.proxy.seen.filter((r) => r.includes('/huge'))).toEqual([])
     expect(run.stdout).toMatch(
-      /content\/huge.json[^]*the file is 61 MB; the server accepts JSON documents up to 50 MB/,
+      /content\/huge.json[\s\S]*the file is 61 MB; the server accepts JSON documents up to 50 MB/,
     )
     const said = run.stdout + run.stderr
     expect(run.exitCode, said).toBe(1)
