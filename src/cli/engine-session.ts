@@ -5,6 +5,7 @@
 import path from 'node:path'
 import type { Command } from 'commander'
 import type { EngineDeps } from '../engine/run.js'
+import type { RemoteClient } from '../remote/index.js'
 import { CODECS } from '../workspace/codecs.js'
 import { FOLDER_OF } from '../workspace/kinds.js'
 import { connect, globalOptions, openWorkspace, type Workspace } from './context.js'
@@ -16,6 +17,8 @@ export interface EngineSession {
   deps: EngineDeps
   /** The path arguments as workspace-relative paths. */
   scope: string[]
+  /** The same client as deps.client, with the routes beyond the engine's (request, pull/push). */
+  client: RemoteClient
 }
 
 /**
@@ -56,7 +59,7 @@ export async function withEngine<T>(
         codecs: CODECS.filter((codec) => enabled.has(FOLDER_OF[codec.kind])),
         maxDeletePercent: ws.config.safety.maxDeletePercent,
       }
-      return await body({ ws, deps, scope })
+      return await body({ ws, deps, scope, client })
     } finally {
       await client.close()
     }

@@ -17,6 +17,9 @@ const COMMANDS: Array<() => Promise<CommandModule>> = [
   () => import('./commands/push.js'),
   () => import('./commands/sync.js'),
   () => import('./commands/resolve.js'),
+  () => import('./commands/promote.js'),
+  () => import('./commands/doctor.js'),
+  () => import('./commands/server-config.js'),
 ]
 
 export async function buildProgram(io: CliIo, setExit: (code: number) => void): Promise<Command> {

@@ -77,10 +77,20 @@ export type Dialect = {
     importPath: 'import' | 'schemas/import'
     refuseNativeWrite: boolean
   }
+  /** The server's own Sync feature between two instances (§9; src/emulator/parent-sync.ts). */
   sync: {
     /** Without a parent: spec refuses push and pull; upstream pushes nothing and says so with 200. */
     pushWithoutParentOk: boolean
-    pushReply: { content: 'id'; schemas: 'id'; connections: 'OK'; forms: 'OK' } | null
+    /** What a successful push answers: the local item, its id, or `OK`. */
+    pushReply: Record<'content' | 'schemas' | 'connections' | 'forms', 'item' | 'id' | 'OK'>
+    /** Upstream answers pull with the remote item, still flagged remote and locked. */
+    pullReply: Record<'content' | 'schemas' | 'connections' | 'forms', 'item' | 'remote-item' | 'id' | 'OK'>
+    /** Upstream turns sync off on any failed read of the parent (a 404 by id included). */
+    disableOnRemoteFailure: boolean
+    /** The query the parent's schema list is read with: upstream asks customOnly, which trips. */
+    schemaListQuery: string
+    /** A create on an inherited id without pull: spec refuses (409), upstream makes it local. */
+    writeInherited: 'refuse' | 'becomes-local'
   }
   media: {
     jsonUpload: boolean
@@ -148,7 +158,14 @@ const spec: Dialect = {
     importPath: 'import',
     refuseNativeWrite: true,
   },
-  sync: { pushWithoutParentOk: false, pushReply: null },
+  sync: {
+    pushWithoutParentOk: false,
+    pushReply: { content: 'id', schemas: 'item', connections: 'id', forms: 'item' },
+    pullReply: { content: 'item', schemas: 'item', connections: 'id', forms: 'item' },
+    disableOnRemoteFailure: false,
+    schemaListQuery: '',
+    writeInherited: 'refuse',
+  },
   media: {
     jsonUpload: true,
     treeAsArray: false,
@@ -220,6 +237,10 @@ const upstream: Dialect = {
   sync: {
     pushWithoutParentOk: true,
     pushReply: { content: 'id', schemas: 'id', connections: 'OK', forms: 'OK' },
+    pullReply: { content: 'remote-item', schemas: 'remote-item', connections: 'OK', forms: 'remote-item' },
+    disableOnRemoteFailure: true,
+    schemaListQuery: 'customOnly=true&',
+    writeInherited: 'becomes-local',
   },
   media: {
     jsonUpload: false,

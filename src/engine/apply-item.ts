@@ -61,6 +61,8 @@ async function commit(
   stored: JsonObject,
   codec: Codec,
   statBefore?: ItemState['stat'],
+  /** Still inherited after this step: a pull of a listed inherited item; never after our write. */
+  inheritedAfter = false,
 ) {
   const statNow = await statLocalFile(ctx.root, item.path)
   // Only vouch for the stat if the file did not move under us since it was read or written.
@@ -73,6 +75,7 @@ async function commit(
     remoteRev: codec.revisionOf(stored),
     ...(stat ? { stat } : {}),
     ...('createDate' in stored ? { createDate: (stored.createDate as string | null) ?? null } : {}),
+    ...(inheritedAfter ? { inherited: true as const } : {}),
   })
   await removeConflictCopy(ctx.root, item.path)
 }
@@ -94,6 +97,10 @@ export async function pushItem(
   if (item.settledFor === 'local' && remote.current) {
     await ctx.writer.keepRemoteInTrash(item.path, fileBytes(codec.toFile(remote.current)).text)
   }
+  // The server holds only its parent's locked copy: it makes its own local copy first (which
+  // equals what we planned against), so the write below edits that copy, never the parent's.
+  if (ctx.remote.get(item.path)?.inherited && remote.current)
+    await ctx.client.pullInherited(item.kind, item.id)
   const body = codec.toBody(parsed.file, {
     current: remote.current,
     baseCreateDate: ctx.store.get(item.path)?.createDate,
@@ -127,7 +134,7 @@ export async function pullItem(ctx: ApplyContext, item: PlanItem, codec: Codec):
   if (!object) return changedRemotely
   const text = fileBytes(codec.toFile(object)).text
   await ctx.writer.write(item.path, text)
-  await commit(ctx, item, text, object, codec)
+  await commit(ctx, item, text, object, codec, undefined, entry.inherited)
   return applied
 }
 
@@ -141,6 +148,14 @@ export async function deleteLocalItem(ctx: ApplyContext, item: PlanItem, codec: 
 
 export async function deleteRemoteItem(ctx: ApplyContext, item: PlanItem, codec: Codec): Promise<ItemResult> {
   if (!(await localAsPlanned(ctx, item, codec))) return changedLocally
+  if (ctx.remote.get(item.path)?.inherited)
+    return {
+      status: 'failed',
+      code: 'inherited',
+      error:
+        'inherited from the parent project: this project cannot delete it; delete it on the parent, ' +
+        'or restore the file (e.g. `git checkout -- <file>`)',
+    }
   const remote = await remoteAsPlanned(ctx, item, codec)
   if (!remote.ok) return changedRemotely
   if (remote.current && item.settledFor === 'local') {
@@ -168,6 +183,7 @@ export async function mergeBaseItem(ctx: ApplyContext, item: PlanItem): Promise<
     baseHash: local.hash,
     remoteRev: remote.rev,
     stat: local.stat,
+    ...(remote.inherited ? { inherited: true as const } : {}),
     ...('createDate' in remote.object
       ? { createDate: (remote.object.createDate as string | null) ?? null }
       : {}),

@@ -11,6 +11,7 @@ export type GuardResult =
   | { ok: false; reason: 'max-delete'; kind: Kind; deleting: number; of: number; maxPercent: number }
   | { ok: false; reason: 'listing-emptied'; kind: Kind; had: number }
   | { ok: false; reason: 'wrong-target'; bound: Target; configured: Target }
+  | { ok: false; reason: 'inheritance-lost'; had: number }
 
 export type GuardStop = Exclude<GuardResult, { ok: true }>
 
@@ -62,6 +63,23 @@ export function listingGuard(
   return { ok: true }
 }
 
+/**
+ * Items inherited from a parent project that all vanish from the listing at once mean the
+ * server stopped inheriting (upstream switches its own sync off after one failed read of the
+ * parent, §9), not that the parent deleted them: no local deletions without --allow-deletes.
+ */
+export function inheritanceGuard(
+  selected: readonly PlanItem[],
+  base: Iterable<{ path: string; inherited?: true }>,
+  remote: Iterable<{ inherited: boolean }>,
+  opts: { allowDeletes: boolean },
+): GuardResult {
+  if (opts.allowDeletes || [...remote].some((entry) => entry.inherited)) return { ok: true }
+  const inherited = new Set([...base].filter((item) => item.inherited).map((item) => item.path))
+  const deleting = selected.some((item) => item.action === 'delete-local' && inherited.has(item.path))
+  return deleting ? { ok: false, reason: 'inheritance-lost', had: inherited.size } : { ok: true }
+}
+
 /** A workspace bound to one server/project/environment never syncs with another until --rebind. */
 export function targetGuard(bound: Target | undefined, configured: Target, rebind: boolean): GuardResult {
   if (!bound || rebind || sameTarget(bound, configured)) return { ok: true }
@@ -74,6 +92,8 @@ export function describeStop(stop: GuardStop): string {
       return `safety stop: this run would delete ${stop.deleting} of ${stop.of} ${stop.kind} items (more than ${stop.maxPercent}%); nothing was changed. Check with \`cms-sync status\`, then re-run with --allow-deletes if that is intended`
     case 'listing-emptied':
       return `safety stop: the server listed no ${stop.kind} items although ${stop.had} were synced; nothing was changed. If they really were all deleted, re-run with --allow-deletes`
+    case 'inheritance-lost':
+      return `safety stop: the server no longer lists any of the ${stop.had} items it inherited from its parent project, so its sync with the parent is probably off (see \`cms-sync doctor\`); nothing was changed. If the inheritance really ended, re-run with --allow-deletes`
     case 'wrong-target': {
       const show = (t: Target) => `${t.server} ${t.project}/${t.environment}`
       return `safety stop: this workspace is bound to ${show(stop.bound)}, but cms-sync.yaml names ${show(stop.configured)}; nothing was changed. Re-run with --rebind to sync with the new target`

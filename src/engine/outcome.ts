@@ -17,6 +17,8 @@ export interface ItemReport {
   code?: string
   /** A conflict found while running (not in the plan): why the change was not applied. */
   reason?: string
+  /** The server's copy is inherited from its parent project (additive to design.md's shape). */
+  inherited?: true
 }
 
 export interface Outcome {
@@ -33,6 +35,7 @@ export function reportOf(item: PlanItem, extra: Partial<ItemReport> = {}): ItemR
     local: item.local,
     remote: item.remote,
     action: item.action,
+    ...(item.inherited ? { inherited: true as const } : {}),
     ...extra,
   }
 }

@@ -38,6 +38,8 @@ export interface PlanItem {
   action: Action
   /** Set when a conflict was settled by --prefer: the side that won. */
   settledFor?: Side
+  /** The server's copy is inherited from its parent project (set by the run, not the planner). */
+  inherited?: true
 }
 
 export interface Plan {

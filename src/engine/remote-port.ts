@@ -19,6 +19,8 @@ export interface RemotePort {
     opts?: { expected?: (current: JsonObject | undefined) => boolean },
   ): Promise<JsonObject>
   remove(kind: Kind, id: string): Promise<void>
+  /** `P/<kind>/pull/:id`: the server makes a local copy of an item it inherits from its parent. */
+  pullInherited(kind: Kind, id: string): Promise<void>
 }
 
 /** Minimal logger shape (pino's), so the engine logs without knowing pino. */

@@ -3,6 +3,7 @@
 // re-read. Only changed items whose list form is known to be incomplete (upstream content has
 // publishOn null in lists) are fetched by id, because their real dates decide their hash.
 
+import { isInherited } from '../remote/client.js'
 import { RemoteError } from '../remote/errors.js'
 import type { ItemState } from '../state/state-file.js'
 import { type Codec, fileBytes, type JsonObject } from '../workspace/codec.js'
@@ -17,6 +18,8 @@ export interface RemoteEntry extends Version {
   object: JsonObject
   /** False when object came from a list answer that lacks fields (see Codec.listIsIncomplete). */
   complete: boolean
+  /** Listed from the parent project the server inherits from (`sync.isRemote`): locked there. */
+  inherited: boolean
 }
 
 export interface RemoteSnapshot {
@@ -73,6 +76,7 @@ export async function snapshotRemote(
       // The server may hold two documents with one id (upstream §7.2); the first one listed wins.
       if (entries.has(path) || ignored(path)) continue
       const rev = codec.revisionOf(listedObject)
+      const inherited = isInherited(listedObject)
       const known = base(path)
       const complete = !codec.listIsIncomplete(client.dialect)
       if (known && known.remoteRev === rev) {
@@ -84,6 +88,7 @@ export async function snapshotRemote(
           rev,
           object: listedObject,
           complete,
+          inherited,
         })
         continue
       }
@@ -99,6 +104,7 @@ export async function snapshotRemote(
         rev: codec.revisionOf(object),
         object,
         complete: true,
+        inherited,
       })
     }
   }

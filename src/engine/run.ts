@@ -10,7 +10,14 @@ import { loadIgnoreRules } from '../workspace/ignore-rules.js'
 import { type BeforeLocalWrite, LocalWriter } from '../workspace/local-writes.js'
 import { type LocalEntry, type ScanProblem, scanWorkspace } from '../workspace/scan.js'
 import { execute } from './execute.js'
-import { deleteGuard, describeStop, type GuardResult, listingGuard, targetGuard } from './guards.js'
+import {
+  deleteGuard,
+  describeStop,
+  type GuardResult,
+  inheritanceGuard,
+  listingGuard,
+  targetGuard,
+} from './guards.js'
 import { dryRunOutcome, type Outcome, problemReports } from './outcome.js'
 import { type Plan, type PlanItem, plan, type Side, type Version } from './plan.js'
 import type { EngineLogger, RemotePort } from './remote-port.js'
@@ -97,6 +104,7 @@ export async function planRun(
   )
   const local = new Map(scan.entries.map((entry) => [entry.path, entry]))
   const result = plan(base, local, snapshot.entries, opts.prefer ? { prefer: opts.prefer } : {})
+  for (const item of result.items) if (snapshot.entries.get(item.path)?.inherited) item.inherited = true
   return {
     store,
     plan: result,
@@ -145,6 +153,9 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
   const selected = run.plan.items.filter((item) => opts.select(item) && inScope(item.path, opts.scope))
   const baseItems = Object.values(run.store.state.items)
   stopUnlessOk(listingGuard(selected, baseItems, run.remote.values(), { allowDeletes: opts.allowDeletes }))
+  stopUnlessOk(
+    inheritanceGuard(selected, baseItems, run.remote.values(), { allowDeletes: opts.allowDeletes }),
+  )
   stopUnlessOk(
     deleteGuard(selected, baseItems, {
       maxDeletePercent: deps.maxDeletePercent,

@@ -73,6 +73,13 @@ export interface RemoteClient {
   put(kind: RemoteKind, id: string, body: RemoteObject, opts?: PutOptions): Promise<RemoteObject>
   remove(kind: RemoteKind, id: string): Promise<void>
   /**
+   * `POST P/<kind>/pull/:id`: the server copies the item it inherits from its parent project
+   * into the project as a local (unlocked) item. Throws RemoteError when it could not.
+   */
+  pullInherited(kind: RemoteKind, id: string): Promise<void>
+  /** `POST P/<kind>/push/:id`: the server sends its local item up to the parent project. */
+  pushToParent(kind: RemoteKind, id: string): Promise<void>
+  /**
    * Any route, through the same queue, retries and auth. `path` starts with `/`. 2xx and 4xx
    * answers are returned; 5xx and 429 after the retries, redirects, timeouts and network
    * failures throw RemoteError.
@@ -90,6 +97,18 @@ const ITEM_MAX_BYTES = 64 * 1024 * 1024
 
 function isPlainObject(value: unknown): value is RemoteObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/** An item the server lists from the parent project it inherits from (upstream §9). */
+export function isInherited(item: RemoteObject): boolean {
+  const sync = item.sync
+  return typeof sync === 'object' && sync !== null && (sync as RemoteObject).isRemote === true
+}
+
+/** A project's own item whose id the parent project also has (upstream §9). */
+function hasParentCopy(item: RemoteObject): boolean {
+  const sync = item.sync
+  return typeof sync === 'object' && sync !== null && (sync as RemoteObject).hasRemote === true
 }
 
 function withoutEntries(kind: RemoteKind, item: RemoteObject): RemoteObject {
@@ -122,6 +141,12 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
   }
   const d: Dialect = dialect
   opts.logger?.debug({ dialect: d }, 'remote dialect')
+
+  // Upstream forwards a by-id miss to the parent project it inherits from, and turns its own
+  // sync off when the parent has no such id either (§9). Once a listing shows the server shares
+  // items with a parent, an id the last listing lacked is looked up in a fresh listing instead.
+  let sharesWithParent = false
+  const listedIds = new Map<RemoteKind, Set<string>>()
 
   const itemPath = (kind: RemoteKind, id: string) => `${P}/${SEGMENT[kind]}/${encodeURIComponent(id)}`
   const textOf = (res: HttpResponse) => (typeof res.body === 'string' ? cleanServerMessage(res.body) : '')
@@ -210,15 +235,31 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
           { ...data, status: res.status, itemId: item.id },
         )
       seen.add(item.id)
+      if (isInherited(item) || hasParentCopy(item)) sharesWithParent = true
       // Built-in schemas are the server's (locked, or in the known native set); never mirrored.
-      if (kind === 'schema' && (NATIVE_SCHEMA_IDS.has(item.id) || item.isLocked === true)) continue
+      // Schemas inherited from a parent project are locked too, but are the project's to mirror.
+      if (
+        kind === 'schema' &&
+        (NATIVE_SCHEMA_IDS.has(item.id) || (item.isLocked === true && !isInherited(item)))
+      )
+        continue
       items.push(withoutEntries(kind, item))
     }
+    listedIds.set(kind, seen)
     return items
   }
 
+  /** fetchItem, without ever making upstream ask its parent for an id neither of them has. */
+  async function readItem(kind: RemoteKind, id: string): Promise<RemoteObject | undefined> {
+    if (d === 'upstream' && sharesWithParent && !listedIds.get(kind)?.has(id)) {
+      await list(kind)
+      if (!listedIds.get(kind)?.has(id)) return undefined
+    }
+    return fetchItem(kind, id)
+  }
+
   async function get(kind: RemoteKind, id: string): Promise<RemoteObject | undefined> {
-    const item = await fetchItem(kind, id)
+    const item = await readItem(kind, id)
     return item && withoutEntries(kind, item)
   }
 
@@ -230,7 +271,7 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
   async function bodyFor(kind: RemoteKind, id: string, body: RemoteObject): Promise<RemoteObject> {
     const sent: RemoteObject = { ...withoutEntries(kind, body), id }
     if (kind === 'form' && d === 'upstream') {
-      const current = await fetchItem(kind, id)
+      const current = await readItem(kind, id)
       sent.entries = Array.isArray(current?.entries) ? current.entries : []
     }
     return sent
@@ -257,7 +298,7 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
         if (res.status < 200 || res.status >= 300) throw fail(request, res, `could not write ${kind} "${id}"`)
         // Upstream answers some writes with text (`OK`, the id): read back what is stored.
         const stored =
-          isPlainObject(res.body) && typeof res.body.id === 'string' ? res.body : await fetchItem(kind, id)
+          isPlainObject(res.body) && typeof res.body.id === 'string' ? res.body : await readItem(kind, id)
         if (!stored)
           throw remoteError(
             'rejected',
@@ -269,12 +310,13 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
               itemId: id,
             },
           )
+        listedIds.get(kind)?.add(id)
         return withoutEntries(kind, stored)
       } catch (error) {
         if (!isAmbiguous(error) || retry >= maxRetries) throw error
         // The server may have applied the write before failing: look before writing again.
         await sleep(backoffDelayMs(retry + 1, opts.backoff))
-        const current = await fetchItem(kind, id)
+        const current = await readItem(kind, id)
         if (current && storedMatchesSent(sent, current)) {
           opts.logger?.debug({ kind, id }, 'ambiguous write had landed')
           return withoutEntries(kind, current)
@@ -302,6 +344,27 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     if (res.status >= 200 && res.status < 300) return
     if (isItemMissing(d, res.status, textOf(res))) return
     throw fail(request, res, `could not delete ${kind} "${id}"`)
+  }
+
+  /** pull/push of the server's Sync feature: re-sending either copies the same item again. */
+  async function syncCall(kind: RemoteKind, verb: 'pull' | 'push', id: string): Promise<void> {
+    refuseId(kind, id, 'POST')
+    const request: HttpRequest = {
+      method: 'POST',
+      path: `${P}/${SEGMENT[kind]}/${verb}/${encodeURIComponent(id)}`,
+      itemId: id,
+      idempotent: true,
+      responseType: 'text',
+    }
+    const res = await transport.send(request)
+    if (res.status < 200 || res.status >= 300)
+      throw fail(
+        request,
+        res,
+        verb === 'pull'
+          ? `could not make a local copy of inherited ${kind} "${id}"`
+          : `could not send ${kind} "${id}" up to the parent project`,
+      )
   }
 
   async function request(
@@ -332,6 +395,8 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     get,
     put,
     remove,
+    pullInherited: (kind, id) => syncCall(kind, 'pull', id),
+    pushToParent: (kind, id) => syncCall(kind, 'push', id),
     request,
     checkToken,
     stats: () => transport.stats(),

@@ -59,7 +59,7 @@ export function authHeaders(dialect: Dialect | undefined, token: string): Record
   return headers
 }
 
-const TARGET_NOT_FOUND = /(Project "[^"]*" could not be found|Environment "[^"]*" was not found)/
+export const TARGET_NOT_FOUND = /(Project "[^"]*" could not be found|Environment "[^"]*" was not found)/
 const ROUTE_MISSING = /\bCannot (GET|POST|PUT|DELETE|PATCH|HEAD) \//
 const ITEM_NOT_FOUND = /\b(was not found|could not be found|not found)\b/i
 /** What upstream says when a write needs the user and the token was missing or bad (§2.3). */

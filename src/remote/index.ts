@@ -2,6 +2,7 @@
 export { type LoginOptions, type LoginResult, login, whoAmI } from './auth.js'
 export {
   createRemoteClient,
+  isInherited,
   type PutOptions,
   type RemoteClient,
   type RemoteClientOptions,

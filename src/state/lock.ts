@@ -25,6 +25,12 @@ async function holderPid(root: string): Promise<number | undefined> {
   return Number.isInteger(pid) && pid > 0 ? pid : undefined
 }
 
+/** The pid of a live cms-sync process holding the workspace lock, if any (for `doctor`). */
+export async function lockHolder(root: string): Promise<number | undefined> {
+  const pid = await holderPid(root)
+  return pid !== undefined && processIsAlive(pid) ? pid : undefined
+}
+
 async function tryLock(root: string): Promise<() => Promise<void>> {
   return lockfile.lock(syncDirPath(root), {
     lockfilePath: syncDirPath(root, 'lock'),

@@ -33,6 +33,8 @@ export interface ItemState {
   stat?: StatSnapshot
   /** content only: kept so a write never resets it (upstream sets a missing one to 1970). */
   createDate?: string | null
+  /** The server lists the item from the parent project it inherits from (locked there). */
+  inherited?: true
 }
 
 export interface StateFile {

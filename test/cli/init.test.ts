@@ -3,8 +3,8 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { loadConfig } from '../../src/config/config.js'
+import { type Emulator, startEmulator } from '../../src/emulator/index.js'
 import { cli } from '../helpers/cli.js'
-import { type MiniCms, startMiniCms } from '../helpers/mini-cms.js'
 
 const target = ['--server', 'http://127.0.0.1:9', '--project', 'demo', '--environment', 'live']
 const tmp = () => mkdtemp(path.join(os.tmpdir(), 'cms-sync-init-'))
@@ -62,9 +62,9 @@ describe('cms-sync init --offline', () => {
 })
 
 describe('cms-sync init, checking the server', () => {
-  let cms: MiniCms | undefined
+  let emulator: Emulator | undefined
   afterEach(async () => {
-    await cms?.close()
+    await emulator?.close()
   })
 
   test('an unreachable server fails and points at --offline', async () => {
@@ -74,21 +74,39 @@ describe('cms-sync init, checking the server', () => {
     expect(r.stderr).toContain('--offline')
   })
 
-  test('an unknown project is refused before anything is written', async () => {
-    cms = await startMiniCms({ project: 'other' })
+  test('an unknown project is refused before anything is written, naming the ones that exist', async () => {
+    emulator = await startEmulator({ port: 0 })
     const cwd = await tmp()
-    const r = await cli(['init', '--server', cms.url, '--project', 'demo', '--environment', 'live'], { cwd })
+    const env = { CMS_SYNC_TOKEN: emulator.token() }
+    const r = await cli(['init', '--server', emulator.url, '--project', 'other', '--environment', 'live'], {
+      cwd,
+      env,
+    })
     expect(r.exitCode).toBe(2)
-    expect(r.stderr).toContain('Project "x" could not be found')
+    expect(r.stderr).toContain('no project "other"; pass --project one of: demo')
     await expect(readFile(path.join(cwd, 'cms-sync.yaml'))).rejects.toThrow()
   })
 
   test('a known target is written, with the dialect the server speaks', async () => {
-    cms = await startMiniCms()
+    emulator = await startEmulator({ port: 0 })
     const cwd = await tmp()
-    const r = await cli(['init', '--server', cms.url, '--project', 'demo', '--environment', 'live'], { cwd })
+    const env = { CMS_SYNC_TOKEN: emulator.token() }
+    const r = await cli(['init', '--server', emulator.url, '--project', 'demo', '--environment', 'live'], {
+      cwd,
+      env,
+    })
     expect(r.stderr).toBe('')
     expect(r.exitCode).toBe(0)
     expect(r.stdout).toContain('spec dialect')
+  })
+
+  test('without a token the target cannot be confirmed: written, with a hint to log in', async () => {
+    emulator = await startEmulator({ port: 0 })
+    const cwd = await tmp()
+    const r = await cli(['init', '--server', emulator.url, '--project', 'demo', '--environment', 'live'], {
+      cwd,
+    })
+    expect(r.exitCode).toBe(0)
+    expect(r.stdout).toContain('cms-sync login')
   })
 })

@@ -174,3 +174,33 @@ test('a run whose state was not saved (a crash) is recovered by the next run wit
   expect(await sync()).toEqual({ applied: [], conflicts: [], failed: [] })
   expect(await sync()).toEqual({ applied: [], conflicts: [], failed: [] })
 })
+
+test('an inherited item is mirrored and marked; its edit makes the server pull a local copy before the write', async () => {
+  const { root, remote, sync } = await setup()
+  remote.seed('content', {
+    ...page,
+    id: 'shared',
+    isLocked: true,
+    sync: { isRemote: true, hasRemote: false },
+  })
+  await sync()
+  const state = JSON.parse(await readFile(path.join(root, '.cms-sync/state.json'), 'utf8'))
+  expect(state.items['content/shared.json'].inherited).toBe(true)
+  expect(state.items['content/home.json'].inherited).toBeUndefined()
+
+  remote.calls = []
+  expect(await sync()).toEqual({ applied: [], conflicts: [], failed: [] })
+  expect(remote.calls.filter((c) => !c.startsWith('list'))).toEqual([])
+
+  await writeFile(
+    path.join(root, 'content/shared.json'),
+    asFile({ id: 'shared', properties: { title: 'Mine' } }),
+  )
+  remote.calls = []
+  const outcome = await sync()
+  expect(outcome.applied).toEqual([
+    expect.objectContaining({ path: 'content/shared.json', action: 'push', inherited: true }),
+  ])
+  const writes = remote.calls.filter((c) => c.startsWith('pull') || c.startsWith('put'))
+  expect(writes).toEqual(['pull content shared', 'put content shared'])
+})

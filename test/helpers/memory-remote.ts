@@ -49,6 +49,10 @@ export class MemoryRemote implements RemotePort {
     this.calls.push(`remove ${kind} ${id}`)
     this.items.delete(`${kind}:${id}`)
   }
+
+  async pullInherited(kind: Kind, id: string): Promise<void> {
+    this.calls.push(`pull ${kind} ${id}`)
+  }
 }
 
 export const silentLogger: EngineLogger = { info() {}, warn() {}, error() {}, debug() {} }

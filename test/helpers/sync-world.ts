@@ -163,6 +163,42 @@ export async function startWorld(
   return new World(emulator, proxy, server, root)
 }
 
+/**
+ * A world whose project inherits from a second emulator (the parent), as the server's own Sync
+ * feature links them (upstream §9). The workspace mirrors content only: an upstream server with
+ * sync on disables its own sync the moment schemas are listed.
+ */
+export async function inheritingWorld(
+  dialect: Dialect,
+  opts: { parentContent?: string[] } = {},
+): Promise<{ world: World; parent: Emulator; parentClient: RemoteClient }> {
+  const parent = await startEmulator({ port: 0, dialect })
+  const parentClient = await createRemoteClient({
+    server: parent.url,
+    project: 'demo',
+    environment: 'live',
+    token: parent.token(),
+    dialect,
+    rateLimit: { requestsPerSecond: 1000, concurrency: 4 },
+  })
+  await parentClient.put('schema', 'section', SECTION_SCHEMA)
+  for (const id of opts.parentContent ?? ['inherited-page'])
+    await parentClient.put('content', id, contentOf(id, { properties: { title: `${id} from the parent` } }))
+  const world = await startWorld(dialect, { content: ['home'] })
+  await writeConfig(world.root, world.proxy.url, dialect, ['content'])
+  const link = await world.server.request('POST', '/api/demo/settings/sync', {
+    body: { enabled: true, url: parent.url, token: parent.token(), project: 'demo' },
+  })
+  if (link.status !== 200) throw new Error(`could not link the child to the parent: ${link.status}`)
+  const close = world.close.bind(world)
+  world.close = async () => {
+    await close()
+    await parentClient.close()
+    await parent.close()
+  }
+  return { world, parent, parentClient }
+}
+
 /** A world whose workspace has had one successful sync. */
 export async function syncedWorld(dialect: Dialect): Promise<World> {
   const world = await startWorld(dialect)
@@ -171,14 +207,19 @@ export async function syncedWorld(dialect: Dialect): Promise<World> {
   return world
 }
 
-export async function writeConfig(root: string, server: string, dialect: Dialect): Promise<void> {
+export async function writeConfig(
+  root: string,
+  server: string,
+  dialect: Dialect,
+  resources: readonly string[] = ['schemas', 'content'],
+): Promise<void> {
   await writeFile(
     path.join(root, 'cms-sync.yaml'),
     [
       `server: ${server}`,
       'project: demo',
       'environment: live',
-      'resources: [schemas, content]',
+      `resources: [${resources.join(', ')}]`,
       'rateLimit: { requestsPerSecond: 1000, concurrency: 4 }',
       `dialect: ${dialect}`,
       '',

@@ -1,6 +1,6 @@
 // `cms-sync init [dir]`: writes cms-sync.yaml and the .gitignore line for .cms-sync/. Unless
-// --offline, it first asks the server whether the project and environment exist, so a typo is
-// caught now rather than at the first sync.
+// --offline, it first asks the server whether the project and environment exist (the Server
+// group), so a typo is caught now, with the names that do exist, rather than at the first sync.
 
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
@@ -66,22 +66,19 @@ async function checkTarget(
     )
   })
   try {
-    // The content list exists in both dialects; an unknown project or environment fails it.
-    const res = await client.request(
-      'GET',
-      `/api/${encodeURIComponent(opts.project)}/${encodeURIComponent(opts.environment)}/content`,
-      {
-        responseType: 'text',
-        maxBytes: 512 * 1024 * 1024,
-      },
-    )
-    const text = typeof res.body === 'string' ? res.body : ''
-    if (/(Project|Environment) "[^"]*" (could not be|was not) found/.test(text))
-      throw new ConfigError(`${opts.server}: ${text.trim().slice(0, 200)}; check --project and --environment`)
-    if (res.status === 401)
-      return { dialect: client.dialect, note: 'not logged in yet: run `cms-sync login` next' }
-    if (res.status >= 400)
-      return { dialect: client.dialect, note: `the server answered ${res.status} to a test read` }
+    // The Server group: does the project exist, and has it this environment? (lists the choices)
+    const { checkTarget, describeChoices } = await import('../../remote/server-group.js')
+    const check = await checkTarget(client)
+    if (check.ok === false) throw new ConfigError(`${opts.server}: ${describeChoices(check)}`)
+    if (check.ok === 'unknown') {
+      const loggedOut = /\(401\b/.test(check.message)
+      return {
+        dialect: client.dialect,
+        note: loggedOut
+          ? 'not logged in yet: run `cms-sync login` next'
+          : `could not confirm the target: ${check.message}`,
+      }
+    }
     return { dialect: client.dialect }
   } finally {
     await client.close()

@@ -16,14 +16,30 @@ export function register(program: Command, io: CliIo): void {
       const globals = globalOptions(cmd)
       const { planRun, inScope } = await import('../../engine/run.js')
       const { changesOf } = await import('../../engine/plan.js')
-      await withEngine(io, cmd, paths, { lock: false }, async ({ deps, scope }) => {
+      const { upcomingSchedule } = await import('../scheduled.js')
+      await withEngine(io, cmd, paths, { lock: false }, async ({ deps, scope, client, ws }) => {
         const planned = await planRun(deps, {})
         const changes = changesOf(planned.plan)
           .filter((item) => inScope(item.path, scope))
-          .map(({ kind, id, path, local, remote, action }) => {
+          .map(({ kind, id, path, local, remote, action, inherited }) => {
             const problems = planned.local.get(path)?.problems
-            return { kind, id, path, local, remote, action, ...(problems ? { problems } : {}) }
+            return {
+              kind,
+              id,
+              path,
+              local,
+              remote,
+              action,
+              ...(inherited ? { inherited } : {}),
+              ...(problems ? { problems } : {}),
+            }
           })
+        // Items the server lists from the parent project it inherits from (locked there).
+        const inherited = [...planned.remote.values()]
+          .filter((entry) => entry.inherited && inScope(entry.path, scope))
+          .map((entry) => entry.path)
+          .sort()
+        const scheduled = await upcomingSchedule(client, ws.root, planned, scope)
         const problems = planned.scanProblems.filter((p) => inScope(p.path, scope))
         const clean = changes.length === 0 && problems.length === 0
         if (globals.json) {
@@ -35,14 +51,25 @@ export function register(program: Command, io: CliIo): void {
             clean,
             changes,
             ...(problems.length ? { problems } : {}),
+            ...(inherited.length ? { inherited } : {}),
+            ...(scheduled.length ? { scheduled } : {}),
           })
           return
         }
         if (globals.quiet) return
         for (const change of changes) {
-          io.stdout.write(`${itemLine({ ...change, error: change.problems?.join('; ') })}\n`)
+          const line = itemLine({ ...change, error: change.problems?.join('; ') })
+          io.stdout.write(`${line}${change.inherited ? '  [inherited from the parent project]' : ''}\n`)
         }
         for (const p of problems) io.stdout.write(`  unusable      ${p.path}: ${p.problems.join('; ')}\n`)
+        if (inherited.length > 0)
+          io.stdout.write(
+            `${inherited.length} item${inherited.length === 1 ? '' : 's'} inherited from the parent project (locked on the server; an edit makes a local copy): ${inherited.slice(0, 10).join(', ')}${inherited.length > 10 ? `, and ${inherited.length - 10} more` : ''}\n`,
+          )
+        if (scheduled.length > 0) {
+          io.stdout.write('scheduled:\n')
+          for (const s of scheduled) io.stdout.write(`  ${s.date}  ${s.type.padEnd(9)} ${s.path}\n`)
+        }
         io.stdout.write(
           clean
             ? 'clean: the workspace and the server agree\n'

@@ -4,7 +4,8 @@
 import { type Core, type Ctx, objectBody, type Route } from '../context.js'
 import { build, isObj, type Obj, SHAPES } from '../entities.js'
 import { json } from '../http.js'
-import { basicRoutes, col, envItem, missing, requireItem, storeWrite, writeTarget } from './resource.js'
+import { inheritedItem } from '../parent-sync.js'
+import { basicRoutes, col, envItem, guardInherited, missing, storeWrite, writeTarget } from './resource.js'
 
 const P = '/api/:project/:environment'
 
@@ -61,14 +62,17 @@ export function connectionRoutes(route: Route, _core: Core): void {
     buildConnection(ctx, { title: 'New connection' }, id),
   )
 
-  route('GET', `${P}/connections/:id`, { auth: 'user' }, (ctx) => {
-    const connection = requireItem(ctx, 'connections', 'Connection')
+  route('GET', `${P}/connections/:id`, { auth: 'user' }, async (ctx) => {
+    const id = ctx.params.id!
+    const connection = envItem(ctx, 'connections', id) ?? (await inheritedItem(ctx, 'connections', id))
+    if (!connection) throw missing(ctx, 'Connection', id)
     return json(connection)
   })
 
   route('POST', `${P}/connections/:id`, { auth: 'user' }, async (ctx) => {
     const body = await objectBody(ctx)
     const target = writeTarget(ctx, 'connections', 'Connection', body)
+    await guardInherited(ctx, 'connections', 'Connection', target)
     const connection = buildConnection(ctx, body, target.id)
     storeWrite(ctx, 'connections', target, connection)
     return json(connection)

@@ -4,6 +4,7 @@
 import { type Core, objectBody, type Route } from '../context.js'
 import { isObj, newId } from '../entities.js'
 import { json } from '../http.js'
+import { inheritedItem, mergedList } from '../parent-sync.js'
 import {
   buildContent,
   checkParent,
@@ -15,10 +16,11 @@ import {
 } from './content-model.js'
 import {
   col,
+  envItem,
   envItems,
+  guardInherited,
   heartbeat,
   missing,
-  requireItem,
   storeWrite,
   syncRoutes,
   writeTarget,
@@ -28,9 +30,10 @@ import { buildSchema, findSchema } from './schemas.js'
 const P = '/api/:project/:environment'
 
 export function contentRoutes(route: Route, _core: Core): void {
-  route('GET', `${P}/content`, { auth: 'user' }, (ctx) => {
+  route('GET', `${P}/content`, { auth: 'user' }, async (ctx) => {
     const sorted = envItems(ctx, 'content').sort((a, b) => (Number(a.sort) || 0) - (Number(b.sort) || 0))
-    return json(ctx.d.content.listShowsSchedule ? sorted.map((c) => withSchedule(ctx, c)) : sorted)
+    const own = ctx.d.content.listShowsSchedule ? sorted.map((c) => withSchedule(ctx, c)) : sorted
+    return json(await mergedList(ctx, 'content', own))
   })
 
   route('POST', `${P}/content/new`, { auth: 'user' }, async (ctx) => {
@@ -117,19 +120,26 @@ export function contentRoutes(route: Route, _core: Core): void {
     return ctx.text('OK')
   })
 
-  syncRoutes(route, 'content', 'content', 'Content')
+  syncRoutes(route, 'content', 'Content', {
+    persist: (ctx, item) => persistContent(ctx, item, ctx.userId()),
+    outgoing: withSchedule,
+  })
 
   route('POST', `${P}/content/heartbeat/:id`, { auth: 'user' }, (ctx) => heartbeat(ctx))
 
-  route('GET', `${P}/content/:id`, { auth: 'user' }, (ctx) => {
-    const content = requireItem(ctx, 'content', 'Content')
-    return json(withSchedule(ctx, content))
+  route('GET', `${P}/content/:id`, { auth: 'user' }, async (ctx) => {
+    const own = envItem(ctx, 'content', ctx.params.id!)
+    if (own) return json(withSchedule(ctx, own))
+    const inherited = await inheritedItem(ctx, 'content', ctx.params.id!)
+    if (!inherited) throw missing(ctx, 'Content', ctx.params.id!)
+    return json(inherited)
   })
 
   route('POST', `${P}/content/:id`, { auth: 'user' }, async (ctx) => {
     const body = await objectBody(ctx)
     const userId = ctx.userId()
     const target = writeTarget(ctx, 'content', 'Content', body)
+    await guardInherited(ctx, 'content', 'Content', target)
     const content = buildContent(ctx, body, target.id, target.existing, userId)
     if (target.noop) return json(content)
     storeWrite(ctx, 'content', target, persistContent(ctx, content, userId))

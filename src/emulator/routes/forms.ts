@@ -4,7 +4,17 @@
 import { type Core, type Ctx, objectBody, type Route } from '../context.js'
 import { build, isObj, type Obj, SHAPES } from '../entities.js'
 import { HttpError, json, type Reply } from '../http.js'
-import { basicRoutes, col, envItem, missing, requireItem, storeWrite, writeTarget } from './resource.js'
+import { inheritedItem } from '../parent-sync.js'
+import {
+  basicRoutes,
+  col,
+  envItem,
+  guardInherited,
+  missing,
+  requireItem,
+  storeWrite,
+  writeTarget,
+} from './resource.js'
 
 const P = '/api/:project/:environment'
 
@@ -88,8 +98,8 @@ export function formRoutes(route: Route, core: Core): void {
     }
   })
 
-  route('GET', `${P}/forms/:id`, { auth: 'user' }, (ctx) => {
-    const form = envItem(ctx, 'forms', ctx.params.id!)
+  route('GET', `${P}/forms/:id`, { auth: 'user' }, async (ctx) => {
+    const form = envItem(ctx, 'forms', ctx.params.id!) ?? (await inheritedItem(ctx, 'forms', ctx.params.id!))
     if (form) return json(form)
     if (ctx.d.forms.unknownGetIsEmptyForm) return json(buildForm(ctx, {}, ''))
     throw missing(ctx, 'Form', ctx.params.id!)
@@ -98,6 +108,7 @@ export function formRoutes(route: Route, core: Core): void {
   route('POST', `${P}/forms/:id`, { auth: 'user' }, async (ctx) => {
     const body = await objectBody(ctx)
     const target = writeTarget(ctx, 'forms', 'Form', body)
+    await guardInherited(ctx, 'forms', 'Form', target)
     const keepEntries = ctx.d.forms.setKeepsEntriesWhenAbsent && !('entries' in body)
     const form = buildForm(
       ctx,

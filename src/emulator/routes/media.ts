@@ -7,6 +7,7 @@ import { type Core, type Ctx, objectBody, type Route } from '../context.js'
 import { isPlainFileName, newId, type Obj } from '../entities.js'
 import { HttpError, json, type Reply } from '../http.js'
 import { contentTypeOf } from '../mime.js'
+import { parentOf, parentTree, remoteSet } from '../parent-sync.js'
 import { col, envItem, envItems } from './resource.js'
 
 const P = '/api/:project/:environment'
@@ -111,7 +112,9 @@ function decodeBase64(ctx: Ctx, value: unknown): Buffer {
 }
 
 export function mediaRoutes(route: Route, core: Core): void {
-  route('GET', `${P}/media/tree`, { auth: 'user' }, (ctx) => {
+  route('GET', `${P}/media/tree`, { auth: 'user' }, async (ctx) => {
+    const inherited = await parentTree(ctx)
+    if (inherited !== undefined) return json(inherited)
     const items = envItems(ctx, 'tree')
     if (ctx.d.media.treeAsArray) {
       return json([
@@ -128,6 +131,9 @@ export function mediaRoutes(route: Route, core: Core): void {
       throw ctx.d.errors.bad('"folder" must be a string such as "/images/"')
     }
     const item = { ...body, id: ctx.params.id! }
+    // A project that inherits writes the tree item to its parent too (§9).
+    const parent = parentOf(ctx)
+    if (parent) await remoteSet(ctx, parent, 'media/tree', ctx.params.id!, item)
     ctx.core.store.put(col(ctx, 'tree'), ctx.params.id!, item)
     return json(item)
   })

@@ -4,6 +4,7 @@
 import type { Ctx, Route } from '../context.js'
 import { newId, type Obj } from '../entities.js'
 import { HttpError, json } from '../http.js'
+import { inheritedItem, mergedList, parentOf, remoteSet, type SyncedKind } from '../parent-sync.js'
 import { type EnvKind, names } from '../store.js'
 
 export function col(ctx: Ctx, kind: EnvKind): string {
@@ -65,23 +66,67 @@ export function requireItem(ctx: Ctx, kind: EnvKind, label: string, id = ctx.par
   return item
 }
 
-/** `P/<path>/pull/:id` and `push/:id`: no parent project is ever configured in the emulator. */
-export function syncRoutes(route: Route, path: string, kind: EnvKind, label: string): void {
+/**
+ * Per-kind hooks of pull/push: what pull stores (content keeps its dates as schedule tasks) and
+ * what push sends (content with those dates). Default: the item as is.
+ */
+export type SyncHooks = { persist?: (ctx: Ctx, item: Obj) => Obj; outgoing?: (ctx: Ctx, item: Obj) => Obj }
+
+/**
+ * `P/<path>/pull/:id` and `push/:id` (§9): pull copies the parent's item in as a local one,
+ * push writes the local item to the parent with create=true. Without a parent, spec refuses
+ * both; upstream's pull finds nothing and its push answers 200 having done nothing.
+ */
+export function syncRoutes(route: Route, path: SyncedKind, label: string, hooks: SyncHooks = {}): void {
+  const persist = hooks.persist ?? ((_c: Ctx, item: Obj) => item)
+  const outgoing = hooks.outgoing ?? ((_c: Ctx, item: Obj) => item)
   const notEnabled = (ctx: Ctx) =>
     new HttpError(
       404,
       `Sync is not enabled for project "${ctx.project}": it has no parent project to ${path} with`,
     )
-  route('POST', `/api/:project/:environment/${path}/pull/:id`, { auth: 'user' }, (ctx) => {
-    if (!ctx.d.sync.pushWithoutParentOk) throw notEnabled(ctx)
-    throw new HttpError(404, `Couldn't find remote ${label} "${ctx.params.id}"`)
+  const reply = (ctx: Ctx, how: 'item' | 'id' | 'OK', item: Obj) =>
+    how === 'item' ? json(item) : ctx.text(how === 'id' ? ctx.params.id! : 'OK')
+  route('POST', `/api/:project/:environment/${path}/pull/:id`, { auth: 'user' }, async (ctx) => {
+    const id = ctx.params.id!
+    if (!parentOf(ctx) && !ctx.d.sync.pushWithoutParentOk) throw notEnabled(ctx)
+    const remote = await inheritedItem(ctx, path, id)
+    if (!remote) throw new HttpError(404, `Couldn't find remote ${label} "${id}"`)
+    const local = { ...remote, id, isLocked: false, sync: { isRemote: false, hasRemote: false } }
+    ctx.core.store.put(col(ctx, path), id, persist(ctx, local))
+    const how = ctx.d.sync.pullReply[path]
+    // Upstream answers with the remote item, still flagged as remote (§6.2).
+    return how === 'remote-item' ? json(remote) : reply(ctx, how, local)
   })
-  route('POST', `/api/:project/:environment/${path}/push/:id`, { auth: 'user' }, (ctx) => {
-    const reply = ctx.d.sync.pushReply
-    if (!reply) throw notEnabled(ctx)
-    requireItem(ctx, kind, label)
-    return ctx.text(reply[kind as keyof typeof reply] === 'id' ? ctx.params.id! : 'OK')
+  route('POST', `/api/:project/:environment/${path}/push/:id`, { auth: 'user' }, async (ctx) => {
+    const parent = parentOf(ctx)
+    if (!parent && !ctx.d.sync.pushWithoutParentOk) throw notEnabled(ctx)
+    const item = requireItem(ctx, path, label)
+    if (parent) {
+      const { isLocked: _l, sync: _s, ...body } = item
+      await remoteSet(ctx, parent, path, ctx.params.id!, outgoing(ctx, body))
+    }
+    return reply(ctx, ctx.d.sync.pushReply[path], item)
   })
+}
+
+/**
+ * A create on an id the project does not hold but inherits: upstream stores it as a new local
+ * item (§9); spec refuses, so the locked copy is never replaced without a pull first.
+ */
+export async function guardInherited(
+  ctx: Ctx,
+  kind: SyncedKind,
+  label: string,
+  target: WriteTarget,
+): Promise<void> {
+  if (target.existing || target.noop || ctx.d.sync.writeInherited !== 'refuse' || !parentOf(ctx)) return
+  if (!(await inheritedItem(ctx, kind, target.urlId))) return
+  throw new HttpError(
+    409,
+    `${label} "${target.urlId}" is inherited from the parent project and locked here; ` +
+      `POST ${kind}/pull/${target.urlId} makes a local copy to edit`,
+  )
 }
 
 /**
@@ -95,13 +140,15 @@ export function basicRoutes(
   make: (ctx: Ctx, id: string) => Obj,
 ): void {
   const P = '/api/:project/:environment'
-  route('GET', `${P}/${path}`, { auth: 'user' }, (ctx) => json(envItems(ctx, path)))
+  route('GET', `${P}/${path}`, { auth: 'user' }, async (ctx) =>
+    json(await mergedList(ctx, path, envItems(ctx, path))),
+  )
   route('POST', `${P}/${path}/new`, { auth: 'user' }, (ctx) => {
     const item = make(ctx, newId())
     ctx.core.store.put(col(ctx, path), item.id as string, item)
     return json({ ...item, sync: {} })
   })
-  syncRoutes(route, path, path, label)
+  syncRoutes(route, path, label)
   route('POST', `${P}/${path}/heartbeat/:id`, { auth: 'user' }, (ctx) => heartbeat(ctx, path))
 }
 

@@ -5,7 +5,17 @@ import { type Core, type Ctx, objectBody, type Route } from '../context.js'
 import { build, isObj, newId, type Obj, SHAPES } from '../entities.js'
 import { json } from '../http.js'
 import { isNativeSchema, nativeSchema, nativeSchemas } from '../native-schemas.js'
-import { col, envItem, envItems, heartbeat, storeWrite, syncRoutes, writeTarget } from './resource.js'
+import { inheritedItem, mergedList } from '../parent-sync.js'
+import {
+  col,
+  envItem,
+  envItems,
+  guardInherited,
+  heartbeat,
+  storeWrite,
+  syncRoutes,
+  writeTarget,
+} from './resource.js'
 
 const P = '/api/:project/:environment'
 
@@ -38,14 +48,13 @@ export function allSchemas(ctx: Ctx): Obj[] {
 }
 
 export function schemaRoutes(route: Route, core: Core): void {
-  const list = (ctx: Ctx) => {
+  const list = async (ctx: Ctx) => {
     const customOnly = ctx.query('customOnly')
-    if (customOnly !== undefined) {
-      if (ctx.d.schemas.customOnlyBroken)
-        throw ctx.d.errors.notFound('SchemaService.getCustomSchema is not a function')
-      if (customOnly === 'true' || customOnly === '1') return json(envItems(ctx, 'schemas'))
-    }
-    return json(allSchemas(ctx))
+    if (customOnly !== undefined && ctx.d.schemas.customOnlyBroken)
+      throw ctx.d.errors.notFound('SchemaService.getCustomSchema is not a function')
+    // Native first, then the custom ones merged with the parent's when the project inherits.
+    const custom = await mergedList(ctx, 'schemas', envItems(ctx, 'schemas'))
+    return json(customOnly === 'true' || customOnly === '1' ? custom : [...nativeSchemas(), ...custom])
   }
   if (core.d.schemas.singularListRoute) route('GET', `${P}/schema`, { auth: 'user' }, list)
   route('GET', `${P}/schemas`, { auth: 'user' }, list)
@@ -102,11 +111,11 @@ export function schemaRoutes(route: Route, core: Core): void {
     return json({ ...schema, sync: {} })
   })
 
-  syncRoutes(route, 'schemas', 'schemas', 'Schema')
+  syncRoutes(route, 'schemas', 'Schema')
   route('POST', `${P}/schemas/heartbeat/:id`, { auth: 'user' }, (ctx) => heartbeat(ctx, 'schemas'))
 
-  route('GET', `${P}/schemas/:id`, { auth: 'user' }, (ctx) => {
-    const schema = findSchema(ctx, ctx.params.id!)
+  route('GET', `${P}/schemas/:id`, { auth: 'user' }, async (ctx) => {
+    const schema = findSchema(ctx, ctx.params.id!) ?? (await inheritedItem(ctx, 'schemas', ctx.params.id!))
     if (!schema) throw ctx.d.errors.notFound(`Schema "${ctx.params.id}" could not be found`)
     return json(schema)
   })
@@ -117,6 +126,7 @@ export function schemaRoutes(route: Route, core: Core): void {
       throw ctx.d.errors.bad(`Schema "${ctx.params.id}" is a native schema and cannot be changed`)
     }
     const target = writeTarget(ctx, 'schemas', 'Schema', body)
+    await guardInherited(ctx, 'schemas', 'Schema', target)
     const schema = buildSchema(ctx, { ...body, id: target.id })
     if (target.id !== target.urlId && (envItem(ctx, 'schemas', target.id) || isNativeSchema(target.id))) {
       throw ctx.d.errors.taken(`The Schema id "${target.id}" already exists.`)
