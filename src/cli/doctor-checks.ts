@@ -155,9 +155,9 @@ export async function workspaceChecks(ws: Workspace): Promise<Check[]> {
       ),
     )
   else checks.push(pass('state', `bound to this target; ${Object.keys(state.items).length} items synced`))
-  const { lockHolder } = await import('../state/lock.js')
+  const { describeHolder, lockHolder } = await import('../state/lock.js')
   const holder = await lockHolder(ws.root)
-  checks.push(pass('lock', holder === undefined ? 'free' : `held by cms-sync process ${holder} (a watch?)`))
+  checks.push(pass('lock', holder === undefined ? 'free' : `held by ${describeHolder(holder)}`))
   const conflicts = await countFiles(syncDirPath(ws.root, 'conflicts'))
   checks.push(
     conflicts === 0

@@ -46,7 +46,9 @@ export async function withEngine<T>(
   const scope = scopeOf(globalOptions(cmd).dir ? ws.root : io.cwd, ws.root, paths)
   // Loaded only here: proper-lockfile installs signal handlers (signal-exit) as it loads, which
   // would change how every other command (the emulator, watch) ends on SIGTERM.
-  const release = opts.lock ? await (await import('../state/lock.js')).acquireLock(ws.root) : undefined
+  const release = opts.lock
+    ? await (await import('../state/lock.js')).acquireLock(ws.root, cmd.name())
+    : undefined
   try {
     const client = await connect(io, ws)
     try {

@@ -1,9 +1,21 @@
 #!/usr/bin/env node
 import { run } from './program.js'
 
+// SIGINT/SIGTERM: a command that reads io.stopSignal (watch, emulator) stops gracefully on the
+// first one and a second one means "now"; any other command ends at once (128 + signal number),
+// as a one-shot tool should. The listeners stay for the life of the process: with `once`,
+// signal-exit (loaded by proper-lockfile) would find itself the last listener and re-raise the
+// signal, killing a daemon that had shut down cleanly.
+let graceful = false
+let stopRequested = false
 const stopSignal = new Promise<void>((resolve) => {
-  process.once('SIGINT', () => resolve())
-  process.once('SIGTERM', () => resolve())
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (!graceful || stopRequested) process.exit(signal === 'SIGINT' ? 130 : 143)
+    stopRequested = true
+    resolve()
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
 })
 
 const code = await run(process.argv.slice(2), {
@@ -12,7 +24,10 @@ const code = await run(process.argv.slice(2), {
   stdin: process.stdin,
   env: process.env,
   cwd: process.cwd(),
-  stopSignal,
+  get stopSignal() {
+    graceful = true
+    return stopSignal
+  },
 })
 // Commands close their own handles (sockets, watchers, timers), so the process ends by itself.
 process.exitCode = code

@@ -17,6 +17,7 @@ const COMMANDS: Array<() => Promise<CommandModule>> = [
   () => import('./commands/push.js'),
   () => import('./commands/sync.js'),
   () => import('./commands/resolve.js'),
+  () => import('./commands/watch.js'),
   () => import('./commands/promote.js'),
   () => import('./commands/doctor.js'),
   () => import('./commands/server-config.js'),

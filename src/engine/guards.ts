@@ -100,3 +100,31 @@ export function describeStop(stop: GuardStop): string {
     }
   }
 }
+
+/**
+ * A file renamed by hand (`mv content/a.json content/b.json`) still says `id: "a"`: the item is
+ * not gone, only its file name changed. Deleting "a" on the server would lose it there while
+ * b.json cannot be pushed (its id does not match its name), so such deletes are held, with a
+ * message saying how to settle it. Returns the held deletes' paths and why.
+ */
+export function deletesHeldByRenamedFiles(
+  selected: readonly PlanItem[],
+  local: Iterable<{ kind: Kind; path: string; claimsId?: string }>,
+): Map<string, string> {
+  const claimedBy = new Map<string, string>()
+  for (const entry of local) {
+    if (entry.claimsId !== undefined) claimedBy.set(`${entry.kind}\0${entry.claimsId}`, entry.path)
+  }
+  const held = new Map<string, string>()
+  for (const item of selected) {
+    if (item.action !== 'delete-remote') continue
+    const claimant = claimedBy.get(`${item.kind}\0${item.id}`)
+    if (claimant === undefined) continue
+    held.set(
+      item.path,
+      `not deleted on the server: ${claimant} still says id ${JSON.stringify(item.id)} (a renamed file?); ` +
+        `rename it back to ${item.path}, or give it the id its name stands for`,
+    )
+  }
+  return held
+}

@@ -12,13 +12,14 @@ import { type LocalEntry, type ScanProblem, scanWorkspace } from '../workspace/s
 import { execute } from './execute.js'
 import {
   deleteGuard,
+  deletesHeldByRenamedFiles,
   describeStop,
   type GuardResult,
   inheritanceGuard,
   listingGuard,
   targetGuard,
 } from './guards.js'
-import { dryRunOutcome, type Outcome, problemReports } from './outcome.js'
+import { dryRunOutcome, type Outcome, problemReports, reportOf } from './outcome.js'
 import { type Plan, type PlanItem, plan, type Side, type Version } from './plan.js'
 import type { EngineLogger, RemotePort } from './remote-port.js'
 import {
@@ -63,7 +64,8 @@ function stopUnlessOk(result: GuardResult): void {
 
 export async function planRun(
   deps: EngineDeps,
-  opts: { prefer?: Side; rebind?: boolean },
+  /** rehash: read every file instead of trusting the stat cache (watch's periodic deep rescan). */
+  opts: { prefer?: Side; rebind?: boolean; rehash?: boolean },
 ): Promise<PlannedRun> {
   const saved = await loadState(deps.root)
   stopUnlessOk(targetGuard(saved?.target, deps.target, opts.rebind ?? false))
@@ -80,7 +82,7 @@ export async function planRun(
   const scan = await scanWorkspace(
     deps.root,
     deps.codecs,
-    (path) => store.get(path),
+    (path) => (opts.rehash ? undefined : store.get(path)),
     (path) => !synced(path),
   )
   let snapshot: RemoteSnapshot
@@ -150,7 +152,9 @@ export interface ApplyOptions {
 }
 
 export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOptions): Promise<Outcome> {
-  const selected = run.plan.items.filter((item) => opts.select(item) && inScope(item.path, opts.scope))
+  const chosen = run.plan.items.filter((item) => opts.select(item) && inScope(item.path, opts.scope))
+  const held = deletesHeldByRenamedFiles(chosen, run.local.values())
+  const selected = chosen.filter((item) => !held.has(item.path))
   const baseItems = Object.values(run.store.state.items)
   stopUnlessOk(listingGuard(selected, baseItems, run.remote.values(), { allowDeletes: opts.allowDeletes }))
   stopUnlessOk(
@@ -162,7 +166,12 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
       allowDeletes: opts.allowDeletes,
     }),
   )
-  const problems = problemReports(run, opts)
+  const problems = [
+    ...chosen
+      .filter((item) => held.has(item.path))
+      .map((item) => reportOf(item, { error: held.get(item.path)! })),
+    ...problemReports(run, opts),
+  ]
   if (opts.dryRun) {
     const planned = dryRunOutcome(run, selected)
     return { ...planned, failed: [...planned.failed, ...problems] }

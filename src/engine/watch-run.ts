@@ -22,7 +22,20 @@ function unreachable(error: unknown): boolean {
   return false
 }
 
-export function watchRun(deps: EngineDeps, opts: { paused: () => Promise<boolean> }) {
+export function watchRun(
+  deps: EngineDeps,
+  opts: {
+    paused: () => Promise<boolean>
+    /** Asked at the start of a full run: read every file, not trusting the stat cache. */
+    rehash?: () => boolean
+    /**
+     * A full run finds local changes the watcher has not judged yet (a checkout under way, events
+     * it missed): the daemon puts them through the mass change guard first. True: carry out only
+     * the pull side this time.
+     */
+    holdPushes?: (localChanges: { changed: string[]; deleted: string[] }) => Promise<boolean>
+  },
+) {
   return async (
     paths: ReadonlySet<string>,
     context: { full: boolean; signal: AbortSignal },
@@ -30,9 +43,17 @@ export function watchRun(deps: EngineDeps, opts: { paused: () => Promise<boolean
     const empty: Outcome = { applied: [], conflicts: [], failed: [] }
     if (!context.full && paths.size === 0) return { kind: 'done', retryPaths: [], outcome: empty }
     try {
-      const planned = await planRun(deps, {})
+      const planned = await planRun(deps, { rehash: context.full && (opts.rehash?.() ?? false) })
+      let pullOnly = await opts.paused()
+      if (!pullOnly && context.full && opts.holdPushes) {
+        const pushSide = planned.plan.items.filter((i) => i.action === 'push' || i.action === 'delete-remote')
+        pullOnly = await opts.holdPushes({
+          changed: pushSide.map((i) => i.path),
+          deleted: pushSide.filter((i) => i.action === 'delete-remote').map((i) => i.path),
+        })
+      }
       const outcome = await applyRun(deps, planned, {
-        select: (await opts.paused()) ? SELECT.pull : SELECT.sync,
+        select: pullOnly ? SELECT.pull : SELECT.sync,
         scope: context.full ? [] : [...paths],
         dryRun: false,
         allowDeletes: false,

@@ -1,14 +1,27 @@
 // One cms-sync process at a time per workspace (exit 5 otherwise). proper-lockfile keeps the
-// lock fresh while we run; the holder's pid sits next to it so the message can name it, and
-// a lock whose holder is gone (killed with SIGKILL) is taken over at once instead of after
-// the stale timeout.
+// lock fresh while we run; who holds it (pid, command, since) sits next to it so the refusal can
+// name the holder, and a lock whose holder is gone (killed with SIGKILL) is taken over at once
+// instead of after the stale timeout.
+//
+// proper-lockfile loads signal-exit, whose SIGINT/SIGTERM handler re-raises the signal when it is
+// the only listener left. main.ts keeps its own listeners for the whole life of the process, so a
+// daemon that shut down cleanly still exits 0.
 
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, rm } from 'node:fs/promises'
 import lockfile from 'proper-lockfile'
+import writeFileAtomic from 'write-file-atomic'
 import { CliError, ExitCode } from '../cli/exit-codes.js'
 import { syncDirPath } from '../workspace/layout.js'
 
 const STALE_MS = 10_000
+
+export interface LockHolder {
+  pid: number
+  /** The command that holds it (`watch`, `push`, ...); absent in locks of older versions. */
+  command?: string
+  /** ISO time it was taken. */
+  since?: string
+}
 
 function processIsAlive(pid: number): boolean {
   try {
@@ -19,16 +32,34 @@ function processIsAlive(pid: number): boolean {
   }
 }
 
-async function holderPid(root: string): Promise<number | undefined> {
-  const text = await readFile(syncDirPath(root, 'lock.pid'), 'utf8').catch(() => '')
-  const pid = Number.parseInt(text, 10)
-  return Number.isInteger(pid) && pid > 0 ? pid : undefined
+/** The holder as recorded in lock.pid: JSON, or a bare pid (older versions). */
+export async function readLockHolder(root: string): Promise<LockHolder | undefined> {
+  const text = (await readFile(syncDirPath(root, 'lock.pid'), 'utf8').catch(() => '')).trim()
+  let parsed: Partial<LockHolder> = {}
+  try {
+    const value: unknown = JSON.parse(text)
+    parsed = typeof value === 'number' ? { pid: value } : (value as Partial<LockHolder>)
+  } catch {
+    // not ours, or torn: no holder to name
+  }
+  if (!Number.isInteger(parsed?.pid) || (parsed.pid as number) <= 0) return undefined
+  return {
+    pid: parsed.pid as number,
+    ...(typeof parsed.command === 'string' ? { command: parsed.command } : {}),
+    ...(typeof parsed.since === 'string' ? { since: parsed.since } : {}),
+  }
 }
 
-/** The pid of a live cms-sync process holding the workspace lock, if any (for `doctor`). */
-export async function lockHolder(root: string): Promise<number | undefined> {
-  const pid = await holderPid(root)
-  return pid !== undefined && processIsAlive(pid) ? pid : undefined
+export function describeHolder(holder: LockHolder | undefined): string {
+  if (holder === undefined) return 'another cms-sync process'
+  const what = holder.command ? `\`cms-sync ${holder.command}\`` : 'cms-sync'
+  return `${what} (pid ${holder.pid}${holder.since ? `, since ${holder.since}` : ''})`
+}
+
+/** The live cms-sync process holding the workspace lock, if any (for `doctor`). */
+export async function lockHolder(root: string): Promise<LockHolder | undefined> {
+  const holder = await readLockHolder(root)
+  return holder !== undefined && processIsAlive(holder.pid) ? holder : undefined
 }
 
 async function tryLock(root: string): Promise<() => Promise<void>> {
@@ -42,24 +73,29 @@ async function tryLock(root: string): Promise<() => Promise<void>> {
   })
 }
 
-/** Takes the workspace lock; resolves to the function that releases it. */
-export async function acquireLock(root: string): Promise<() => Promise<void>> {
+/** Takes the workspace lock for `command`; resolves to the function that releases it. */
+export async function acquireLock(root: string, command?: string): Promise<() => Promise<void>> {
   await mkdir(syncDirPath(root), { recursive: true })
   let release: () => Promise<void>
   try {
     release = await tryLock(root)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error
-    const pid = await holderPid(root)
-    if (pid === undefined || pid === process.pid || processIsAlive(pid)) {
-      const holder = pid === undefined ? 'another cms-sync process' : `cms-sync process ${pid}`
-      throw new CliError(`the workspace is locked by ${holder}; wait for it to finish`, ExitCode.locked)
+    const holder = await readLockHolder(root)
+    if (holder === undefined || holder.pid === process.pid || processIsAlive(holder.pid)) {
+      const hint = holder?.command === 'watch' ? 'stop it (Ctrl-C) first' : 'wait for it to finish'
+      throw new CliError(`the workspace is locked by ${describeHolder(holder)}; ${hint}`, ExitCode.locked)
     }
     // The holder died without releasing: its lock protects nothing any more.
     await rm(syncDirPath(root, 'lock'), { recursive: true, force: true })
     release = await tryLock(root)
   }
-  await writeFile(syncDirPath(root, 'lock.pid'), `${process.pid}\n`)
+  const holder: LockHolder = {
+    pid: process.pid,
+    ...(command ? { command } : {}),
+    since: new Date().toISOString(),
+  }
+  await writeFileAtomic(syncDirPath(root, 'lock.pid'), `${JSON.stringify(holder)}\n`)
   return async () => {
     await rm(syncDirPath(root, 'lock.pid'), { force: true })
     await release()

@@ -59,6 +59,8 @@ export interface WorkspaceWatcher {
   readonly ready: Promise<void>
   /** Milliseconds from start to ready (undefined until ready). */
   readonly timeToReadyMs: number | undefined
+  /** Paths seen but not yet delivered (a batch is gathering). */
+  readonly pending: number
   /** Delivers what is pending now instead of waiting for the debounce (shutdown, tests). */
   flush(): void
   /** Stops watching; pending paths are dropped (the next start-up reconcile finds them). */
@@ -164,6 +166,9 @@ export function watchWorkspace(root: string, options: WatchWorkspaceOptions): Wo
     ready,
     get timeToReadyMs() {
       return timeToReadyMs
+    },
+    get pending() {
+      return dirty.size
     },
     flush,
     async close() {

@@ -11,7 +11,13 @@ import { absolute } from './layout.js'
 
 export type ParsedFile =
   | { ok: true; hash: string; file: JsonObject; text: string }
-  | { ok: false; hash: string; problems: string[] }
+  | { ok: false; hash: string; problems: string[]; claimsId?: string }
+
+/** The id a file says it holds when that differs from its name (a file renamed by hand). */
+function claimedId(value: unknown, expectedId: string): string | undefined {
+  const id = (value as { id?: unknown } | null)?.id
+  return typeof id === 'string' && id !== '' && id !== expectedId ? id : undefined
+}
 
 /** Counts file reads, so tests can see that the stat cache spared them. */
 export const fileReads = { count: 0 }
@@ -45,7 +51,15 @@ export function parseFileText(codec: Codec, text: string, expectedId: string): P
     }
   }
   const checked = codec.validate(value, expectedId)
-  if (!checked.ok) return { ok: false, hash: hashText(`invalid\0${text}`), problems: checked.problems }
+  if (!checked.ok) {
+    const claimsId = claimedId(value, expectedId)
+    return {
+      ok: false,
+      hash: hashText(`invalid\0${text}`),
+      problems: checked.problems,
+      ...(claimsId === undefined ? {} : { claimsId }),
+    }
+  }
   const canonical = fileBytes(checked.file)
   return { ok: true, hash: canonical.hash, file: checked.file, text: canonical.text }
 }

@@ -18,6 +18,8 @@ export interface LocalEntry {
   stat: StatSnapshot
   /** Set when the file cannot be pushed as it is (bad JSON, wrong types, id mismatch). */
   problems?: string[]
+  /** The id the file says it holds, when that differs from its name (a file renamed by hand). */
+  claimsId?: string
 }
 
 /** A file that cannot stand for any item (a name no id encodes to, a link out of the workspace). */
@@ -78,6 +80,7 @@ export async function scanWorkspace(
           hash: parsed.hash,
           stat,
           ...(parsed.ok ? {} : { problems: parsed.problems }),
+          ...(!parsed.ok && parsed.claimsId !== undefined ? { claimsId: parsed.claimsId } : {}),
         })
       } catch (error) {
         if (!(error instanceof OutsideWorkspaceError)) throw error

@@ -5,35 +5,14 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ensureBuilt, MAIN_JS } from '../helpers/build.js'
 
-const ROOT = path.resolve(import.meta.dirname, '../..')
-const MAIN = path.join(ROOT, 'dist/cli/main.js')
-
-function newestMtime(dir: string): number {
-  let newest = 0
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name)
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(full) : fs.statSync(full).mtimeMs)
-  }
-  return newest
-}
+const MAIN = MAIN_JS
 
 const children: ChildProcess[] = []
 const dirs: string[] = []
 
-beforeAll(() => {
-  // Builds dist only when a source file is newer than the CLI entry.
-  if (!fs.existsSync(MAIN) || newestMtime(path.join(ROOT, 'src')) > fs.statSync(MAIN).mtimeMs) {
-    execFileSync(
-      process.execPath,
-      [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
-      {
-        cwd: ROOT,
-        stdio: 'inherit',
-      },
-    )
-  }
-}, 120_000)
+beforeAll(ensureBuilt, 120_000)
 
 afterAll(() => {
   for (const child of children) if (child.exitCode === null) child.kill('SIGKILL')

@@ -1,0 +1,38 @@
+// `cms-sync watch`: the daemon (src/watch/daemon.ts) under the workspace lock until Ctrl-C or
+// SIGTERM. A second cms-sync on the same workspace, watch or one-shot, exits 5 naming this one.
+
+import type { Command } from 'commander'
+import { globalOptions } from '../context.js'
+import { withEngine } from '../engine-session.js'
+import { CliError, ExitCode } from '../exit-codes.js'
+import type { CliIo } from '../io.js'
+import { watchPrinter } from '../watch-output.js'
+
+function positiveInt(value: string): number {
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < 1)
+    throw new CliError(`expected a whole number of seconds, got ${value}`, ExitCode.usage)
+  return n
+}
+
+export function register(program: Command, io: CliIo, setExit: (code: number) => void): void {
+  program
+    .command('watch')
+    .description('Keep the workspace and the server in step while you edit (Ctrl-C stops)')
+    .option('--rescan-seconds <n>', 'deep rescan (re-read every file) this often', positiveInt, 300)
+    .action(async (opts: { rescanSeconds: number }, cmd: Command) => {
+      const globals = globalOptions(cmd)
+      const { runDaemon } = await import('../../watch/daemon.js')
+      await withEngine(io, cmd, [], { lock: true }, async ({ ws, deps }) => {
+        await runDaemon({
+          deps,
+          debounceMs: ws.config.watch.debounceMs,
+          pollMs: ws.config.watch.pollSeconds * 1000,
+          rescanMs: opts.rescanSeconds * 1000,
+          stopSignal: io.stopSignal,
+          emit: watchPrinter(io, globals),
+        })
+      })
+      setExit(ExitCode.ok)
+    })
+}

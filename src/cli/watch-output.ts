@@ -1,0 +1,54 @@
+// How the watch daemon's events are shown: one line each on the terminal (what was pushed or
+// pulled, conflicts, pauses), one JSON object per line with --json, nothing but errors with -q.
+
+import pc from 'picocolors'
+import type { WatchEvent } from '../watch/watch-events.js'
+import type { GlobalOptions } from './context.js'
+import type { CliIo } from './io.js'
+
+function clock(date: Date): string {
+  return date.toTimeString().slice(0, 8)
+}
+
+export function eventLine(e: WatchEvent): string {
+  switch (e.event) {
+    case 'ready':
+      return `${pc.green('●')} watching ${e.root} (${e.tracked} items, ready in ${e.timeToReadyMs} ms); Ctrl-C stops`
+    case 'pushed':
+      return `${pc.green('↑')} ${e.action === 'push' ? 'pushed' : 'deleted on the server'} ${e.path}`
+    case 'pulled':
+      return `${pc.cyan('↓')} ${e.action === 'pull' ? 'pulled' : 'deleted locally'} ${e.path}`
+    case 'conflict':
+      return `${pc.yellow('!')} conflict ${e.path}${e.reason ? ` (${e.reason})` : ''}: both sides changed; the server copy is in .cms-sync/conflicts/, see \`cms-sync diff\` then \`cms-sync resolve\``
+    case 'failed':
+      return `${pc.red('✗')} ${e.action} failed ${e.path}: ${e.error}`
+    case 'paused': {
+      const what = e.reason === 'mass-delete' ? 'deleted' : 'changed'
+      return `${pc.yellow('⏸')} paused: ${e.count} files ${what} at once; pushing waits for an explicit \`cms-sync push\` or \`sync\` (stop watch first); remote changes are still pulled`
+    }
+    case 'offline':
+      return `${pc.yellow('⚠')} the server is out of reach (${e.error}); ${e.pending} change(s) queued, retrying`
+    case 'online':
+      return `${pc.green('✓')} the server is back`
+    case 'error':
+      return `${pc.red('✗')} ${e.message}`
+    case 'warning':
+      return `${pc.yellow('⚠')} ${e.message}`
+    case 'stopped':
+      return `${pc.dim('■')} stopped${e.pending > 0 ? ` (${e.pending} local change(s) left for the next start)` : ''}`
+  }
+}
+
+/** The sink the daemon reports to, per the global output options. */
+export function watchPrinter(io: CliIo, globals: GlobalOptions, now: () => Date = () => new Date()) {
+  return (e: WatchEvent): void => {
+    if (globals.json) {
+      io.stdout.write(`${JSON.stringify({ time: now().toISOString(), ...e })}\n`)
+      return
+    }
+    const problem = e.event === 'error' || e.event === 'failed'
+    if (globals.quiet && !problem) return
+    const stream = problem ? io.stderr : io.stdout
+    stream.write(`${pc.dim(clock(now()))} ${eventLine(e)}\n`)
+  }
+}

@@ -1,0 +1,218 @@
+// `cms-sync watch` wired together (docs/watch.md): the watcher feeds dirty paths, minus our own
+// writes, through the mass change guard into the work queue, which runs the engine one run at a
+// time; a poller asks for a full reconcile every watch.pollSeconds (remote changes, and a local
+// stat scan), a slower one for a deep rescan that re-reads every file; a stop signal drains it
+// all. The caller holds the workspace lock for as long as this runs.
+
+import type { EngineDeps } from '../engine/run.js'
+import { type WatchRunOutcome, watchRun } from '../engine/watch-run.js'
+import { RemoteError } from '../remote/errors.js'
+import { loadState } from '../state/state-file.js'
+import { loadIgnoreRules } from '../workspace/ignore-rules.js'
+import { type LocalBatchInfo, type WorkspaceWatcher, watchWorkspace } from './local-changes.js'
+import {
+  createChangeWindow,
+  decideMassChange,
+  MASS_DELETE_MIN_PATHS,
+  pauseInfoFor,
+  readPause,
+  setPause,
+} from './mass-change.js'
+import { createOwnWrites, hashOfBytes } from './own-writes.js'
+import { startPoller } from './poller.js'
+import { type ShutdownReport, shutdownOnStop } from './shutdown.js'
+import { createOutcomeReporter, type EventSink } from './watch-events.js'
+import { createWorkQueue, type Settled } from './work-queue.js'
+
+/** The deep rescan: catches an edit that kept size and mtime, which the stat cache would miss. */
+export const DEFAULT_RESCAN_MS = 5 * 60_000
+
+export interface DaemonOptions {
+  deps: EngineDeps
+  debounceMs: number
+  /** Remote poll (a full reconcile) every this many ms: watch.pollSeconds. */
+  pollMs: number
+  rescanMs?: number
+  shutdownDeadlineMs?: number
+  stopSignal: Promise<unknown>
+  emit: EventSink
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
+
+/** Why the server is out of reach: the client's own error, not the wrappers around it. */
+function rootCauseOf(error: unknown): string {
+  let found = error
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof RemoteError) found = e
+  }
+  return messageOf(found)
+}
+
+/** Runs until stopSignal; resolves after a clean shutdown. Rejects only if the start-up reconcile threw. */
+export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
+  const { root, logger } = opts.deps
+  const emit: EventSink = (event) => {
+    logger.info({ ...event }, `watch ${event.event}`)
+    opts.emit(event)
+  }
+  const ownWrites = createOwnWrites(root)
+  const deps: EngineDeps = {
+    ...opts.deps,
+    beforeLocalWrite: (rel, content) =>
+      ownWrites.expect(rel, content === 'deleted' ? content : hashOfBytes(content)),
+  }
+  const reporter = createOutcomeReporter(emit)
+  let offline = false
+  let rehashNext = false
+  let stopping = false
+
+  const queue = createWorkQueue({
+    run: watchRun(deps, {
+      paused: async () => (await readPause(root)) !== undefined,
+      rehash: () => {
+        const rehash = rehashNext
+        rehashNext = false
+        return rehash
+      },
+      // A batch still gathering may be a checkout under way: let the guard see it whole first.
+      holdPushes: async ({ changed, deleted }) =>
+        changed.length > 0 &&
+        ((watcher?.pending ?? 0) > 0 || (await guard(new Set(changed), new Set(deleted)))),
+    }),
+    onOutcome: (settled: Settled, _paths, full) => {
+      if (settled.kind === 'offline') {
+        if (!offline && !stopping)
+          emit({ event: 'offline', pending: queue.pending.size, error: rootCauseOf(settled.cause) })
+        offline = true
+        return
+      }
+      if (offline && !stopping) emit({ event: 'online' })
+      offline = false
+      if (settled.kind === 'error') reporter.error(messageOf(settled.error))
+      else reporter.outcome((settled as WatchRunOutcome & { kind: 'done' }).outcome, full)
+    },
+  })
+
+  // The mass change guard, over the watcher's batches and over what full runs find changed.
+  const recent = createChangeWindow()
+  async function guard(changed: ReadonlySet<string>, deleted: ReadonlySet<string>): Promise<boolean> {
+    const counts = recent.add(changed, deleted)
+    // Below this many paths no workspace size makes a mass change, so the state is not read.
+    if (counts.changed <= MASS_DELETE_MIN_PATHS) return false
+    const tracked = Object.keys((await loadState(root))?.items ?? {}).length
+    const decision = decideMassChange({ ...counts, tracked })
+    if (!decision.pause) return false
+    if (!(await readPause(root))) {
+      const info = pauseInfoFor(decision, changed)
+      await setPause(root, info)
+      emit({ event: 'paused', ...info })
+      recent.clear()
+    }
+    return true
+  }
+
+  async function onBatch(paths: Set<string>, info: LocalBatchInfo): Promise<void> {
+    const changed = await ownWrites.filterBatch(paths) // first, so a big pull never trips the guard
+    if (changed.size === 0) return
+    await guard(changed, new Set([...info.deleted].filter((p) => changed.has(p))))
+    if (info.flood) void queue.requestFull()
+    else queue.add(changed)
+  }
+
+  let watcher: WorkspaceWatcher | undefined
+  let warnedNoSpace = false
+  async function startWatcher(): Promise<void> {
+    const next = watchWorkspace(root, {
+      debounceMs: opts.debounceMs,
+      ignoreRules: await loadIgnoreRules(root),
+      onBatch,
+      onError: (error) => {
+        if ((error as NodeJS.ErrnoException).code === 'ENOSPC') {
+          if (warnedNoSpace) return
+          warnedNoSpace = true
+          emit({
+            event: 'warning',
+            message: `the system's file watch limit is reached (raise fs.inotify.max_user_watches); edits are still found by the full reconcile every ${Math.round(opts.pollMs / 1000)} s`,
+          })
+          return
+        }
+        emit({ event: 'warning', message: `watching files: ${messageOf(error)}` })
+      },
+      onIgnoreFileChange: () => void restartWatcher(),
+    })
+    watcher = next
+    await next.ready
+  }
+  // .cmsyncignore changed: folders the old rules ignored were never crawled, so start afresh.
+  let restarting: Promise<void> = Promise.resolve()
+  function restartWatcher(): Promise<void> {
+    restarting = restarting.then(async () => {
+      if (stopping) return
+      await watcher?.close()
+      await startWatcher()
+      logger.info({}, 'watch: .cmsyncignore changed, watcher restarted')
+      void queue.requestFull()
+    })
+    return restarting
+  }
+
+  const fullRun = async () => {
+    const outcome = await queue.requestFull()
+    if (outcome.kind === 'offline') throw new Error('the server is out of reach')
+    if (outcome.kind === 'error') throw outcome.error
+  }
+  const logRetry = (error: unknown, retryInMs: number) =>
+    logger.warn({ error: messageOf(error), retryInMs }, 'watch: full reconcile failed')
+
+  // Ready before the start-up reconcile, so an edit made during it is queued, not missed.
+  await startWatcher()
+  const paused = await readPause(root)
+  if (paused) emit({ event: 'paused', ...paused })
+  const stopped = Promise.resolve(opts.stopSignal).then(() => 'stop' as const)
+  const first = await Promise.race([queue.requestFull(), stopped])
+  if (first !== 'stop' && first.kind === 'error') {
+    stopping = true
+    await Promise.all([watcher?.close(), queue.drain(0)])
+    throw first.error
+  }
+  const poll = startPoller({ intervalMs: opts.pollMs, task: fullRun, onError: logRetry })
+  const rescan = startPoller({
+    intervalMs: opts.rescanMs ?? DEFAULT_RESCAN_MS,
+    task: () => {
+      rehashNext = true
+      return fullRun()
+    },
+    onError: logRetry,
+  })
+  if (first !== 'stop') {
+    const tracked = Object.keys((await loadState(root))?.items ?? {}).length
+    emit({ event: 'ready', root, tracked, timeToReadyMs: Math.round(watcher?.timeToReadyMs ?? 0) })
+  }
+
+  const report = await shutdownOnStop(
+    stopped,
+    {
+      stopTakingEvents: async () => {
+        stopping = true
+        await restarting
+        await Promise.all([watcher?.close(), poll.stop(0), rescan.stop(0)])
+      },
+      drain: (ms) => queue.drain(ms),
+      // Nothing to save here: the engine commits state per confirmed item and flushes it at the
+      // end of every run, including one abandoned at the deadline.
+      saveState: async () => {},
+      log: (message, fields) => logger.info(fields ?? {}, `watch: ${message}`),
+    },
+    opts.shutdownDeadlineMs,
+  )
+  emit({
+    event: 'stopped',
+    pending: report.pending,
+    finished: report.finished,
+    durationMs: report.durationMs,
+  })
+  return report
+}

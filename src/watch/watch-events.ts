@@ -1,0 +1,84 @@
+// What the daemon tells its user, one event at a time: the command prints each as a line on a
+// terminal or as one JSON object per line (--json), and logs it. Runs repeat themselves (every
+// remote poll is a full reconcile that finds the same open conflict again), so conflicts and
+// errors are reported when they appear, not on every poll.
+
+import type { ItemReport, Outcome } from '../engine/outcome.js'
+import type { PauseInfo } from './mass-change.js'
+
+export type WatchEvent =
+  | { event: 'ready'; root: string; tracked: number; timeToReadyMs: number }
+  | { event: 'pushed'; path: string; action: 'push' | 'delete-remote' }
+  | { event: 'pulled'; path: string; action: 'pull' | 'delete-local' }
+  | { event: 'conflict'; path: string; reason?: string }
+  | { event: 'failed'; path: string; action: string; error: string }
+  | ({ event: 'paused' } & PauseInfo)
+  | { event: 'offline'; pending: number; error: string }
+  | { event: 'online' }
+  | { event: 'error'; message: string }
+  | { event: 'warning'; message: string }
+  | { event: 'stopped'; pending: number; finished: boolean; durationMs: number }
+
+export type EventSink = (event: WatchEvent) => void
+
+function itemEvent(item: ItemReport): WatchEvent | undefined {
+  switch (item.action) {
+    case 'push':
+    case 'delete-remote':
+      return { event: 'pushed', path: item.path, action: item.action }
+    case 'pull':
+    case 'delete-local':
+      return { event: 'pulled', path: item.path, action: item.action }
+    default:
+      return undefined
+  }
+}
+
+/**
+ * Turns run outcomes into events, remembering which conflicts and failures were already told.
+ * A full run sees every open conflict, so after one, a conflict it no longer finds is settled
+ * and will be told again if it comes back.
+ */
+export function createOutcomeReporter(emit: EventSink) {
+  let conflicts = new Set<string>()
+  let failures = new Map<string, string>()
+  let lastError: string | undefined
+
+  return {
+    outcome(outcome: Outcome, full: boolean): void {
+      lastError = undefined
+      const seenConflicts = new Set<string>()
+      const seenFailures = new Map<string, string>()
+      for (const item of outcome.applied) {
+        conflicts.delete(item.path)
+        failures.delete(item.path)
+        const event = itemEvent(item)
+        if (event) emit(event)
+      }
+      for (const item of outcome.conflicts) {
+        seenConflicts.add(item.path)
+        if (!conflicts.has(item.path))
+          emit({ event: 'conflict', path: item.path, ...(item.reason ? { reason: item.reason } : {}) })
+      }
+      for (const item of outcome.failed) {
+        const error = item.error ?? 'failed'
+        seenFailures.set(item.path, error)
+        if (failures.get(item.path) !== error)
+          emit({ event: 'failed', path: item.path, action: item.action, error })
+      }
+      if (full) {
+        conflicts = seenConflicts
+        failures = seenFailures
+      } else {
+        for (const p of seenConflicts) conflicts.add(p)
+        for (const [p, e] of seenFailures) failures.set(p, e)
+      }
+    },
+    /** A run that threw (a safety stop, a refused token): told once until something changes. */
+    error(message: string): void {
+      if (message === lastError) return
+      lastError = message
+      emit({ event: 'error', message })
+    },
+  }
+}
