@@ -75,7 +75,8 @@ describe.each(['spec', 'upstream'] as const)('concurrency (%s dialect)', (dialec
       (await w.readJson(`content/${id}.json`)).properties as { title: string }
     for (const [id, v] of doubleEdits) {
       expect((await title(id)).title, id).toBe(v.local)
-      expect(((await w.server.get('content', id))?.properties as { title: string }).title, id).toBe(v.remote)
+      const remote = (await w.server.get('content', id)) as { properties: { title: string } } | undefined
+      expect(remote?.properties.title, id).toBe(v.remote)
     }
     // And a sync reports each as a conflict, changing nothing
     const sync = await w.cli('--json', 'sync')
