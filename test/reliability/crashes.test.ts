@@ -1,6 +1,6 @@
 // Crashes: the real CLI is killed with SIGKILL at random moments (after the Nth request it
-// makes, or after a random delay) during pull, push and sync, and the emulator itself is
-// killed and restarted on the same port and data folder mid-run. After every kill: no torn
+// makes, or after a random delay) during pull, push, sync and watch, and the emulator itself is
+// killed and restarted on the same port and data folder mid-run; watch is killed the same way. After every kill: no torn
 // file, no base claiming a write the server never got; after the restart's clean sync: no
 // lost local edit, no lost remote edit, nothing created twice.
 
@@ -41,7 +41,7 @@ describe.each(['spec', 'upstream'] as const)('crashes (%s dialect)', (dialect) =
     await emulator?.stop()
   })
 
-  test('kill -9 during pull, push and sync, and of the emulator, loses nothing and leaves no false base', async () => {
+  test('kill -9 during pull, push, sync and watch, and of the emulator, loses nothing and leaves no false base', async () => {
     const base = await mkdtemp(path.join(tmpdir(), 'cms-sync-crash-'))
     emulator = new EmulatorProcess(await freePort(), path.join(base, 'data'), dialect)
     await emulator.start()
@@ -83,18 +83,22 @@ describe.each(['spec', 'upstream'] as const)('crashes (%s dialect)', (dialect) =
     let strayTemp = 0
     for (let i = 0; i < iterations; i++) {
       const touched = await session.round(8)
-      const command = random.pick(['sync', 'pull', 'push'] as const)
+      const command = random.pick(['sync', 'pull', 'push', 'watch'] as const)
       const killEmulator = i % 3 === 2
       const start = proxy.seen.length
       const { child, done } = runCli(['-C', root, command], env)
       let killedCli = false
       // Most kills land after a random request (the request in flight); some during start-up.
       const afterRequest = killEmulator || random.next() < 0.8 ? 1 + random.int(10) : undefined
+      // watch never ends by itself: it is always killed, at the latest after a random time.
       const timer =
-        afterRequest === undefined
-          ? setTimeout(() => {
-              killedCli = child.kill('SIGKILL')
-            }, random.int(700))
+        afterRequest === undefined || command === 'watch'
+          ? setTimeout(
+              () => {
+                killedCli = child.kill('SIGKILL')
+              },
+              command === 'watch' ? 500 + random.int(2500) : random.int(700),
+            )
           : undefined
       let emulatorDown: Promise<void> | undefined
       proxy.override = () => {
