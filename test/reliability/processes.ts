@@ -87,21 +87,20 @@ export class EmulatorProcess {
 
   /** kill -9, and wait until the process is gone. */
   async kill(): Promise<void> {
-    const child = this.child
-    if (!child || child.exitCode !== null || child.signalCode !== null) return
-    const gone = new Promise((resolve) => child.once('close', resolve))
-    child.kill('SIGKILL')
-    await gone
-    this.kills++
-    this.child = undefined
+    if (await this.end('SIGKILL')) this.kills++
   }
 
   async stop(): Promise<void> {
+    await this.end('SIGTERM')
+  }
+
+  private async end(signal: NodeJS.Signals): Promise<boolean> {
     const child = this.child
-    if (!child || child.exitCode !== null || child.signalCode !== null) return
+    if (!child || child.exitCode !== null || child.signalCode !== null) return false
     const gone = new Promise((resolve) => child.once('close', resolve))
-    child.kill('SIGTERM')
+    child.kill(signal)
     await gone
     this.child = undefined
+    return true
   }
 }

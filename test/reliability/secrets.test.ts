@@ -2,7 +2,6 @@
 // error message, even when a server echoes them back; the credentials file is mode 0600; TLS
 // certificates are verified for a whole command run unless the workspace opts out.
 
-import { execFileSync } from 'node:child_process'
 import { mkdir, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
@@ -10,6 +9,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { cli } from '../helpers/cli.js'
+import { selfSignedCert } from '../helpers/self-signed.js'
 import { contentOf, startWorld, type World } from '../helpers/sync-world.js'
 import { json } from './hostile-server.js'
 import { bytesUnder, report, secretsIn } from './support.js'
@@ -85,29 +85,8 @@ describe.each(['spec', 'upstream'] as const)('secrets (%s dialect)', (dialect) =
 
 test('a self-signed server is refused by a whole sync run, and accepted only with tls.insecure', async () => {
   const dir = await mkdtemp(path.join(tmpdir(), 'cms-sync-tls-run-'))
-  const key = path.join(dir, 'key.pem')
-  const cert = path.join(dir, 'cert.pem')
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  )
   const seen: string[] = []
-  const server = createServer({ key: await readFile(key), cert: await readFile(cert) }, (req, res) => {
+  const server = createServer(await selfSignedCert(), (req, res) => {
     seen.push(`${req.method} ${req.url}`)
     const route = (req.url ?? '').split('?')[0]
     if (route === '/api/demo/live/content') return json(res, 200, [contentOf('home')])
