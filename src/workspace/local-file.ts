@@ -23,7 +23,24 @@ function claimedId(value: unknown, expectedId: string): string | undefined {
 /** Counts file reads, so tests can see that the stat cache spared them. */
 export const fileReads = { count: 0 }
 
+/**
+ * The server refuses JSON bodies over 50 MB (upstream-server.md §8.2), and resets the
+ * connection while the body is still being sent, which looks like a network failure and
+ * would be retried. A file that large is refused here, named, before any request.
+ */
+export const MAX_JSON_FILE_BYTES = 50 * 1024 * 1024
+
 export function parseFileText(codec: Codec, text: string, expectedId: string): ParsedFile {
+  const bytes = Buffer.byteLength(text)
+  if (bytes > MAX_JSON_FILE_BYTES) {
+    return {
+      ok: false,
+      hash: hashText(`invalid\0${text}`),
+      problems: [
+        `the file is ${Math.ceil(bytes / 1024 / 1024)} MB; the server accepts JSON documents up to ${MAX_JSON_FILE_BYTES / 1024 / 1024} MB`,
+      ],
+    }
+  }
   let value: unknown
   try {
     value = JSON.parse(text)

@@ -5,7 +5,11 @@ import { createServer, request } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 
 /** A canned answer for a request, or undefined to forward it. */
-export type Override = (method: string, path: string) => { status: number; body: string } | undefined
+export type Override = (
+  method: string,
+  path: string,
+  headers: import('node:http').IncomingHttpHeaders,
+) => { status: number; body: string } | undefined
 
 export interface CountingProxy {
   url: string
@@ -22,7 +26,7 @@ export async function startCountingProxy(upstream: string): Promise<CountingProx
   const server = createServer((req, res) => {
     const route = (req.url ?? '').split('?')[0]!
     seen.push(`${req.method} ${route}`)
-    const canned = proxy.override?.(req.method ?? 'GET', route)
+    const canned = proxy.override?.(req.method ?? 'GET', route, req.headers)
     if (canned) {
       req.resume()
       res.writeHead(canned.status, { 'content-type': 'application/json' })

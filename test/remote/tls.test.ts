@@ -1,41 +1,16 @@
 // TLS is verified unless the workspace opts out (tls.insecure) for its server.
 
-import { execFileSync } from 'node:child_process'
-import { mkdtemp, readFile } from 'node:fs/promises'
 import { createServer, type Server } from 'node:https'
 import type { AddressInfo } from 'node:net'
-import os from 'node:os'
-import path from 'node:path'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { createRemoteClient } from '../../src/remote/index.js'
+import { selfSignedCert } from '../helpers/self-signed.js'
 
 let server: Server
 let url: string
 
 beforeAll(async () => {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'cms-sync-tls-'))
-  const key = path.join(dir, 'key.pem')
-  const cert = path.join(dir, 'cert.pem')
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  )
-  server = createServer({ key: await readFile(key), cert: await readFile(cert) }, (_req, res) => {
+  server = createServer(await selfSignedCert(), (_req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' }).end('[]')
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()))

@@ -1,0 +1,117 @@
+// Secrets: the token (given or from a login) appears in no workspace file, no log, no output and no
+// error message, even when a server echoes them back; the credentials file is mode 0600; TLS
+// certificates are verified for a whole command run unless the workspace opts out.
+
+import { mkdir, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises'
+import { createServer } from 'node:https'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { afterEach, describe, expect, test } from 'vitest'
+import { cli } from '../helpers/cli.js'
+import { selfSignedCert } from '../helpers/self-signed.js'
+import { contentOf, startWorld, type World } from '../helpers/sync-world.js'
+import { json } from './hostile-server.js'
+import { bytesUnder, report, secretsIn } from './support.js'
+
+describe.each(['spec', 'upstream'] as const)('secrets (%s dialect)', (dialect) => {
+  let world: World
+  afterEach(async () => world?.close())
+
+  test('the token stays out of files, logs, output and errors, even when the server echoes it; credentials are 0600', async () => {
+    world = await startWorld(dialect)
+    const w = world
+    const token = w.emulator.token()
+    const env = { ...w.env, CMS_SYNC_TOKEN: token }
+    const run = (...args: string[]) => cli(['-C', w.root, ...args], { cwd: w.root, env })
+    const outputs: string[] = []
+    const record = (r: { stdout: string; stderr: string }) => outputs.push(r.stdout, r.stderr)
+    // Every command, verbose, including failing ones
+    for (const args of [
+      ['-v', 'sync'],
+      ['-v', 'status'],
+      ['-v', '--json', 'status'],
+      ['-v', 'diff'],
+      ['-v', 'pull'],
+      ['-v', 'push'],
+    ])
+      record(await run(...args))
+    await w.editJson('content/home.json', { properties: { title: 'changed' } })
+    w.emulator.setFaults('error=1')
+    record(await run('-v', 'sync'))
+    w.emulator.setFaults({})
+    // A server that echoes the request's headers (cookie, authorization) in its error text
+    let echoed = 0
+    w.proxy.override = (_m, _r, headers) => {
+      echoed++
+      return { status: 500, body: `failed for ${headers.cookie} / ${headers.authorization ?? ''}` }
+    }
+    record(await run('-v', 'sync'))
+    record(await run('-v', '--json', 'pull'))
+    w.proxy.override = undefined
+    // Logging in with a password stores the token in the credentials file, mode 0600
+    const xdg = path.join(w.root, '..', 'xdg-login')
+    const login = await cli(
+      ['-C', w.root, '-v', 'login', '--username', 'admin', '--password-stdin', '--persist'],
+      {
+        cwd: w.root,
+        env: { XDG_CONFIG_HOME: xdg },
+        stdin: 'admin\n',
+      },
+    )
+    record(login)
+    expect(login.exitCode, login.stderr).toBe(0)
+    const credentials = path.join(xdg, 'cms-sync', 'credentials.yaml')
+    expect((await stat(credentials)).mode & 0o777).toBe(0o600)
+    const stored = /token:\s*"?([0-9a-f]{20,})/.exec(await readFile(credentials, 'utf8'))?.[1]
+    expect(stored).toBeDefined()
+    const secrets = [token, stored!]
+    // Then no workspace file (logs included) and no output holds them
+    expect(await secretsIn(w.root, [token, stored!])).toEqual([])
+    const leaks = outputs.filter((o) => secrets.some((s) => o.includes(s)))
+    expect(leaks).toEqual([])
+    const logs = [...(await bytesUnder(path.join(w.root, '.cms-sync', 'logs')))]
+    expect(logs.length).toBeGreaterThan(0)
+    report(`secrets/${dialect}`, {
+      runs: outputs.length / 2,
+      filesScanned: (await bytesUnder(w.root)).size,
+      logFiles: logs.length,
+      serverEchoesOfTheToken: echoed,
+      leaks: 0,
+      credentialsMode: '0600',
+    })
+  })
+})
+
+test('a self-signed server is refused by a whole sync run, and accepted only with tls.insecure', async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'cms-sync-tls-run-'))
+  const seen: string[] = []
+  const server = createServer(await selfSignedCert(), (req, res) => {
+    seen.push(`${req.method} ${req.url}`)
+    const route = (req.url ?? '').split('?')[0]
+    if (route === '/api/demo/live/content') return json(res, 200, [contentOf('home')])
+    if (route === '/api/demo/live/schemas') return json(res, 200, [])
+    json(res, 404, 'not found')
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()))
+  const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`
+  try {
+    const root = path.join(dir, 'site')
+    await mkdir(root)
+    const config = `server: ${url}\nproject: demo\nenvironment: live\nresources: [content]\ndialect: spec\n`
+    await writeFile(path.join(root, 'cms-sync.yaml'), config)
+    const env = { CMS_SYNC_TOKEN: 'tls-test-token-0123456789', XDG_CONFIG_HOME: path.join(dir, 'xdg') }
+    const refused = await cli(['-C', root, 'pull'], { cwd: root, env })
+    expect(refused.exitCode).not.toBe(0)
+    expect(refused.stderr).toMatch(/TLS certificate was refused.*tls.insecure: true/)
+    expect(seen).toEqual([]) // the handshake failed: no request, so no token, reached it
+    await writeFile(path.join(root, 'cms-sync.yaml'), `${config}tls: { insecure: true }\n`)
+    const allowed = await cli(['-C', root, 'pull'], { cwd: root, env })
+    expect(allowed.exitCode, allowed.stderr).toBe(0)
+    expect(JSON.parse(await readFile(path.join(root, 'content/home.json'), 'utf8')).id).toBe('home')
+    report('secrets/tls', { refusedWithoutOptOut: true, requestsBeforeOptOut: 0 })
+  } finally {
+    server.closeAllConnections()
+    await new Promise((resolve) => server.close(resolve))
+  }
+})
