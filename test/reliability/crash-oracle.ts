@@ -6,7 +6,7 @@ import path from 'node:path'
 import type { RemoteClient } from '../../src/remote/index.js'
 import { loadState } from '../../src/state/state-file.js'
 import { fileBytes, hashText } from '../../src/workspace/codec.js'
-import { codecFor } from '../../src/workspace/codecs.js'
+import { CODECS } from '../../src/workspace/codecs.js'
 
 export interface CrashCheck {
   tornFiles: string[]
@@ -42,7 +42,7 @@ export async function checkAfterCrash(
   }
   const state = await loadState(root)
   for (const item of Object.values(state?.items ?? {})) {
-    const codec = codecFor(item.kind)
+    const codec = CODECS.find((c) => c.kind === item.kind)
     if (!codec) continue
     const local = await readFile(path.join(root, item.path), 'utf8').catch(() => undefined)
     if (local === undefined || hashText(local) !== item.baseHash) continue // a pending local change
