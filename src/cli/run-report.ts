@@ -2,9 +2,9 @@
 // ({applied, conflicts, failed}) or one line per item and a one-line summary. Exit codes come
 // from the outcome: 1 when an item failed, else 3 when conflicts remain, else 0.
 
-import pc from 'picocolors'
 import type { ItemReport, Outcome } from '../engine/outcome.js'
 import type { PlanItem } from '../engine/plan.js'
+import { pc } from './colors.js'
 import type { GlobalOptions } from './context.js'
 import { ExitCode } from './exit-codes.js'
 import type { CliIo } from './io.js'

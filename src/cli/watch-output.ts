@@ -1,8 +1,8 @@
 // How the watch daemon's events are shown: one line each on the terminal (what was pushed or
 // pulled, conflicts, pauses), one JSON object per line with --json, nothing but errors with -q.
 
-import pc from 'picocolors'
 import type { WatchEvent } from '../watch/watch-events.js'
+import { pc } from './colors.js'
 import type { GlobalOptions } from './context.js'
 import type { CliIo } from './io.js'
 

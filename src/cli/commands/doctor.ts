@@ -4,7 +4,7 @@
 // server's own test (`POST /api/test`, admin) and shows its log.
 
 import type { Command } from 'commander'
-import pc from 'picocolors'
+import { pc } from '../colors.js'
 import { connect, globalOptions, openWorkspace, printJson } from '../context.js'
 import type { Check } from '../doctor-checks.js'
 import { ExitCode } from '../exit-codes.js'

@@ -2,7 +2,7 @@
 // inherits from. The rules (what is refused and why) live in engine/promote.ts.
 
 import type { Command } from 'commander'
-import pc from 'picocolors'
+import { pc } from '../colors.js'
 import { globalOptions, printJson } from '../context.js'
 import { withEngine } from '../engine-session.js'
 import { CliError, ExitCode } from '../exit-codes.js'
