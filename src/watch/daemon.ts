@@ -18,7 +18,7 @@ import {
   readPause,
   setPause,
 } from './mass-change.js'
-import { createOwnWrites, hashOfBytes } from './own-writes.js'
+import { createOwnWrites } from './own-writes.js'
 import { startPoller } from './poller.js'
 import { type ShutdownReport, shutdownOnStop } from './shutdown.js'
 import { createOutcomeReporter, type EventSink } from './watch-events.js'
@@ -61,8 +61,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
   const ownWrites = createOwnWrites(root)
   const deps: EngineDeps = {
     ...opts.deps,
-    beforeLocalWrite: (rel, content) =>
-      ownWrites.expect(rel, content === 'deleted' ? content : hashOfBytes(content)),
+    beforeLocalWrite: (rel, sha256) => ownWrites.expect(rel, sha256),
   }
   const reporter = createOutcomeReporter(emit)
   let offline = false

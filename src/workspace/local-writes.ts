@@ -6,10 +6,15 @@ import { access, copyFile, mkdir, rename, rm, writeFile } from 'node:fs/promises
 import path from 'node:path'
 import writeFileAtomic from 'write-file-atomic'
 import { writeFileAtomically } from './atomic-write.js'
+import { hashText } from './codec.js'
 import { absolute, syncDirPath } from './layout.js'
 
 /** Told about every workspace file cms-sync is about to write or delete (watch drops the echo). */
-export type BeforeLocalWrite = (relativePath: string, content: string | 'deleted') => void
+/**
+ * Told before each workspace file a run writes (with the sha256 of the bytes about to land) or
+ * deletes, so the watcher can drop the echo of our own write but not a user's edit after it.
+ */
+export type BeforeLocalWrite = (relativePath: string, sha256: string | 'deleted') => void
 
 export class LocalWriter {
   private readonly madeFolders = new Set<string>()
@@ -57,8 +62,13 @@ export class LocalWriter {
    * Puts a finished file (a media download in .cms-sync/tmp/, same file system) at the path by
    * renaming it there: the old file goes to trash first, and readers never see half a file.
    */
-  async place(relativePath: string, sourceFile: string, opts: { fresh?: boolean } = {}): Promise<void> {
+  async place(
+    relativePath: string,
+    sourceFile: string,
+    opts: { sha256: string; fresh?: boolean },
+  ): Promise<void> {
     if (!opts.fresh) await this.keepInTrash(relativePath)
+    this.beforeWrite(relativePath, opts.sha256)
     const file = absolute(this.root, relativePath)
     const folder = path.dirname(file)
     // Thousands of media land in a few folders: make each folder once per run.
@@ -70,8 +80,9 @@ export class LocalWriter {
   }
 
   /** Moves a file to another path in the workspace (a media move); never over an existing file. */
-  async move(fromPath: string, toPath: string): Promise<void> {
+  async move(fromPath: string, toPath: string, sha256: string): Promise<void> {
     this.beforeWrite(fromPath, 'deleted')
+    this.beforeWrite(toPath, sha256)
     const target = absolute(this.root, toPath)
     await mkdir(path.dirname(target), { recursive: true })
     try {
@@ -85,7 +96,7 @@ export class LocalWriter {
 
   async write(relativePath: string, text: string): Promise<void> {
     await this.keepInTrash(relativePath)
-    this.beforeWrite(relativePath, text)
+    this.beforeWrite(relativePath, hashText(text))
     const file = absolute(this.root, relativePath)
     await this.folderFor(file)
     await writeFileAtomically(file, text)

@@ -174,13 +174,13 @@ async function pullMedia(ctx: MediaApplyContext, item: PlanItem): Promise<ItemRe
   let sha256 = local?.sha256
   if (local && local.rel !== remote.rel) {
     await ctx.writer.keepInTrash(mediaPath(local.rel))
-    await ctx.writer.move(mediaPath(local.rel), mediaPath(remote.rel))
+    await ctx.writer.move(mediaPath(local.rel), mediaPath(remote.rel), local.sha256)
     await pruneEmptyFolders(ctx.root, local.rel)
   }
   if (!local || local.sha256 !== remote.sha256) {
     const bytes = await serverBytes(ctx, remote.id)
     // A new file needs no trash copy: the check above saw nothing at its path.
-    await ctx.writer.place(mediaPath(remote.rel), bytes.file, { fresh: !local })
+    await ctx.writer.place(mediaPath(remote.rel), bytes.file, { sha256: bytes.sha256, fresh: !local })
     sha256 = bytes.sha256
   }
   await commit(ctx, remote.id, remote.rel, sha256!, remote)
