@@ -1,4 +1,4 @@
-// What every scenario gets: the world, the flags, and which features this build has.
+// What every scenario gets: the world and the flags.
 
 import type { World } from './world.js'
 
@@ -12,17 +12,9 @@ export interface BenchOptions {
   idleSeconds: number
 }
 
-export interface Features {
-  /** A media codec is registered: pull and push mirror media/. */
-  media: boolean
-  /** `cms-sync watch` exists. */
-  watch: boolean
-}
-
 export interface BenchContext {
   world: World
   options: BenchOptions
-  features: Features
   /** Where the scenarios log progress (stderr). */
   log: (line: string) => void
 }

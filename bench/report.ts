@@ -16,10 +16,6 @@ export interface Row {
   note?: string
 }
 
-export function notBuilt(scenario: string, target: string, what: string): Row {
-  return { scenario, unit: '', target, note: `n/a (not built yet: ${what})` }
-}
-
 const fmt = (x: number | undefined, digits = 2) =>
   x === undefined || Number.isNaN(x) ? '-' : x >= 100 ? x.toFixed(0) : x.toFixed(digits)
 

@@ -8,11 +8,9 @@ import { writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
-import { CODECS } from '../src/workspace/codecs.js'
-import type { BenchContext, Features } from './context.js'
-import { CLI, runChild } from './measure.js'
+import type { BenchContext } from './context.js'
 import { formatTable, type Row } from './report.js'
-import { pullScenario, syncedResources } from './scenarios/pull.js'
+import { pullScenario, SYNCED_RESOURCES } from './scenarios/pull.js'
 import { pushScenario } from './scenarios/push.js'
 import { statusScenario } from './scenarios/status.js'
 import { watchScenario } from './scenarios/watch.js'
@@ -42,14 +40,6 @@ const int = (name: keyof typeof values) => {
   return n
 }
 
-async function detectFeatures(): Promise<Features> {
-  const help = await runChild('node', [CLI, '--help'], { cwd: process.cwd(), env: process.env })
-  return {
-    media: CODECS.some((codec) => codec.kind === 'media'),
-    watch: /^\s+watch\b/m.test(help.stdout),
-  }
-}
-
 const wanted = (scenario: string) => values.only.split(',').includes(scenario)
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`)
 const sizes = {
@@ -74,13 +64,12 @@ try {
       edits: int('edits'),
       idleSeconds: int('idle-seconds'),
     },
-    features: await detectFeatures(),
     log,
   }
   // The pull always runs: the other scenarios start from the workspace it leaves.
   const pull = await pullScenario(ctx)
   rows.push(...pull.rows)
-  if (wanted('status')) rows.push(...(await statusScenario(ctx, pull.workspace, syncedResources(ctx))))
+  if (wanted('status')) rows.push(...(await statusScenario(ctx, pull.workspace, SYNCED_RESOURCES)))
   // Watch before push: it needs the clean workspace the pull left, and push edits files.
   if (wanted('watch')) rows.push(...(await watchScenario(ctx, pull.workspace)))
   if (wanted('push')) rows.push(...(await pushScenario(ctx, pull.workspace)))

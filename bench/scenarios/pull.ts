@@ -5,16 +5,15 @@ import { readdir, rm } from 'node:fs/promises'
 import path from 'node:path'
 import type { BenchContext } from '../context.js'
 import { type ChildRun, median, runChild } from '../measure.js'
-import { notBuilt, type Row } from '../report.js'
+import type { Row } from '../report.js'
 import { childEnv, cliArgs, createWorkspace } from '../world.js'
 
 const BASELINE = path.resolve(import.meta.dirname, '..', 'baselines', 'naive-pull.mjs')
 /** Generous limits: the pull measures cms-sync's own cost, not the configured throttle. */
 export const FAST = { requestsPerSecond: 1000, concurrency: 8 }
 
-export function syncedResources(ctx: BenchContext): string[] {
-  return ctx.features.media ? ['schemas', 'content', 'media'] : ['schemas', 'content']
-}
+/** Every kind the generated world holds: the pull and status rows cover all of it. */
+export const SYNCED_RESOURCES = ['schemas', 'content', 'media']
 
 async function countFiles(dir: string): Promise<number> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => [])
@@ -24,7 +23,7 @@ async function countFiles(dir: string): Promise<number> {
 /** Runs the initial pull `repeat` times each way; returns the rows and the last pulled workspace. */
 export async function pullScenario(ctx: BenchContext): Promise<{ rows: Row[]; workspace: string }> {
   const { world, options } = ctx
-  const resources = syncedResources(ctx)
+  const resources = SYNCED_RESOURCES
   const env = childEnv(world)
   const cms: ChildRun[] = []
   const base: ChildRun[] = []
@@ -79,6 +78,5 @@ export async function pullScenario(ctx: BenchContext): Promise<{ rows: Row[]; wo
       pass: rss < 300,
     },
   ]
-  if (!ctx.features.media) rows.push(notBuilt('initial pull (media)', '<= 1.3x', 'no media codec'))
   return { rows, workspace }
 }

@@ -8,7 +8,7 @@ import path from 'node:path'
 import { names } from '../../src/emulator/store.js'
 import type { BenchContext } from '../context.js'
 import { median, percentile } from '../measure.js'
-import { notBuilt, type Row } from '../report.js'
+import type { Row } from '../report.js'
 import { childEnv, cliArgs, contentId } from '../world.js'
 
 const READY = /\b(ready|watching)\b/i
@@ -34,17 +34,7 @@ async function until(check: () => boolean, timeoutMs: number, what: string): Pro
   }
 }
 
-export function watchNotBuilt(): Row[] {
-  return [
-    notBuilt('watch: save-to-server p95', '< 250 ms', 'no watch command'),
-    notBuilt('watch: idle CPU', '< 1 %', 'no watch command'),
-    notBuilt('watch: idle RSS', '< 150 MB', 'no watch command'),
-    notBuilt('watch: time to ready', '< 2 s', 'no watch command'),
-  ]
-}
-
 export async function watchScenario(ctx: BenchContext, workspace: string): Promise<Row[]> {
-  if (!ctx.features.watch) return watchNotBuilt()
   const { world, options } = ctx
   const started = performance.now()
   const child = spawn('node', cliArgs(world, '-C', workspace, 'watch'), {
