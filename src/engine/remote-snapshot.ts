@@ -41,18 +41,36 @@ function isRefusedToken(error: unknown): boolean {
   return error instanceof RemoteError && (error.code === 'unauthorized' || error.code === 'forbidden')
 }
 
+/**
+ * Asks for every kind's listing at once, so they arrive while the run reads the workspace. A
+ * failure surfaces where snapshotRemote awaits it; until then it is held, not unhandled.
+ */
+export function requestListings(client: RemotePort, codecs: readonly Codec[]): Listings {
+  return new Map(codecs.map((codec) => [codec.kind, settleLater(client.list(codec.kind))]))
+}
+
+export type Listings = ReadonlyMap<Kind, Promise<JsonObject[]>>
+
+/** The promise itself, marked as handled: a run that stops early never awaits it. */
+export function settleLater<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => {})
+  return promise
+}
+
 export async function snapshotRemote(
   client: RemotePort,
   codecs: readonly Codec[],
   base: (path: string) => ItemState | undefined,
   ignored: (path: string) => boolean = () => false,
+  /** Listings already asked for (requestListings); a kind missing here is listed now. */
+  listings?: Listings,
 ): Promise<RemoteSnapshot> {
   const entries = new Map<string, RemoteEntry>()
   const problems: RemoteSnapshot['problems'] = []
   for (const codec of codecs) {
     let listed: JsonObject[]
     try {
-      listed = await client.list(codec.kind)
+      listed = await (listings?.get(codec.kind) ?? client.list(codec.kind))
     } catch (error) {
       // A missing or refused token is the user's to fix (log in), not a listing to distrust.
       if (isRefusedToken(error)) throw error

@@ -5,7 +5,7 @@
 import { CliError, ExitCode } from '../cli/exit-codes.js'
 import { NATIVE_SCHEMA_IDS } from '../remote/dialect.js'
 import { RemoteError } from '../remote/errors.js'
-import type { MediaApi } from '../remote/media.js'
+import type { MediaApi, RemoteMedia } from '../remote/media.js'
 import { emptyState, loadState, StateStore, sameTarget, type Target } from '../state/state-file.js'
 import type { Codec, ReferenceContext } from '../workspace/codec.js'
 import { loadIgnoreRules } from '../workspace/ignore-rules.js'
@@ -30,6 +30,8 @@ import {
   ListingFailedError,
   type RemoteEntry,
   type RemoteSnapshot,
+  requestListings,
+  settleLater,
   snapshotRemote,
 } from './remote-snapshot.js'
 
@@ -90,6 +92,10 @@ export async function planRun(
   // A new target makes the old base meaningless: start over as a fresh clone, which never deletes.
   const rebound = !!saved && !sameTarget(saved.target, deps.target)
   const store = new StateStore(deps.root, saved && !rebound ? saved : emptyState(deps.target))
+  // The listings are most of the wait of a run that changes nothing: all of them are asked for
+  // now, and arrive while the workspace is read.
+  const listings = requestListings(deps.client, deps.codecs)
+  const mediaListing = deps.media ? settleLater(deps.media.api.list()) : undefined
   const kinds = new Set(deps.codecs.map((codec) => codec.kind))
   // .cmsyncignore'd paths are never synced either way: out of all three sides of the plan.
   const rules = await loadIgnoreRules(deps.root)
@@ -119,6 +125,7 @@ export async function planRun(
       deps.codecs,
       (path) => store.get(path),
       (path) => !synced(path),
+      listings,
     )
   } catch (error) {
     if (error instanceof ListingFailedError) {
@@ -135,7 +142,10 @@ export async function planRun(
   const planOptions = opts.prefer ? { prefer: opts.prefer } : {}
   const result = plan(base, local, snapshot.entries, planOptions)
   for (const item of result.items) if (snapshot.entries.get(item.path)?.inherited) item.inherited = true
-  const media = deps.media ? await mediaSide(deps, deps.media, store, planOptions, synced) : undefined
+  const media =
+    deps.media && mediaListing
+      ? await mediaSide(deps, deps.media, store, planOptions, synced, mediaListing)
+      : undefined
   return {
     store,
     plan: media ? { items: [...result.items, ...media.items] } : result,
@@ -157,10 +167,12 @@ async function mediaSide(
   store: StateStore,
   planOptions: { prefer?: Side },
   synced: (path: string) => boolean,
+  listing: Promise<RemoteMedia[]>,
 ): Promise<MediaRun> {
   try {
     return await snapshotMedia(deps.root, media.api, store, {
       ...planOptions,
+      listing,
       ignored: (path) => !synced(path),
       checksum: media.checksum,
       concurrency: media.concurrency,

@@ -5,7 +5,7 @@
 
 import { mkdir, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
-import type { MediaApi } from '../../remote/media.js'
+import type { MediaApi, RemoteMedia } from '../../remote/media.js'
 import type { StateStore } from '../../state/state-file.js'
 import { syncDirPath } from '../../workspace/layout.js'
 import { readMediaIndex } from '../../workspace/media-index.js'
@@ -63,7 +63,13 @@ export async function snapshotMedia(
   root: string,
   api: MediaApi,
   store: StateStore,
-  opts: PlanOptions & { ignored: (path: string) => boolean; checksum: boolean; concurrency: number },
+  opts: PlanOptions & {
+    ignored: (path: string) => boolean
+    checksum: boolean
+    concurrency: number
+    /** The listing, when already asked for. */
+    listing?: Promise<RemoteMedia[]>
+  },
 ): Promise<MediaRun> {
   const base = mediaBase(store)
   for (const [id, item] of base) if (opts.ignored(`${MEDIA_FOLDER}/${item.rel}`)) base.delete(id)
@@ -72,7 +78,7 @@ export async function snapshotMedia(
   const index = new Map(indexBefore ?? [])
   const synced = new Map([...index].filter(([rel]) => !opts.ignored(`${MEDIA_FOLDER}/${rel}`)))
   const scan = await scanMedia(root, (p) => store.get(p), opts.ignored)
-  const listed = (await api.list()).filter(
+  const listed = (await (opts.listing ?? api.list())).filter(
     (m) => !opts.ignored(`${MEDIA_FOLDER}/${m.folder ? `${m.folder}/` : ''}${m.name}`),
   )
   const match = matchMedia({
