@@ -8,7 +8,7 @@ export interface RemotePort {
   /** 'spec' | 'upstream' once known (after the first request when configured as auto). */
   readonly dialect: string
   /** Every item of a kind (custom schemas only); throws when the listing failed or is malformed. */
-  list(kind: Kind): Promise<JsonObject[]>
+  list(kind: Kind, opts?: { signal?: AbortSignal }): Promise<JsonObject[]>
   /** The item, or undefined when the server does not have it. */
   get(kind: Kind, id: string): Promise<JsonObject | undefined>
   /** Full-document upsert; `expected` re-checks the current item before an ambiguous write is retried. */

@@ -43,10 +43,11 @@ function isRefusedToken(error: unknown): boolean {
 
 /**
  * Asks for every kind's listing at once, so they arrive while the run reads the workspace. A
- * failure surfaces where snapshotRemote awaits it; until then it is held, not unhandled.
+ * failure surfaces where snapshotRemote awaits it; until then it is held, not unhandled. A run
+ * that stops early aborts `signal`, so no listing or retry outlives it.
  */
-export function requestListings(client: RemotePort, codecs: readonly Codec[]): Listings {
-  return new Map(codecs.map((codec) => [codec.kind, settleLater(client.list(codec.kind))]))
+export function requestListings(client: RemotePort, codecs: readonly Codec[], signal: AbortSignal): Listings {
+  return new Map(codecs.map((codec) => [codec.kind, settleLater(client.list(codec.kind, { signal }))]))
 }
 
 export type Listings = ReadonlyMap<Kind, Promise<JsonObject[]>>

@@ -28,6 +28,7 @@ import { type Plan, type PlanItem, plan, type Side, type Version } from './plan.
 import type { EngineLogger, RemotePort } from './remote-port.js'
 import {
   ListingFailedError,
+  type Listings,
   type RemoteEntry,
   type RemoteSnapshot,
   requestListings,
@@ -93,9 +94,33 @@ export async function planRun(
   const rebound = !!saved && !sameTarget(saved.target, deps.target)
   const store = new StateStore(deps.root, saved && !rebound ? saved : emptyState(deps.target))
   // The listings are most of the wait of a run that changes nothing: all of them are asked for
-  // now, and arrive while the workspace is read.
-  const listings = requestListings(deps.client, deps.codecs)
-  const mediaListing = deps.media ? settleLater(deps.media.api.list()) : undefined
+  // now, and arrive while the workspace is read. A run that fails meanwhile gives them up.
+  const cancel = new AbortController()
+  const listings: AllListings = {
+    json: requestListings(deps.client, deps.codecs, cancel.signal),
+    ...(deps.media ? { media: settleLater(deps.media.api.list({ signal: cancel.signal })) } : {}),
+  }
+  try {
+    return await readAndPlan(deps, opts, store, rebound, listings)
+  } catch (error) {
+    cancel.abort()
+    throw error
+  }
+}
+
+interface AllListings {
+  json: Listings
+  media?: Promise<RemoteMedia[]>
+}
+
+/** The three sides of every kind, and the plan: planRun once the listings are on their way. */
+async function readAndPlan(
+  deps: EngineDeps,
+  opts: { prefer?: Side; rehash?: boolean },
+  store: StateStore,
+  rebound: boolean,
+  listings: AllListings,
+): Promise<PlannedRun> {
   const kinds = new Set(deps.codecs.map((codec) => codec.kind))
   // .cmsyncignore'd paths are never synced either way: out of all three sides of the plan.
   const rules = await loadIgnoreRules(deps.root)
@@ -125,7 +150,7 @@ export async function planRun(
       deps.codecs,
       (path) => store.get(path),
       (path) => !synced(path),
-      listings,
+      listings.json,
     )
   } catch (error) {
     if (error instanceof ListingFailedError) {
@@ -143,8 +168,8 @@ export async function planRun(
   const result = plan(base, local, snapshot.entries, planOptions)
   for (const item of result.items) if (snapshot.entries.get(item.path)?.inherited) item.inherited = true
   const media =
-    deps.media && mediaListing
-      ? await mediaSide(deps, deps.media, store, planOptions, synced, mediaListing)
+    deps.media && listings.media
+      ? await mediaSide(deps, deps.media, store, planOptions, synced, listings.media)
       : undefined
   return {
     store,

@@ -66,6 +66,7 @@ export type RequestOptions = Pick<
   | 'contentLength'
   | 'sink'
   | 'itemId'
+  | 'signal'
 >
 
 export interface RemoteResponse {
@@ -77,7 +78,7 @@ export interface RemoteResponse {
 export interface RemoteClient {
   readonly dialect: Dialect
   readonly target: { server: string; project: string; environment: string }
-  list(kind: RemoteKind): Promise<RemoteObject[]>
+  list(kind: RemoteKind, opts?: { signal?: AbortSignal }): Promise<RemoteObject[]>
   get(kind: RemoteKind, id: string): Promise<RemoteObject | undefined>
   put(kind: RemoteKind, id: string, body: RemoteObject, opts?: PutOptions): Promise<RemoteObject>
   remove(kind: RemoteKind, id: string): Promise<void>
@@ -212,14 +213,20 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     return res.body
   }
 
-  async function list(kind: RemoteKind): Promise<RemoteObject[]> {
-    const request: HttpRequest = { method: 'GET', path: `${P}/${SEGMENT[kind]}`, maxBytes: LIST_MAX_BYTES }
+  async function list(kind: RemoteKind, opts: { signal?: AbortSignal } = {}): Promise<RemoteObject[]> {
+    const request: HttpRequest = {
+      method: 'GET',
+      path: `${P}/${SEGMENT[kind]}`,
+      maxBytes: LIST_MAX_BYTES,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    }
     const data = { method: 'GET', route: request.path }
     let res: HttpResponse
     try {
       res = await transport.send(request)
       if (res.status < 200 || res.status >= 300) throw fail(request, res)
     } catch (error) {
+      if (opts.signal?.aborted) throw error
       // The cause's message already says where and what to do; the listing adds the safety part.
       const cause = error as RemoteError
       throw new ListingError(

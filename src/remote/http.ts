@@ -57,6 +57,11 @@ export interface HttpRequest {
    * has no body. Called again on a retry, so it must start over (e.g. truncate its temp file).
    */
   sink?: (body: AsyncIterable<Buffer>) => Promise<void>
+  /**
+   * Gives the request up (and its retries) when aborted; the caller then never sees an
+   * answer, only the signal's reason. For reads a run asked for ahead and no longer needs.
+   */
+  signal?: AbortSignal
 }
 
 export interface HttpResponse {
@@ -224,6 +229,7 @@ export function createTransport(opts: TransportOptions): Transport {
   /** One attempt, inside the queue: send, read the whole body (capped), never leave a body unread. */
   async function attempt(request: HttpRequest, isRetry: boolean): Promise<HttpResponse> {
     return queue.run(async () => {
+      request.signal?.throwIfAborted()
       stats.requests++
       if (isRetry) stats.retries++
       const started = Date.now()
@@ -253,6 +259,7 @@ export function createTransport(opts: TransportOptions): Transport {
           method: request.method as Dispatcher.HttpMethod,
           headers,
           body,
+          ...(request.signal ? { signal: request.signal } : {}),
         })
       } catch (error) {
         stats.byStatusClass.network++
@@ -340,6 +347,7 @@ export function createTransport(opts: TransportOptions): Transport {
         // The limit is the server's, not this request's: hold every request to it.
         if (status === 429 || retryAfter !== undefined) stats.heldMs += queue.holdFor(waitMs)
       } catch (error) {
+        if (request.signal?.aborted) throw request.signal.reason
         if (error instanceof RemoteError) throw error
         const failureError = transportFailure(request, error)
         if (TLS_CODE.test(errorCode(error))) throw failureError
@@ -352,7 +360,7 @@ export function createTransport(opts: TransportOptions): Transport {
         { method: request.method, route: routeOf(request.path), retry: retry + 1, waitMs },
         'retrying',
       )
-      await sleep(waitMs)
+      await sleep(waitMs, request.signal)
     }
   }
 

@@ -47,7 +47,8 @@ function mediaOf(item: Record<string, unknown>): RemoteMedia {
 }
 
 export interface MediaApi {
-  list(): Promise<RemoteMedia[]>
+  /** The signal gives the listing up (see HttpRequest.signal). */
+  list(opts?: { signal?: AbortSignal }): Promise<RemoteMedia[]>
   /** One item as the server holds it now, or undefined when it is gone. */
   get(id: string): Promise<RemoteMedia | undefined>
   /** Streams the bytes into `dest` (created or truncated) and returns their sha256 and size. */
@@ -92,7 +93,7 @@ export function createMediaApi(client: RemoteClient): MediaApi {
     return res
   }
 
-  async function list(): Promise<RemoteMedia[]> {
+  async function list(opts: { signal?: AbortSignal } = {}): Promise<RemoteMedia[]> {
     const route = `${P}/media`
     const refuse = (why: string, status?: number) =>
       new ListingError('listing', `could not list media, so nothing was changed: ${why}`, {
@@ -102,8 +103,12 @@ export function createMediaApi(client: RemoteClient): MediaApi {
       })
     let res: RemoteResponse
     try {
-      res = await client.request('GET', route, { maxBytes: 512 * 1024 * 1024 })
+      res = await client.request('GET', route, {
+        maxBytes: 512 * 1024 * 1024,
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      })
     } catch (error) {
+      if (opts.signal?.aborted) throw error
       throw refuse((error as Error).message)
     }
     if (res.status < 200 || res.status >= 300) {

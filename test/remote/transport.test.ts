@@ -363,3 +363,33 @@ describe('secrets', () => {
     expect(log).not.toContain('hunter2')
   })
 })
+
+describe('giving a request up (a run that failed no longer needs its listings)', () => {
+  test('a listing given up before it is sent never reaches the server', async () => {
+    const c = await open()
+    const error = await c.list('content', { signal: AbortSignal.abort() }).catch((e: unknown) => e)
+    expect((error as Error).name).toBe('AbortError')
+    expect(cms.requests).toHaveLength(0)
+  })
+
+  test('a listing given up between retries is not tried again', async () => {
+    cms.hook = (_req, res) => {
+      res.writeHead(503).end('busy')
+      return true
+    }
+    // Long waits between tries: only the abort can end this listing early.
+    const c = await open({ backoff: { baseMs: 20_000, capMs: 20_000 } })
+    const cancel = new AbortController()
+    const listing = c.list('content', { signal: cancel.signal }).catch((e: unknown) => e)
+    await expect.poll(() => cms.requests.length).toBeGreaterThan(0)
+    cancel.abort()
+    const error = await listing
+    expect((error as Error).name).toBe('AbortError')
+    const tried = cms.requests.length
+    expect(tried).toBeLessThanOrEqual(2)
+    // Closing the client does not wait for a retry either.
+    await c.close()
+    client = undefined
+    expect(cms.requests).toHaveLength(tried)
+  })
+})
