@@ -5,6 +5,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // The reliability suite has its own config (npm run test:reliability).
     exclude: ['test/reliability/**', '**/node_modules/**'],
+    // Tests that spawn the built CLI need dist/ current; the build replaces dist/ as a whole.
+    globalSetup: ['test/helpers/build.ts'],
     // End-to-end tests start real servers and processes; give them room on a 2-core machine.
     testTimeout: 30_000,
     hookTimeout: 30_000,

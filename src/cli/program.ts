@@ -65,8 +65,10 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       io.stderr.write(`cms-sync: ${error.message}\n`)
       return error.exitCode
     }
+    const { readableStack } = await import('./stack-traces.js')
+    const stack = (error as Error).stack
     io.stderr.write(
-      `cms-sync: internal error, please report it:\n${(error as Error).stack ?? String(error)}\n`,
+      `cms-sync: internal error, please report it:\n${stack ? readableStack(stack) : String(error)}\n`,
     )
     return ExitCode.failed
   }

@@ -1,4 +1,5 @@
-// Tests that spawn the built CLI need dist/ to match src/: build only when a source file is newer.
+// Tests that spawn the built CLI need dist/ to match src/: build (scripts/build.mjs) only when a
+// source file is newer.
 
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -18,10 +19,11 @@ function newestMtime(dir: string): number {
 
 export function ensureBuilt(): void {
   if (!fs.existsSync(MAIN_JS) || newestMtime(path.join(ROOT, 'src')) > fs.statSync(MAIN_JS).mtimeMs) {
-    execFileSync(
-      process.execPath,
-      [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
-      { cwd: ROOT, stdio: 'inherit' },
-    )
+    execFileSync(process.execPath, [path.join(ROOT, 'scripts/build.mjs')], { cwd: ROOT, stdio: 'inherit' })
   }
+}
+
+/** vitest globalSetup: one build before any test file runs, so no two files build at once. */
+export default function setup(): void {
+  ensureBuilt()
 }
