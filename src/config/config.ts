@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import writeFileAtomic from 'write-file-atomic'
 import { isMap, parseDocument } from 'yaml'
-import { z } from 'zod'
+import * as z from 'zod/mini'
 import { ConfigError } from './errors.js'
 import { CONFIG_FILE } from './find-root.js'
 
@@ -68,34 +68,40 @@ function isServerUrl(value: string): boolean {
   }
 }
 
-const name = z
-  .string()
-  .min(1)
-  .regex(/^[^/?#]+$/)
+// zod/mini: the same checks and issues as zod's chained API, at a twentieth of the code to
+// load on every command (the chained API cannot be tree-shaken).
+const name = z.string().check(z.minLength(1), z.regex(/^[^/?#]+$/))
 
 const schema = z.strictObject({
-  server: z.string().refine(isServerUrl),
+  server: z.string().check(z.refine(isServerUrl)),
   project: name,
   environment: name,
-  resources: z
-    .array(z.enum(RESOURCE_NAMES as [ResourceName, ...ResourceName[]]))
-    .refine((list) => new Set(list).size === list.length)
-    .default([...RESOURCE_NAMES]),
-  rateLimit: z
-    .strictObject({
-      requestsPerSecond: z.number().min(1).max(1000).default(10),
-      concurrency: z.int().min(1).max(64).default(4),
-    })
-    .prefault({}),
-  watch: z
-    .strictObject({
-      debounceMs: z.int().min(0).max(60_000).default(100),
-      pollSeconds: z.number().min(1).max(86_400).default(10),
-    })
-    .prefault({}),
-  safety: z.strictObject({ maxDeletePercent: z.number().min(0).max(100).default(50) }).prefault({}),
-  dialect: z.enum(['auto', 'spec', 'upstream']).default('auto'),
-  tls: z.strictObject({ insecure: z.boolean().default(false) }).prefault({}),
+  resources: z._default(
+    z
+      .array(z.enum(RESOURCE_NAMES as [ResourceName, ...ResourceName[]]))
+      .check(z.refine((list) => new Set(list).size === list.length)),
+    [...RESOURCE_NAMES],
+  ),
+  rateLimit: z.prefault(
+    z.strictObject({
+      requestsPerSecond: z._default(z.number().check(z.minimum(1), z.maximum(1000)), 10),
+      concurrency: z._default(z.int().check(z.minimum(1), z.maximum(64)), 4),
+    }),
+    {},
+  ),
+  watch: z.prefault(
+    z.strictObject({
+      debounceMs: z._default(z.int().check(z.minimum(0), z.maximum(60_000)), 100),
+      pollSeconds: z._default(z.number().check(z.minimum(1), z.maximum(86_400)), 10),
+    }),
+    {},
+  ),
+  safety: z.prefault(
+    z.strictObject({ maxDeletePercent: z._default(z.number().check(z.minimum(0), z.maximum(100)), 50) }),
+    {},
+  ),
+  dialect: z._default(z.enum(['auto', 'spec', 'upstream']), 'auto'),
+  tls: z.prefault(z.strictObject({ insecure: z._default(z.boolean(), false) }), {}),
 })
 
 function describeValue(value: unknown): string {
@@ -123,7 +129,7 @@ function keyPath(keys: PropertyKey[]): string {
     .replace(/\.\[/g, '[')
 }
 
-function messagesFor(error: z.ZodError, raw: unknown, file: string): string[] {
+function messagesFor(error: z.core.$ZodError, raw: unknown, file: string): string[] {
   const lines: string[] = []
   for (const issue of error.issues) {
     const where = keyPath(issue.path)
