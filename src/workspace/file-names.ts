@@ -6,6 +6,8 @@
 const MAX_ENCODED_BYTES = 200 // leaves room for '.json' and temp-file suffixes under 255
 const WINDOWS_DEVICE = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$/i
 const UNSAFE_CHAR = /[\u0000-\u001f\u007f/\\:*?"<>|%]/u
+/** The same class over a whole id: most ids have no unsafe character at all. */
+const ANY_UNSAFE_CHAR = /[\u0000-\u001f\u007f/\\:*?"<>|%]/u
 
 export class UnsafeIdError extends Error {
   constructor(
@@ -24,8 +26,11 @@ function percent(char: string): string {
 
 export function encodeId(id: string): string {
   if (id.length === 0) throw new UnsafeIdError(id, 'the id is empty')
-  let out = ''
-  for (const char of id) out += UNSAFE_CHAR.test(char) ? percent(char) : char
+  let out = id
+  if (ANY_UNSAFE_CHAR.test(id)) {
+    out = ''
+    for (const char of id) out += UNSAFE_CHAR.test(char) ? percent(char) : char
+  }
   // A leading dot would make '.', '..' or a hidden file; trailing dots and spaces vanish on Windows.
   if (out.startsWith('.')) out = `%2E${out.slice(1)}`
   if (out.endsWith('.') || out.endsWith(' ')) out = out.slice(0, -1) + percent(out.slice(-1))

@@ -6,8 +6,10 @@ import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import ignore, { type Ignore } from 'ignore'
 import { FOLDER_OF, KINDS } from './kinds.js'
+import { isPlainRelative } from './layout.js'
 
 export const IGNORE_FILE_NAME = '.cmsyncignore'
+const WINDOWS_DRIVE = /^[A-Za-z]:[\\/]/
 export const MEDIA_INDEX_FILE = 'media.yaml'
 
 const SYNCED_FOLDERS: ReadonlySet<string> = new Set(KINDS.map((kind) => FOLDER_OF[kind]))
@@ -112,6 +114,9 @@ interface NormalizedPath {
 
 /** `ignore` throws on '', './x' and absolute paths; every input is brought to its plain form here. */
 function normalizeRelative(absoluteRoot: string | undefined, input: string): NormalizedPath | undefined {
+  // The paths of a run are plain already ('content/a.json'): no work for them. ('C:/x' is
+  // absolute on Windows, so it takes the long way.)
+  if (isPlainRelative(input) && !WINDOWS_DRIVE.test(input)) return { path: input, trailingSlash: false }
   let p = input.replaceAll('\\', '/')
   if (path.posix.isAbsolute(p) || path.win32.isAbsolute(input)) {
     if (absoluteRoot === undefined) return undefined

@@ -109,6 +109,12 @@ export async function statForScan(root: string, relativePath: string): Promise<S
   return own.isFile() ? { size: own.size, mtimeMs: own.mtimeMs, ino: own.ino } : undefined
 }
 
+/** The stat of a plain file (not a link, not a folder), else undefined: the scan's fast path. */
+export function plainFileStat(root: string, relativePath: string): StatSnapshot | undefined {
+  const own = lstatSync(absolute(root, relativePath), { throwIfNoEntry: false })
+  return own?.isFile() ? { size: own.size, mtimeMs: own.mtimeMs, ino: own.ino } : undefined
+}
+
 export class OutsideWorkspaceError extends Error {}
 
 async function resolveInside(root: string, relativePath: string): Promise<string> {
