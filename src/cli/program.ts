@@ -1,5 +1,6 @@
 // The command table. Each command lives in its own module under commands/ and is imported
-// only when it runs, so `--help` and `--version` stay near Node's own start-up time.
+// only when it runs: a command line that names a command loads that module alone, so a start
+// pays for no other command's code; `--help` and anything unclear load them all.
 
 import { Command, CommanderError } from 'commander'
 import { CliError, ExitCode } from './exit-codes.js'
@@ -7,24 +8,47 @@ import type { CliIo } from './io.js'
 
 export type CommandModule = { register(program: Command, io: CliIo, setExit: (code: number) => void): void }
 
-const COMMANDS: Array<() => Promise<CommandModule>> = [
-  () => import('./commands/init.js'),
-  () => import('./commands/login.js'),
-  () => import('./commands/emulator.js'),
-  () => import('./commands/status.js'),
-  () => import('./commands/diff.js'),
-  () => import('./commands/pull.js'),
-  () => import('./commands/push.js'),
-  () => import('./commands/sync.js'),
-  () => import('./commands/resolve.js'),
-  () => import('./commands/entries.js'),
-  () => import('./commands/watch.js'),
-  () => import('./commands/promote.js'),
-  () => import('./commands/doctor.js'),
-  () => import('./commands/server-config.js'),
-]
+const COMMANDS: Record<string, () => Promise<CommandModule>> = {
+  init: () => import('./commands/init.js'),
+  login: () => import('./commands/login.js'),
+  emulator: () => import('./commands/emulator.js'),
+  status: () => import('./commands/status.js'),
+  diff: () => import('./commands/diff.js'),
+  pull: () => import('./commands/pull.js'),
+  push: () => import('./commands/push.js'),
+  sync: () => import('./commands/sync.js'),
+  resolve: () => import('./commands/resolve.js'),
+  entries: () => import('./commands/entries.js'),
+  watch: () => import('./commands/watch.js'),
+  promote: () => import('./commands/promote.js'),
+  doctor: () => import('./commands/doctor.js'),
+  'server-config': () => import('./commands/server-config.js'),
+}
 
-export async function buildProgram(io: CliIo, setExit: (code: number) => void): Promise<Command> {
+/**
+ * The command a command line names, when that can be told without commander: the first word
+ * that is not an option (nor the value of -C/--dir). Undefined for anything else (no command,
+ * `help`, an unknown word, `--`): then every command is registered, as help and commander's
+ * suggestions need.
+ */
+export function commandNamed(argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!
+    if (arg === '--') return undefined
+    if (arg === '--dir') i++
+    else if (/^-[^-]/.test(arg) && arg.indexOf('C') === arg.length - 1)
+      i++ // -C dir, -qC dir
+    else if (!arg.startsWith('-')) return Object.hasOwn(COMMANDS, arg) ? arg : undefined
+  }
+  return undefined
+}
+
+/** The program with the command `only` (loaded alone: a run needs no other command's modules), or all of them. */
+export async function buildProgram(
+  io: CliIo,
+  setExit: (code: number) => void,
+  only?: string,
+): Promise<Command> {
   const program = new Command('cms-sync')
     .description('Keep a content-management server and a folder of files in step.')
     .version('0.1.0')
@@ -43,16 +67,21 @@ export async function buildProgram(io: CliIo, setExit: (code: number) => void): 
       writeOut: (s) => io.stdout.write(s),
       writeErr: (s) => io.stderr.write(s),
     })
-  for (const load of COMMANDS) (await load()).register(program, io, setExit)
+  const names = only === undefined ? Object.keys(COMMANDS) : [only]
+  for (const name of names) (await COMMANDS[name]!()).register(program, io, setExit)
   return program
 }
 
 /** Runs one command line and returns its exit code; never calls process.exit. */
 export async function run(argv: string[], io: CliIo): Promise<number> {
   let exitCode: number = ExitCode.ok
-  const program = await buildProgram(io, (code) => {
-    exitCode = code
-  })
+  const program = await buildProgram(
+    io,
+    (code) => {
+      exitCode = code
+    },
+    commandNamed(argv),
+  )
   try {
     await program.parseAsync(argv, { from: 'user' })
     return exitCode
