@@ -9,9 +9,8 @@ import type { MediaApi, RemoteMedia } from '../remote/media.js'
 import { emptyState, loadState, StateStore, sameTarget, type Target } from '../state/state-file.js'
 import type { Codec, ReferenceContext } from '../workspace/codec.js'
 import { loadIgnoreRules } from '../workspace/ignore-rules.js'
-import { type BeforeLocalWrite, LocalWriter } from '../workspace/local-writes.js'
+import type { BeforeLocalWrite } from '../workspace/local-writes.js'
 import { type LocalEntry, type ScanProblem, scanWorkspace } from '../workspace/scan.js'
-import { execute } from './execute.js'
 import {
   deleteGuard,
   deletesHeldByRenamedFiles,
@@ -21,7 +20,6 @@ import {
   listingGuard,
   targetGuard,
 } from './guards.js'
-import { executeMedia } from './media/media-apply.js'
 import { type MediaRun, snapshotMedia } from './media/media-snapshot.js'
 import { dryRunOutcome, type Outcome, problemReports, reportOf } from './outcome.js'
 import { type Plan, type PlanItem, plan, type Side, type Version } from './plan.js'
@@ -88,19 +86,21 @@ export async function planRun(
   /** rehash: read every file instead of trusting the stat cache (watch's periodic deep rescan). */
   opts: { prefer?: Side; rebind?: boolean; rehash?: boolean },
 ): Promise<PlannedRun> {
-  const saved = await loadState(deps.root)
-  stopUnlessOk(targetGuard(saved?.target, deps.target, opts.rebind ?? false))
-  // A new target makes the old base meaningless: start over as a fresh clone, which never deletes.
-  const rebound = !!saved && !sameTarget(saved.target, deps.target)
-  const store = new StateStore(deps.root, saved && !rebound ? saved : emptyState(deps.target))
   // The listings are most of the wait of a run that changes nothing: all of them are asked for
-  // now, and arrive while the workspace is read. A run that fails meanwhile gives them up.
+  // first (reads from the configured target, whatever the state says), and arrive while the
+  // state and the workspace are read. A run that stops meanwhile (a guard, a bad file) gives
+  // them up.
   const cancel = new AbortController()
   const listings: AllListings = {
     json: requestListings(deps.client, deps.codecs, cancel.signal),
     ...(deps.media ? { media: settleLater(deps.media.api.list({ signal: cancel.signal })) } : {}),
   }
   try {
+    const saved = await loadState(deps.root)
+    stopUnlessOk(targetGuard(saved?.target, deps.target, opts.rebind ?? false))
+    // A new target makes the old base meaningless: start over as a fresh clone, which never deletes.
+    const rebound = !!saved && !sameTarget(saved.target, deps.target)
+    const store = new StateStore(deps.root, saved && !rebound ? saved : emptyState(deps.target))
     return await readAndPlan(deps, opts, store, rebound, listings)
   } catch (error) {
     cancel.abort()
@@ -161,7 +161,10 @@ async function readAndPlan(
     throw error
   }
   const base = new Map<string, Version>(
-    baseItems.map((item) => [item.path, { ...item, hash: item.baseHash }]),
+    baseItems.map((item) => [
+      item.path,
+      { kind: item.kind, id: item.id, path: item.path, hash: item.baseHash },
+    ]),
   )
   const local = new Map(scan.entries.map((entry) => [entry.path, entry]))
   const planOptions = opts.prefer ? { prefer: opts.prefer } : {}
@@ -305,6 +308,12 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
   if (run.rebound) await run.store.save()
   const now = opts.now ?? (() => new Date().toISOString())
   const references = await referenceContext(deps, run, selected)
+  // Loaded only by runs that write: status and diff never need the executor's code.
+  const [{ execute }, { executeMedia }, { LocalWriter }] = await Promise.all([
+    import('./execute.js'),
+    import('./media/media-apply.js'),
+    import('../workspace/local-writes.js'),
+  ])
   const ctx = {
     root: deps.root,
     client: deps.client,

@@ -14,10 +14,14 @@ export function register(program: Command, io: CliIo): void {
     .argument('[paths...]', 'only these files or folders')
     .action(async (paths: string[], _opts: object, cmd: Command) => {
       const globals = globalOptions(cmd)
-      const { planRun, inScope } = await import('../../engine/run.js')
-      const { changesOf } = await import('../../engine/plan.js')
-      const { upcomingSchedule } = await import('../scheduled.js')
+      // Loaded while the workspace and its config are opened.
+      const engine = Promise.all([
+        import('../../engine/run.js'),
+        import('../../engine/plan.js'),
+        import('../scheduled.js'),
+      ])
       await withEngine(io, cmd, paths, { lock: false }, async ({ deps, scope, client, ws }) => {
+        const [{ planRun, inScope }, { changesOf }, { upcomingSchedule }] = await engine
         const planned = await planRun(deps, {})
         await planned.media?.dispose()
         const changes = changesOf(planned.plan)

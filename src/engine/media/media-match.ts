@@ -102,8 +102,12 @@ function localSides(input: MatchInput): Map<string, LocalSide> {
   // 1. media.yaml, then the base for ids it does not name: the file at its path is the item.
   const pathOf = new Map<string, string>()
   for (const [rel, id] of input.index ?? []) pathOf.set(id, rel)
+  const named = new Set(pathOf.values())
   for (const [id, item] of input.base)
-    if (!pathOf.has(id) && ![...pathOf.values()].includes(item.rel)) pathOf.set(id, item.rel)
+    if (!pathOf.has(id) && !named.has(item.rel)) {
+      pathOf.set(id, item.rel)
+      named.add(item.rel)
+    }
   const missing: string[] = []
   for (const [id, rel] of pathOf) {
     const file = input.files.get(rel)
