@@ -8,8 +8,23 @@
 // Both writers return the written file's stat, taken from the open handle: the path may be
 // edited again the moment it appears, and the stat cache must vouch for our bytes, not those.
 // `fsync: false` leaves durability to the caller (durability.ts flushes in groups).
+//
+// A small file without fsync is written with synchronous calls: each is a few microseconds on
+// a local disk, while a promise's round trip through libuv's thread pool costs more than the
+// call (a 10,000-file pull spent a quarter more CPU that way). The scan's lstatSync does the same.
 
-import { chmod, type FileHandle, link, open, realpath, rename, rm, stat, unlink } from 'node:fs/promises'
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  linkSync,
+  openSync,
+  renameSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs'
+import { chmod, type FileHandle, open, realpath, rename, rm, stat } from 'node:fs/promises'
 import type { StatSnapshot } from '../state/state-file.js'
 
 let counter = 0
@@ -25,6 +40,34 @@ export interface WriteOptions {
   fsync?: boolean
 }
 
+/** Below this, and without fsync, a temp file is written with synchronous calls (see above). */
+const SMALL_FILE = 256 * 1024
+
+function writeTempSync(target: string, text: string, mode: number | undefined) {
+  let temp = ''
+  let fd: number | undefined
+  try {
+    for (;;) {
+      temp = `${target}.${tempSuffix()}`
+      try {
+        fd = openSync(temp, 'wx', mode ?? 0o666)
+        break
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      }
+    }
+    writeFileSync(fd, text)
+    const info = fstatSync(fd)
+    closeSync(fd)
+    fd = undefined
+    return { temp, stat: { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino } }
+  } catch (error) {
+    if (fd !== undefined) closeSync(fd)
+    if (temp) rmSync(temp, { force: true })
+    throw error
+  }
+}
+
 /** Writes `text` to a fresh temp file next to `target`; returns its name and stat, closed. */
 async function writeTemp(
   target: string,
@@ -32,6 +75,7 @@ async function writeTemp(
   mode: number | undefined,
   opts: WriteOptions,
 ): Promise<{ temp: string; stat: StatSnapshot }> {
+  if (!(opts.fsync ?? true) && text.length < SMALL_FILE) return writeTempSync(target, text, mode)
   let temp = ''
   let handle: FileHandle | undefined
   try {
@@ -93,24 +137,24 @@ const NO_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV', '
  * link() fails if anything took the name meanwhile, where rename() would silently replace it.
  * One call both checks and places, so a pull of new files needs no stat and no trash check.
  * The source is gone afterwards either way; FileAppearedError when the name was taken.
+ * Synchronous: three metadata calls, cheaper than three trips through the thread pool.
  */
-export async function claimName(source: string, file: string): Promise<void> {
+export function claimName(source: string, file: string): void {
   try {
-    await link(source, file)
+    linkSync(source, file)
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? ''
     if (code !== 'EEXIST' && NO_LINKS.has(code)) {
       // No hard links here: check, then rename (a file made in between would be replaced).
-      const taken = await stat(file).then(
-        () => true,
-        () => false,
-      )
-      if (!taken) return rename(source, file)
+      if (!existsSync(file)) {
+        renameSync(source, file)
+        return
+      }
     }
-    await rm(source, { force: true })
+    rmSync(source, { force: true })
     throw code === 'EEXIST' || NO_LINKS.has(code) ? new FileAppearedError(file) : error
   }
-  await unlink(source)
+  unlinkSync(source)
 }
 
 /** Creates a file that must not exist yet, atomically (see claimName). */
@@ -120,6 +164,6 @@ export async function createFileAtomically(
   opts: WriteOptions = {},
 ): Promise<StatSnapshot> {
   const written = await writeTemp(file, text, undefined, opts)
-  await claimName(written.temp, file)
+  claimName(written.temp, file)
   return written.stat
 }

@@ -80,7 +80,7 @@ export class LocalWriter {
     const file = absolute(this.root, relativePath)
     await this.folderFor(file)
     const info = await lstat(sourceFile)
-    if (opts.fresh) await claimName(sourceFile, file)
+    if (opts.fresh) claimName(sourceFile, file)
     else await rename(sourceFile, file)
     this.durability.note(file)
     return { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino }
