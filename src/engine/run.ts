@@ -309,21 +309,24 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
   const now = opts.now ?? (() => new Date().toISOString())
   const references = await referenceContext(deps, run, selected)
   // Loaded only by runs that write: status and diff never need the executor's code.
-  const [{ execute }, { executeMedia }, { LocalWriter }] = await Promise.all([
+  const [{ execute }, { executeMedia }, { hasConflictCopies, LocalWriter }] = await Promise.all([
     import('./execute.js'),
     import('./media/media-apply.js'),
     import('../workspace/local-writes.js'),
   ])
+  const writer = new LocalWriter(deps.root, now().replace(/[:.]/g, '-'), deps.beforeLocalWrite)
+  run.store.beforeSave = () => writer.durability.flush()
   const ctx = {
     root: deps.root,
     client: deps.client,
     store: run.store,
-    writer: new LocalWriter(deps.root, now().replace(/[:.]/g, '-'), deps.beforeLocalWrite),
+    writer,
     logger: deps.logger,
     now,
     references,
     local: run.local,
     remote: run.remote,
+    hadConflicts: await hasConflictCopies(deps.root),
   }
   let outcome: Outcome
   const jsonItems = selected.filter((item) => item.kind !== 'media')
