@@ -109,7 +109,8 @@ export async function createWorld(sizes: Sizes): Promise<World> {
     sizes,
     async close() {
       await emulator.close()
-      await rm(dir, { recursive: true, force: true })
+      // Retried: a process that wrote into a workspace (git) may still be finishing there.
+      await rm(dir, { recursive: true, force: true, maxRetries: 5 })
     },
   }
 }
