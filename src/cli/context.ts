@@ -1,6 +1,6 @@
 // What most commands need before they start: the global options, the workspace folder, its
 // config, a logger and a connected remote client. Commands stay thin by asking here. Only light
-// modules are imported up front; zod, yaml, pino and the HTTP client load when a command runs, so that
+// modules are imported up front; zod, yaml, pino and undici load when a command runs, so that
 // `--help` and `--version` stay near Node's own start-up time.
 
 import path from 'node:path'

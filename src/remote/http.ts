@@ -1,10 +1,11 @@
-// The HTTP layer under the client: one connection pool (TLS verified unless the config opts out),
+// The HTTP layer under the client: one undici Agent (TLS verified unless the config opts out),
 // every attempt through the shared rate-limited queue, a timeout on every request, capped
 // response bodies, no redirects, and retries that never repeat a request the server may have
 // applied. It knows nothing of resources: it moves requests and classifies failures.
 
 import { Readable } from 'node:stream'
 import type { Logger } from 'pino'
+import { Agent, type Dispatcher } from 'undici'
 import {
   cleanServerMessage,
   codeForStatus,
@@ -13,13 +14,6 @@ import {
   remoteError,
   routeOf,
 } from './errors.js'
-import {
-  type AgentResponse,
-  BODY_TIMEOUT,
-  CONNECT_TIMEOUT,
-  createAgent,
-  HEADERS_TIMEOUT,
-} from './node-agent.js'
 import {
   acquireQueue,
   emptyStats,
@@ -120,9 +114,9 @@ const NOT_SENT_CODES = new Set([
   'EAI_AGAIN',
   'EHOSTUNREACH',
   'ENETUNREACH',
-  CONNECT_TIMEOUT,
+  'UND_ERR_CONNECT_TIMEOUT',
 ])
-const TIMEOUT_CODES = new Set([HEADERS_TIMEOUT, BODY_TIMEOUT, CONNECT_TIMEOUT])
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT'])
 const TLS_CODE = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS|ERR_SSL/
 
 function errorCode(error: unknown): string {
@@ -146,7 +140,7 @@ function statusClass(status: number): StatusClass {
 
 class BodyTooLarge extends Error {}
 
-async function readBody(body: AgentResponse['body'], maxBytes: number): Promise<Buffer> {
+async function readBody(body: Dispatcher.ResponseData['body'], maxBytes: number): Promise<Buffer> {
   const chunks: Buffer[] = []
   let total = 0
   for await (const chunk of body) {
@@ -190,10 +184,11 @@ export function createTransport(opts: TransportOptions): Transport {
   const queue: SharedQueue = acquireQueue(origin, opts.rateLimit)
   // This client's own counters; the queue (and its limit) may be shared with other clients.
   const stats = emptyStats()
-  const agent = createAgent({
-    idleTimeoutMs: timeoutMs,
-    connectTimeoutMs: Math.min(timeoutMs, 10_000),
-    rejectUnauthorized: !opts.tlsInsecure,
+  const agent = new Agent({
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    connectTimeout: Math.min(timeoutMs, 10_000),
+    connect: { rejectUnauthorized: !opts.tlsInsecure },
   })
   const secrets = [opts.token]
 
@@ -256,15 +251,15 @@ export function createTransport(opts: TransportOptions): Transport {
       }
       Object.assign(headers, request.headers)
       if (opts.token && opts.authHeaders) Object.assign(headers, opts.authHeaders(opts.token))
-      let res: AgentResponse
+      let res: Dispatcher.ResponseData
       try {
         res = await agent.request({
           origin,
           path: basePath + request.path,
-          method: request.method,
+          method: request.method as Dispatcher.HttpMethod,
           headers,
           body,
-          signal: request.signal,
+          ...(request.signal ? { signal: request.signal } : {}),
         })
       } catch (error) {
         stats.byStatusClass.network++
@@ -376,7 +371,7 @@ export function createTransport(opts: TransportOptions): Transport {
     stats: () => structuredClone(stats),
     async close() {
       queue.release()
-      await agent.close()
+      await agent.close().catch(() => agent.destroy())
     },
   }
 }
