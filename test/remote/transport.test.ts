@@ -398,3 +398,20 @@ describe('giving a request up (a run that failed no longer needs its listings)',
     expect(cms.requests).toHaveLength(tried)
   })
 })
+
+describe('what goes on the wire', () => {
+  test("a path is sent as given ('..' in an id is not resolved away), a text body with its length", async () => {
+    cms.hook = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok')
+      return true
+    }
+    const c = await open()
+    await c.request('GET', '/api/demo/live/content/..')
+    expect(cms.requests.at(-1)!.url).toBe('/api/demo/live/content/..')
+    await c.request('POST', '/api/demo/live/content/x', { body: 'héllo', contentType: 'text/plain' })
+    const post = cms.requests.at(-1)!
+    expect(post.headers['content-length']).toBe(String(Buffer.byteLength('héllo')))
+    expect(post.headers['transfer-encoding']).toBeUndefined()
+    expect(post.body).toBe('héllo')
+  })
+})
