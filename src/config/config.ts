@@ -27,7 +27,12 @@ export interface Config {
   dialect: 'auto' | 'spec' | 'upstream'
   /** `insecure: true` turns off certificate checks for this workspace's server only. */
   tls: { insecure: boolean }
+  /** The most a listing may weigh before the run stops (a hostile or broken server's endless answer). */
+  limits: { listingMB: number }
 }
+
+/** 128 MB: ten times a 100,000-node listing of 700-byte items, a quarter of the former fixed cap. */
+export const DEFAULT_LISTING_MB = 128
 
 /** What each key expects, in words; `*` stands for a list index. */
 const EXPECTED: Record<string, string> = {
@@ -48,6 +53,8 @@ const EXPECTED: Record<string, string> = {
   dialect: 'one of auto, spec, upstream',
   tls: 'a mapping with insecure',
   'tls.insecure': 'true or false',
+  limits: 'a mapping with listingMB',
+  'limits.listingMB': 'a whole number of megabytes from 1 to 4096',
 }
 
 function isServerUrl(value: string): boolean {
@@ -96,6 +103,7 @@ const schema = z.strictObject({
   safety: z.strictObject({ maxDeletePercent: z.number().min(0).max(100).default(50) }).prefault({}),
   dialect: z.enum(['auto', 'spec', 'upstream']).default('auto'),
   tls: z.strictObject({ insecure: z.boolean().default(false) }).prefault({}),
+  limits: z.strictObject({ listingMB: z.int().min(1).max(4096).default(DEFAULT_LISTING_MB) }).prefault({}),
 })
 
 function describeValue(value: unknown): string {

@@ -6,6 +6,7 @@
 import { Readable } from 'node:stream'
 import type { Logger } from 'pino'
 import { Agent, type Dispatcher } from 'undici'
+import { secretFields } from '../workspace/connection-secrets.js'
 import {
   cleanServerMessage,
   codeForStatus,
@@ -135,7 +136,16 @@ function statusClass(status: number): StatusClass {
 
 class BodyTooLarge extends Error {}
 
-async function readBody(body: Dispatcher.ResponseData['body'], maxBytes: number): Promise<Buffer> {
+async function readBody(
+  body: Dispatcher.ResponseData['body'],
+  maxBytes: number,
+  declared: unknown,
+): Promise<Buffer> {
+  // A length announced over the cap is refused before a byte of it is read.
+  if (Number(declared) > maxBytes) {
+    body.destroy()
+    throw new BodyTooLarge()
+  }
   const chunks: Buffer[] = []
   let total = 0
   for await (const chunk of body) {
@@ -185,7 +195,23 @@ export function createTransport(opts: TransportOptions): Transport {
     connectTimeout: Math.min(timeoutMs, 10_000),
     connect: { rejectUnauthorized: !opts.tlsInsecure },
   })
-  const secrets = [opts.token]
+  /**
+   * What an error text must never repeat: the token, and every secret the request body carried
+   * (a server that quotes the body it refused would otherwise put a connection's password into
+   * the message, the log and --json output).
+   */
+  function secretsOf(request: HttpRequest): Array<string | undefined> {
+    const body = request.body
+    const carried =
+      body !== null && typeof body === 'object' && !Buffer.isBuffer(body) ? secretFields(body) : []
+    return [opts.token, ...carried.map((field) => field.value)]
+  }
+
+  function scrub(text: string, request: HttpRequest): string {
+    let clean = text
+    for (const secret of secretsOf(request)) if (secret) clean = clean.split(secret).join('***')
+    return clean
+  }
 
   function failure(
     request: HttpRequest,
@@ -194,7 +220,7 @@ export function createTransport(opts: TransportOptions): Transport {
     given?: RemoteErrorCode,
   ): RemoteError {
     const text = typeof response.body === 'string' ? response.body : ''
-    const serverMessage = cleanServerMessage(text, secrets) || undefined
+    const serverMessage = cleanServerMessage(text, secretsOf(request)) || undefined
     const code = given ?? codeForStatus(response.status)
     return remoteError(code, what ?? describe(code, request), {
       method: request.method,
@@ -271,7 +297,7 @@ export function createTransport(opts: TransportOptions): Transport {
       }
       let bytes: Buffer
       try {
-        bytes = await readBody(res.body, request.maxBytes ?? DEFAULT_MAX_BYTES)
+        bytes = await readBody(res.body, request.maxBytes ?? DEFAULT_MAX_BYTES, res.headers['content-length'])
       } catch (error) {
         if (error instanceof BodyTooLarge) {
           throw remoteError(
@@ -300,8 +326,10 @@ export function createTransport(opts: TransportOptions): Transport {
       return {
         status: res.statusCode,
         headers: res.headers,
-        // Error bodies are read as text: they carry the server's message.
-        body: ok ? decode(bytes, contentType, request.responseType ?? 'auto') : bytes.toString('utf8'),
+        // Error bodies are read as text: they carry the server's message, never a secret of ours.
+        body: ok
+          ? decode(bytes, contentType, request.responseType ?? 'auto')
+          : scrub(bytes.toString('utf8'), request),
       }
     })
   }

@@ -12,7 +12,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { createWriteStream } from 'node:fs'
 import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import type { RemoteClient, RemoteResponse } from './client.js'
+import { listingFailure, type RemoteClient, type RemoteResponse } from './client.js'
 import { classify, isItemMissing, projectPath } from './dialect.js'
 import { cleanServerMessage, ListingError, type RemoteError, remoteError } from './errors.js'
 import { jsonBase64Body, multipartBody, type StreamedBody } from './media-body.js'
@@ -102,14 +102,15 @@ export function createMediaApi(client: RemoteClient): MediaApi {
       })
     let res: RemoteResponse
     try {
-      res = await client.request('GET', route, { maxBytes: 512 * 1024 * 1024 })
+      res = await client.request('GET', route, { maxBytes: client.listMaxBytes })
     } catch (error) {
-      throw refuse((error as Error).message)
+      throw refuse(listingFailure(error as RemoteError, client.listMaxBytes))
     }
     if (res.status < 200 || res.status >= 300) {
       const error = failure('GET', route, res, 'could not list media')
-      // A missing or refused token is the user's to fix (log in), not a listing to distrust.
-      if (error.code === 'unauthorized' || error.code === 'forbidden') throw error
+      // A missing or refused token is the user's to fix (log in, exit 2), not a listing to
+      // distrust; any other failure, 403 included, is a failed listing: a safety stop (exit 4).
+      if (error.code === 'unauthorized') throw error
       throw refuse(error.message, res.status)
     }
     if (!Array.isArray(res.body)) throw refuse('the answer is not a JSON array', res.status)

@@ -7,8 +7,8 @@ import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { type CliRun, startWorld, type World } from '../helpers/sync-world.js'
-import { Session } from './session.js'
-import { report, SEED, scaled } from './support.js'
+import { SECRET, SESSION_ENV, Session } from './session.js'
+import { report, SEED, scaled, secretsIn } from './support.js'
 
 const RATE = 25
 const FAULTS = 'error=0.04,drop=0.02,drop-after=0.02,slow=0.03:300,429=0.03'
@@ -18,22 +18,23 @@ describe.each(['spec', 'upstream'] as const)('faults (%s dialect)', (dialect) =>
   afterEach(async () => world?.close())
 
   test('a long session under injected faults converges with nothing lost, duplicated or over the rate limit', async () => {
-    world = await startWorld(dialect, { content: Array.from({ length: 24 }, (_, i) => `page-${i}`) })
+    world = await startWorld(dialect, { content: [] })
+    Object.assign(world.extraEnv, SESSION_ENV)
+    const session = new Session(world, SEED, dialect)
+    await session.seed(24)
     await writeFile(
       path.join(world.root, 'cms-sync.yaml'),
       [
         `server: ${world.proxy.url}`,
         'project: demo',
         'environment: live',
-        'resources: [schemas, content]',
+        'resources: [schemas, content, media, forms, connections]',
         `rateLimit: { requestsPerSecond: ${RATE}, concurrency: 4 }`,
         `dialect: ${dialect}`,
         '',
       ].join('\n'),
     )
     expect((await world.cli('sync')).exitCode).toBe(0)
-    const session = new Session(world, SEED)
-    await session.adopt()
     const rounds = scaled(10, 40)
     const perRound = scaled(12, 15)
     let runs = 0
@@ -66,6 +67,8 @@ describe.each(['spec', 'upstream'] as const)('faults (%s dialect)', (dialect) =>
     expect(clean.exitCode).toBe(0)
     expect(clean.json).toEqual({ applied: [], conflicts: [], failed: [] })
     const { lost, extra } = await session.expectConverged()
+    // Under faults too: the connection secret and the token are in no workspace file.
+    expect(await secretsIn(world.root, [SECRET, world.emulator.token()])).toEqual([])
     // The emulator counts a request over the configured rate as 'rate-limit': there must be none.
     expect(injected['rate-limit']).toBe(0)
     const faults = injected.error + injected.drop + injected['drop-after'] + injected.slow + injected['429']
