@@ -27,12 +27,16 @@ export interface Config {
   dialect: 'auto' | 'spec' | 'upstream'
   /** `insecure: true` turns off certificate checks for this workspace's server only. */
   tls: { insecure: boolean }
-  /** The most a listing may weigh before the run stops (a hostile or broken server's endless answer). */
-  limits: { listingMB: number }
+  /**
+   * The most one listing, and one media file, may weigh before cms-sync stops reading: a broken
+   * or hostile server's endless answer must not fill memory or disk.
+   */
+  limits: { listingMB: number; mediaMB: number }
 }
 
 /** 128 MB: ten times a 100,000-node listing of 700-byte items, a quarter of the former fixed cap. */
 export const DEFAULT_LISTING_MB = 128
+export const DEFAULT_MEDIA_MB = 1024
 
 /** What each key expects, in words; `*` stands for a list index. */
 const EXPECTED: Record<string, string> = {
@@ -53,8 +57,9 @@ const EXPECTED: Record<string, string> = {
   dialect: 'one of auto, spec, upstream',
   tls: 'a mapping with insecure',
   'tls.insecure': 'true or false',
-  limits: 'a mapping with listingMB',
+  limits: 'a mapping with listingMB and mediaMB',
   'limits.listingMB': 'a whole number of megabytes from 1 to 4096',
+  'limits.mediaMB': 'a whole number of megabytes from 1 to 1048576',
 }
 
 function isServerUrl(value: string): boolean {
@@ -103,7 +108,12 @@ const schema = z.strictObject({
   safety: z.strictObject({ maxDeletePercent: z.number().min(0).max(100).default(50) }).prefault({}),
   dialect: z.enum(['auto', 'spec', 'upstream']).default('auto'),
   tls: z.strictObject({ insecure: z.boolean().default(false) }).prefault({}),
-  limits: z.strictObject({ listingMB: z.int().min(1).max(4096).default(DEFAULT_LISTING_MB) }).prefault({}),
+  limits: z
+    .strictObject({
+      listingMB: z.int().min(1).max(4096).default(DEFAULT_LISTING_MB),
+      mediaMB: z.int().min(1).max(1_048_576).default(DEFAULT_MEDIA_MB),
+    })
+    .prefault({}),
 })
 
 function describeValue(value: unknown): string {

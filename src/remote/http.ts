@@ -37,7 +37,7 @@ export interface HttpRequest {
   headers?: Record<string, string>
   /** How to read the body; `auto` = JSON when the server says JSON, text for text/*, else bytes. */
   responseType?: ResponseType
-  /** Largest body accepted, in bytes. */
+  /** Largest body accepted, in bytes; a sink's stream is stopped there too (none: a sink is not capped). */
   maxBytes?: number
   /**
    * Whether repeating the request is harmless (GET, DELETE, full-document replaces guarded by
@@ -136,6 +136,13 @@ function statusClass(status: number): StatusClass {
 
 class BodyTooLarge extends Error {}
 
+/** A sink failed to write its own file: passed on to the caller as it is, never retried. */
+export class LocalSinkError extends Error {
+  constructor(readonly local: unknown) {
+    super((local as Error).message, { cause: local })
+  }
+}
+
 async function readBody(
   body: Dispatcher.ResponseData['body'],
   maxBytes: number,
@@ -157,6 +164,27 @@ async function readBody(
     chunks.push(chunk as Buffer)
   }
   return Buffer.concat(chunks)
+}
+
+/** The body as it streams, stopped (BodyTooLarge) once it passes maxBytes or declares more. */
+async function* capped(
+  body: AsyncIterable<Buffer> & { destroy(): void },
+  maxBytes: number,
+  declared: unknown,
+): AsyncIterable<Buffer> {
+  if (Number(declared) > maxBytes) {
+    body.destroy()
+    throw new BodyTooLarge()
+  }
+  let total = 0
+  for await (const chunk of body) {
+    total += chunk.length
+    if (total > maxBytes) {
+      body.destroy()
+      throw new BodyTooLarge()
+    }
+    yield chunk
+  }
 }
 
 function decode(bytes: Buffer, contentType: string, type: ResponseType): unknown {
@@ -291,12 +319,21 @@ export function createTransport(opts: TransportOptions): Transport {
       stats.byStatusClass[statusClass(res.statusCode)]++
       if (res.statusCode === 429) stats.rateLimited++
       const contentType = String(res.headers['content-type'] ?? '')
-      if (request.sink && res.statusCode >= 200 && res.statusCode < 300) {
-        await request.sink(res.body as AsyncIterable<Buffer>)
-        return { status: res.statusCode, headers: res.headers, body: undefined }
-      }
       let bytes: Buffer
       try {
+        if (request.sink && res.statusCode >= 200 && res.statusCode < 300) {
+          const body = res.body as AsyncIterable<Buffer> & { destroy(): void }
+          const max = request.maxBytes
+          try {
+            await request.sink(max === undefined ? body : capped(body, max, res.headers['content-length']))
+          } catch (error) {
+            // The sink's own file failed (no space, no such folder): our disk, not the network,
+            // so neither "could not reach the server" nor a retry.
+            if (typeof (error as { path?: unknown }).path === 'string') throw new LocalSinkError(error)
+            throw error
+          }
+          return { status: res.statusCode, headers: res.headers, body: undefined }
+        }
         bytes = await readBody(res.body, request.maxBytes ?? DEFAULT_MAX_BYTES, res.headers['content-length'])
       } catch (error) {
         if (error instanceof BodyTooLarge) {
@@ -369,6 +406,7 @@ export function createTransport(opts: TransportOptions): Transport {
         if (status === 429 || retryAfter !== undefined) stats.heldMs += queue.holdFor(waitMs)
       } catch (error) {
         if (error instanceof RemoteError) throw error
+        if (error instanceof LocalSinkError) throw error.local
         const failureError = transportFailure(request, error)
         if (TLS_CODE.test(errorCode(error))) throw failureError
         const notSent = NOT_SENT_CODES.has(errorCode(error))

@@ -14,7 +14,7 @@ import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { listingFailure, type RemoteClient, type RemoteResponse } from './client.js'
 import { classify, isItemMissing, projectPath } from './dialect.js'
-import { cleanServerMessage, ListingError, type RemoteError, remoteError } from './errors.js'
+import { cleanServerMessage, ListingError, type RemoteError, remoteError, TooLargeError } from './errors.js'
 import { jsonBase64Body, multipartBody, type StreamedBody } from './media-body.js'
 
 export interface RemoteMedia {
@@ -63,7 +63,12 @@ export interface MediaApi {
   remove(id: string): Promise<void>
 }
 
-export function createMediaApi(client: RemoteClient): MediaApi {
+/** 1 GB: media can be large (video), but a server's endless answer must not fill the disk. */
+export const DEFAULT_MEDIA_MAX_BYTES = 1024 * 1024 * 1024
+
+/** `maxBytes`: the most one download may weigh (cms-sync.yaml `limits.mediaMB`). */
+export function createMediaApi(client: RemoteClient, opts: { maxBytes?: number } = {}): MediaApi {
+  const maxBytes = opts.maxBytes ?? DEFAULT_MEDIA_MAX_BYTES
   const { project, environment } = client.target
   const P = projectPath(project, environment)
   const d = client.dialect
@@ -137,22 +142,34 @@ export function createMediaApi(client: RemoteClient): MediaApi {
   async function download(id: string, dest: string) {
     let result = { sha256: '', size: 0 }
     const route = `/media/${enc(project)}/${enc(environment)}/${enc(id)}`
-    await call('GET', route, `could not download media "${id}"`, id, {
-      // Called again on a retry: the temp file starts over.
-      sink: async (body: AsyncIterable<Buffer>) => {
-        const hash = createHash('sha256')
-        let size = 0
-        const tap = new Transform({
-          transform(chunk: Buffer, _enc, done) {
-            hash.update(chunk)
-            size += chunk.length
-            done(null, chunk)
-          },
-        })
-        await pipeline(body, tap, createWriteStream(dest))
-        result = { sha256: hash.digest('hex'), size }
-      },
-    })
+    try {
+      await call('GET', route, `could not download media "${id}"`, id, {
+        maxBytes,
+        // Called again on a retry: the temp file starts over.
+        sink: async (body: AsyncIterable<Buffer>) => {
+          const hash = createHash('sha256')
+          let size = 0
+          const tap = new Transform({
+            transform(chunk: Buffer, _enc, done) {
+              hash.update(chunk)
+              size += chunk.length
+              done(null, chunk)
+            },
+          })
+          await pipeline(body, tap, createWriteStream(dest))
+          result = { sha256: hash.digest('hex'), size }
+        },
+      })
+    } catch (error) {
+      // Said with the setting that raises the cap: a real file that large needs it raised.
+      const e = error as RemoteError
+      if (e.code !== 'too-large' || e.status === 413) throw error
+      throw new TooLargeError(
+        'too-large',
+        `media "${id}" is larger than ${Math.round(maxBytes / 1024 / 1024)} MB, the most cms-sync downloads of one file (GET ${route}), so it was not written; if the server really holds files that large, raise limits.mediaMB in cms-sync.yaml`,
+        { method: 'GET', route, status: e.status, itemId: id },
+      )
+    }
     return result
   }
 

@@ -7,6 +7,11 @@ const MAX_ENCODED_BYTES = 200 // leaves room for '.json' and temp-file suffixes 
 const WINDOWS_DEVICE = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$/i
 const UNSAFE_CHAR = /[\u0000-\u001f\u007f/\\:*?"<>|%]/u
 
+/** CON, nul.txt, COM1.png...: names Windows reserves for devices, whatever the extension. */
+export function isWindowsDeviceName(name: string): boolean {
+  return WINDOWS_DEVICE.test(name)
+}
+
 export class UnsafeIdError extends Error {
   constructor(
     readonly id: string,

@@ -36,7 +36,7 @@ describe('loading cms-sync.yaml', () => {
       safety: { maxDeletePercent: 50 },
       dialect: 'auto',
       tls: { insecure: false },
-      limits: { listingMB: 128 },
+      limits: { listingMB: 128, mediaMB: 1024 },
     })
   })
 

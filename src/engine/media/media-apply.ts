@@ -26,7 +26,7 @@ import type { PlanItem } from '../plan.js'
 import type { EngineLogger } from '../remote-port.js'
 import { type LocalSide, type RemoteSide, splitRel } from './media-match.js'
 import { MEDIA_FOLDER, mediaPath } from './media-plan.js'
-import type { MediaRun } from './media-snapshot.js'
+import { type MediaRun, tempFileFor } from './media-snapshot.js'
 import { forEachLimit } from './pool.js'
 
 export interface MediaApplyContext {
@@ -128,7 +128,7 @@ async function serverBytes(ctx: MediaApplyContext, id: string) {
   }
   const { mkdir } = await import('node:fs/promises')
   await mkdir(ctx.run.tmpDir, { recursive: true })
-  const file = path.join(ctx.run.tmpDir, `${encodeURIComponent(id)}-${Date.now()}`)
+  const file = tempFileFor(ctx.run.tmpDir, id)
   return { file, ...(await ctx.run.api.download(id, file)) }
 }
 
