@@ -35,7 +35,7 @@ describe.each(['spec', 'upstream'] as const)('faults (%s dialect)', (dialect) =>
       ].join('\n'),
     )
     expect((await world.cli('sync')).exitCode).toBe(0)
-    const rounds = scaled(10, 40)
+    const rounds = scaled(8, 40)
     const perRound = scaled(12, 15)
     let runs = 0
     let failedRuns = 0
