@@ -148,21 +148,9 @@ async function readBody(
   maxBytes: number,
   declared: unknown,
 ): Promise<Buffer> {
-  // A length announced over the cap is refused before a byte of it is read.
-  if (Number(declared) > maxBytes) {
-    body.destroy()
-    throw new BodyTooLarge()
-  }
   const chunks: Buffer[] = []
-  let total = 0
-  for await (const chunk of body) {
-    total += (chunk as Buffer).length
-    if (total > maxBytes) {
-      body.destroy()
-      throw new BodyTooLarge()
-    }
-    chunks.push(chunk as Buffer)
-  }
+  for await (const chunk of capped(body as AsyncIterable<Buffer> & { destroy(): void }, maxBytes, declared))
+    chunks.push(chunk)
   return Buffer.concat(chunks)
 }
 
@@ -172,6 +160,7 @@ async function* capped(
   maxBytes: number,
   declared: unknown,
 ): AsyncIterable<Buffer> {
+  // A length announced over the cap is refused before a byte of it is read.
   if (Number(declared) > maxBytes) {
     body.destroy()
     throw new BodyTooLarge()

@@ -129,10 +129,28 @@ describe('media plan', () => {
     expect(items.map((i) => i.path).sort()).toEqual(['media/p/x.png', 'media/p/x~bb.png'])
   })
 
+  test('a second item whose id is no plain name gets a hash of it, never the id as a path', () => {
+    const { items } = run({
+      remote: [remote('aa', 'p', 'x.png'), remote('../../../up', 'p', 'x.png'), remote('a/b', 'p', 'x.png')],
+    })
+    const paths = items.map((i) => i.path)
+    expect(paths).toHaveLength(3)
+    for (const p of paths) expect(p).toMatch(/^media\/p\/x(~aa|~[0-9a-f]{16})?\.png$/)
+    expect(new Set(paths).size).toBe(3)
+  })
+
   test('a server name no file can hold is reported, not mirrored', () => {
-    const { items, match } = run({ remote: [remote('aa', '', '..'), remote('bb', 'a', 'x\\y')] })
+    const { items, match } = run({
+      remote: [
+        remote('aa', '', '..'),
+        remote('bb', 'a', 'x\\y'),
+        remote('cc', '', 'CON'),
+        remote('dd', 'aux', 'a.png'),
+        remote('ee', '', 'nul.txt'),
+      ],
+    })
     expect(items).toEqual([])
-    expect(match.problems).toHaveLength(2)
+    expect(match.problems.map((p) => p.id)).toEqual(['aa', 'bb', 'cc', 'dd', 'ee'])
   })
 
   test('deleted locally: delete-remote; deleted on the server: delete-local', () => {
