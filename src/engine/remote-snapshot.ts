@@ -6,7 +6,7 @@
 import { isInherited } from '../remote/client.js'
 import { RemoteError } from '../remote/errors.js'
 import type { ItemState } from '../state/state-file.js'
-import { type Codec, fileBytes, type JsonObject } from '../workspace/codec.js'
+import { type Codec, type FileBytes, fileBytes, type JsonObject } from '../workspace/codec.js'
 import { UnsafeIdError } from '../workspace/file-names.js'
 import type { Kind } from '../workspace/kinds.js'
 import { itemPath } from '../workspace/layout.js'
@@ -20,6 +20,8 @@ export interface RemoteEntry extends Version {
   complete: boolean
   /** Listed from the parent project the server inherits from (`sync.isRemote`): locked there. */
   inherited: boolean
+  /** The file's bytes, when the hash was computed from them (a changed item): a pull reuses them. */
+  bytes?: FileBytes
 }
 
 export interface RemoteSnapshot {
@@ -99,16 +101,17 @@ export async function snapshotRemote(
       const object = complete ? listedObject : await client.get(codec.kind, id)
       // Gone between the listing and the read: it is deleted now, as a later listing will say.
       if (!object) continue
-      const hash = fileBytes(codec.toFile(object)).hash
+      const bytes = fileBytes(codec.toFile(object))
       entries.set(path, {
         kind: codec.kind,
         id,
         path,
-        hash,
+        hash: bytes.hash,
         rev: codec.revisionOf(object),
         object,
         complete: true,
         inherited,
+        bytes,
       })
     }
   }

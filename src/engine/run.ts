@@ -9,7 +9,7 @@ import type { MediaApi } from '../remote/media.js'
 import { emptyState, loadState, StateStore, sameTarget, type Target } from '../state/state-file.js'
 import type { Codec, ReferenceContext } from '../workspace/codec.js'
 import { loadIgnoreRules } from '../workspace/ignore-rules.js'
-import { type BeforeLocalWrite, LocalWriter } from '../workspace/local-writes.js'
+import { type BeforeLocalWrite, hasConflictCopies, LocalWriter } from '../workspace/local-writes.js'
 import { type LocalEntry, type ScanProblem, scanWorkspace } from '../workspace/scan.js'
 import { execute } from './execute.js'
 import {
@@ -268,16 +268,19 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
   if (run.rebound) await run.store.save()
   const now = opts.now ?? (() => new Date().toISOString())
   const references = await referenceContext(deps, run, selected)
+  const writer = new LocalWriter(deps.root, now().replace(/[:.]/g, '-'), deps.beforeLocalWrite)
+  run.store.beforeSave = () => writer.durability.flush()
   const ctx = {
     root: deps.root,
     client: deps.client,
     store: run.store,
-    writer: new LocalWriter(deps.root, now().replace(/[:.]/g, '-'), deps.beforeLocalWrite),
+    writer,
     logger: deps.logger,
     now,
     references,
     local: run.local,
     remote: run.remote,
+    hadConflicts: await hasConflictCopies(deps.root),
   }
   let outcome: Outcome
   const jsonItems = selected.filter((item) => item.kind !== 'media')
