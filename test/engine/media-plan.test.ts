@@ -176,3 +176,33 @@ describe('media plan', () => {
     expect(items[0]!.action).toBe('conflict') // before the bytes were known
   })
 })
+
+describe('media base after a kill', () => {
+  test('one id under two paths (new path recorded, old not yet dropped): the newer is the base, the older is dropped', async () => {
+    const { StateStore, emptyState } = await import('../../src/state/state-file.js')
+    const { mediaBase } = await import('../../src/engine/media/media-snapshot.js')
+    const state = emptyState({ server: 'http://x', project: 'demo', environment: 'live' })
+    const record = (rel: string, name: string) => ({
+      kind: 'media' as const,
+      id: 'm1',
+      path: `media/${rel}`,
+      baseHash: 'A',
+      remoteRev: 'r',
+      media: { sha256: 'A', name, folder: 'docs' },
+    })
+    state.items['media/docs/old.txt'] = record('docs/old.txt', 'old.txt')
+    state.items['media/docs/new.txt'] = record('docs/new.txt', 'new.txt')
+    const stale: string[] = []
+    const base = mediaBase(new StateStore('/nonexistent', state), stale)
+    expect(base.get('m1')).toMatchObject({ rel: 'docs/new.txt', name: 'new.txt' })
+    expect(stale).toEqual(['media/docs/old.txt'])
+    // The renamed file is still found by its bytes, and the server's rename is no conflict.
+    const { items } = run({
+      base: [...base.values()],
+      index: { 'docs/old.txt': 'm1' },
+      files: [file('docs/new.txt', 'A')],
+      remote: [remote('m1', 'docs', 'new.txt', 'r')],
+    })
+    expect(items.filter((i) => i.action !== 'none')).toEqual([])
+  })
+})

@@ -39,6 +39,7 @@ describe.each(['spec', 'upstream'] as const)('faults (%s dialect)', (dialect) =>
     const perRound = scaled(12, 15)
     let runs = 0
     let failedRuns = 0
+    const gaveUpOn: string[] = []
     const exitCodes: Record<number, number> = {}
     for (let r = 0; r < rounds; r++) {
       // The other client edits with the faults off: only cms-sync's requests are under test.
@@ -55,6 +56,11 @@ describe.each(['spec', 'upstream'] as const)('faults (%s dialect)', (dialect) =>
         exitCodes[last.exitCode] = (exitCodes[last.exitCode] ?? 0) + 1
         if (last.exitCode === 0) break
         failedRuns++
+        // What it gave up on, for the report: each failed item's line and the error under it.
+        const lines = `${last.stdout}\n${last.stderr}`.split('\n')
+        lines.forEach((line, n) => {
+          if (/^\s*failed /.test(line)) gaveUpOn.push(`${line.trim()}: ${lines[n + 1]?.trim() ?? ''}`)
+        })
         // Only transient failures are acceptable: never a conflict or a safety stop.
         expect([1], last.stderr).toContain(last.exitCode)
       }
@@ -78,6 +84,7 @@ describe.each(['spec', 'upstream'] as const)('faults (%s dialect)', (dialect) =>
       editsByKind: session.counts.byKind,
       syncRuns: runs,
       runsThatGaveUpOnAnItem: failedRuns,
+      gaveUpOn,
       exitCodes,
       requestsByCmsSync: world.proxy.seen.length,
       requestsAtEmulator: injected.requests,

@@ -89,8 +89,11 @@ async function commit(
   written?: StatSnapshot,
 ): Promise<void> {
   const base = ctx.run.base.get(id)
-  if (base && base.rel !== rel) await ctx.store.forget(mediaPath(base.rel))
   const stat = written ?? (await statLocalFile(ctx.root, mediaPath(rel)))
+  // The new record first, the old path's after: a state save may fall between the two (saves
+  // are batched), and a state holding neither would leave the next run with an id media.yaml
+  // places at a vanished path and no base to find the renamed file by: it would upload the
+  // file again as a new item (found by the crash test: a kill right after a pushed rename).
   await ctx.store.commit({
     kind: 'media',
     id,
@@ -100,6 +103,7 @@ async function commit(
     ...(stat ? { stat } : {}),
     media: { sha256, name: remote.name, folder: remote.folder },
   })
+  if (base && base.rel !== rel) await ctx.store.forget(mediaPath(base.rel))
   setIndex(ctx, id, rel)
   if (ctx.run.hadConflicts) await removeConflictCopy(ctx.root, mediaPath(rel))
 }

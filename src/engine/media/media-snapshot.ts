@@ -58,10 +58,17 @@ export function tempFileFor(tmpDir: string, id: string): string {
   return path.join(tmpDir, `${tag}-${++tempSerial}`)
 }
 
-export function mediaBase(store: StateStore): Map<string, MediaBaseItem> {
+/**
+ * The media base by id. A run that was killed between recording an item's new path and
+ * dropping its old one leaves one id under two paths: the later record (the new path) is the
+ * base, the older one is dropped (its path, in `stale`, for the caller to forget).
+ */
+export function mediaBase(store: StateStore, stale: string[] = []): Map<string, MediaBaseItem> {
   const base = new Map<string, MediaBaseItem>()
   for (const item of Object.values(store.state.items)) {
     if (item.kind !== 'media' || !item.media) continue
+    const older = base.get(item.id)
+    if (older) stale.push(`${MEDIA_FOLDER}/${older.rel}`)
     base.set(item.id, {
       id: item.id,
       rel: item.path.slice(MEDIA_FOLDER.length + 1),
@@ -80,7 +87,9 @@ export async function snapshotMedia(
   store: StateStore,
   opts: PlanOptions & { ignored: (path: string) => boolean; checksum: boolean; concurrency: number },
 ): Promise<MediaRun> {
-  const base = mediaBase(store)
+  const stale: string[] = []
+  const base = mediaBase(store, stale)
+  for (const stalePath of stale) await store.forget(stalePath)
   for (const [id, item] of base) if (opts.ignored(`${MEDIA_FOLDER}/${item.rel}`)) base.delete(id)
   const indexBefore = await readMediaIndex(root)
   // Ignored paths stay in media.yaml as they are; they only take no part in the plan.
