@@ -52,6 +52,11 @@ export interface MediaApi {
   get(id: string): Promise<RemoteMedia | undefined>
   /** Streams the bytes into `dest` (created or truncated) and returns their sha256 and size. */
   download(id: string, dest: string): Promise<{ sha256: string; size: number }>
+  /**
+   * An id for a new item, before its bytes exist: spec's `GET P/media/new`, upstream one cms-sync
+   * makes (16 hex). Lets the tree item be placed before the upload makes the item appear.
+   */
+  newId(): Promise<string>
   /** Uploads a new item, or new bytes for `id`; returns the id and the name the server stored. */
   upload(
     file: { path: string; size: number; name: string },
@@ -186,15 +191,16 @@ export function createMediaApi(client: RemoteClient, opts: { maxBytes?: number }
     return body
   }
 
+  async function newId(): Promise<string> {
+    if (d === 'upstream') return randomBytes(8).toString('hex')
+    const res = await call('GET', `${P}/media/new`, 'could not get a new media id', '', {
+      responseType: 'text',
+    })
+    return String(res.body).trim()
+  }
+
   async function upload(file: { path: string; size: number; name: string }, existing?: string) {
-    let id = existing
-    if (id === undefined && d === 'spec') {
-      const res = await call('GET', `${P}/media/new`, 'could not get a new media id', '', {
-        responseType: 'text',
-      })
-      id = String(res.body).trim()
-    }
-    id ??= randomBytes(8).toString('hex')
+    const id = existing ?? (await newId())
     const body = bodyFor(file, id)
     const route = `${P}/media/${enc(id)}`
     const res = await call('POST', route, `could not upload ${file.name}`, id, {
@@ -241,5 +247,5 @@ export function createMediaApi(client: RemoteClient, opts: { maxBytes?: number }
     throw failure('DELETE', route, res, `could not delete media "${id}"`, id)
   }
 
-  return { list, get, download, upload, rename, move, remove }
+  return { list, get, download, newId, upload, rename, move, remove }
 }

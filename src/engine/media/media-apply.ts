@@ -153,15 +153,25 @@ async function pushMedia(ctx: MediaApplyContext, item: PlanItem): Promise<ItemRe
   const { folder, name } = splitRel(local.rel)
   const file = { path: absolute(ctx.root, mediaPath(local.rel)), size: local.size, name }
   let id = local.id
-  if (!remote || local.sha256 !== (remote.sha256 ?? base?.sha256)) {
-    // New bytes (or a new item): the upload also sets the name.
+  if (!remote) {
+    // A new item: its id, then its tree item, then its bytes (which make it appear in the
+    // listing). Placed first, it appears where it belongs, so a kill between two steps never
+    // leaves a listed item in another folder that the next run would take for a second item
+    // and upload again; a tree item whose bytes never came is harmless (the tree only places
+    // ids that exist).
+    // (An id media.yaml already gives it is kept: the item is re-created under it.)
+    id ??= await api.newId()
+    await api.move(id, folder)
     id = (await api.upload(file, id)).id
     // The report names the id the new item got (the plan could not know it).
     item.id = id
+  } else if (local.sha256 !== (remote.sha256 ?? base?.sha256)) {
+    // New bytes: the upload also sets the name.
+    id = (await api.upload(file, id)).id
   } else if ((base ? splitRel(base.rel).name : remote.name) !== name) {
     await api.rename(remote.id, name)
   }
-  if (!remote || remote.folder !== folder) await api.move(id!, folder)
+  if (remote && remote.folder !== folder) await api.move(id!, folder)
   // What the server holds now: its name (upstream rewrites uploaded names) and revision.
   const stored = await api.get(id!)
   if (!stored)
