@@ -195,6 +195,10 @@ export function createMediaApi(client: RemoteClient, opts: { maxBytes?: number }
     if (d === 'upstream') return randomBytes(8).toString('hex')
     const res = await call('GET', `${P}/media/new`, 'could not get a new media id', '', {
       responseType: 'text',
+      // Safe to repeat after a 5xx or a dropped answer: it only hands out an id (no item until
+      // bytes are set), so a lost one is an id nobody uses (the fault session found runs
+      // giving up on a new file for one 503 here).
+      idempotent: true,
     })
     return String(res.body).trim()
   }
