@@ -73,6 +73,7 @@ export async function connect(io: CliIo, ws: Workspace): Promise<RemoteClient> {
     dialect: config.dialect,
     rateLimit: config.rateLimit,
     tlsInsecure: config.tls.insecure,
+    listMaxBytes: config.limits.listingMB * 1024 * 1024,
     logger: ws.logger,
   })
 }

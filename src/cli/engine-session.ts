@@ -65,7 +65,9 @@ export async function withEngine<T>(
         ...(enabled.has('media')
           ? {
               media: {
-                api: (await import('../remote/media.js')).createMediaApi(client),
+                api: (await import('../remote/media.js')).createMediaApi(client, {
+                  maxBytes: ws.config.limits.mediaMB * 1024 * 1024,
+                }),
                 checksum: opts.checksum ?? false,
                 concurrency: ws.config.rateLimit.concurrency,
               },

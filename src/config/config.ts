@@ -27,7 +27,16 @@ export interface Config {
   dialect: 'auto' | 'spec' | 'upstream'
   /** `insecure: true` turns off certificate checks for this workspace's server only. */
   tls: { insecure: boolean }
+  /**
+   * The most one listing, and one media file, may weigh before cms-sync stops reading: a broken
+   * or hostile server's endless answer must not fill memory or disk.
+   */
+  limits: { listingMB: number; mediaMB: number }
 }
+
+/** 128 MB: ten times a 100,000-node listing of 700-byte items, a quarter of the former fixed cap. */
+export const DEFAULT_LISTING_MB = 128
+export const DEFAULT_MEDIA_MB = 1024
 
 /** What each key expects, in words; `*` stands for a list index. */
 const EXPECTED: Record<string, string> = {
@@ -48,6 +57,9 @@ const EXPECTED: Record<string, string> = {
   dialect: 'one of auto, spec, upstream',
   tls: 'a mapping with insecure',
   'tls.insecure': 'true or false',
+  limits: 'a mapping with listingMB and mediaMB',
+  'limits.listingMB': 'a whole number of megabytes from 1 to 4096',
+  'limits.mediaMB': 'a whole number of megabytes from 1 to 1048576',
 }
 
 function isServerUrl(value: string): boolean {
@@ -102,6 +114,13 @@ const schema = z.strictObject({
   ),
   dialect: z._default(z.enum(['auto', 'spec', 'upstream']), 'auto'),
   tls: z.prefault(z.strictObject({ insecure: z._default(z.boolean(), false) }), {}),
+  limits: z.prefault(
+    z.strictObject({
+      listingMB: z._default(z.int().check(z.minimum(1), z.maximum(4096)), DEFAULT_LISTING_MB),
+      mediaMB: z._default(z.int().check(z.minimum(1), z.maximum(1_048_576)), DEFAULT_MEDIA_MB),
+    }),
+    {},
+  ),
 })
 
 function describeValue(value: unknown): string {

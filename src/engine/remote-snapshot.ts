@@ -39,8 +39,9 @@ export class ListingFailedError extends Error {
   }
 }
 
+/** A missing or refused token (exit 2, log in). A 403 is a listing this user may not read: a safety stop. */
 function isRefusedToken(error: unknown): boolean {
-  return error instanceof RemoteError && (error.code === 'unauthorized' || error.code === 'forbidden')
+  return error instanceof RemoteError && error.code === 'unauthorized'
 }
 
 /**

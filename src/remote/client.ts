@@ -41,6 +41,8 @@ export interface RemoteClientOptions {
   logger?: Logger | undefined
   /** Backoff between retries; tests shorten it. */
   backoff?: { baseMs: number; capMs: number }
+  /** The most one listing may weigh (cms-sync.yaml `limits.listingMB`); 128 MB by default. */
+  listMaxBytes?: number
 }
 
 export interface PutOptions {
@@ -78,6 +80,8 @@ export interface RemoteResponse {
 export interface RemoteClient {
   readonly dialect: Dialect
   readonly target: { server: string; project: string; environment: string }
+  /** The most one listing may weigh; the media listing keeps to it too. */
+  readonly listMaxBytes: number
   list(kind: RemoteKind, opts?: { signal?: AbortSignal }): Promise<RemoteObject[]>
   get(kind: RemoteKind, id: string): Promise<RemoteObject | undefined>
   put(kind: RemoteKind, id: string, body: RemoteObject, opts?: PutOptions): Promise<RemoteObject>
@@ -108,8 +112,18 @@ export interface RemoteClient {
   close(): Promise<void>
 }
 
-const LIST_MAX_BYTES = 512 * 1024 * 1024
+export const DEFAULT_LIST_MAX_BYTES = 128 * 1024 * 1024
 const ITEM_MAX_BYTES = 64 * 1024 * 1024
+
+/**
+ * Why a listing request failed, in words. An answer over the cap is said so with the setting
+ * that raises it: a real project that large needs it raised, a hostile server must not get more.
+ */
+export function listingFailure(cause: RemoteError, maxBytes: number): string {
+  if (cause.code !== 'too-large' || cause.status === 413) return cause.message
+  const mb = Math.round(maxBytes / 1024 / 1024)
+  return `the answer is larger than ${mb} MB, the most cms-sync reads for one listing (${cause.method} ${cause.route}); if the project really holds that much, raise limits.listingMB in cms-sync.yaml`
+}
 
 function isPlainObject(value: unknown): value is RemoteObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -149,6 +163,7 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
   })
   const P = projectPath(opts.project, opts.environment)
   const maxRetries = opts.maxRetries ?? 4
+  const listMaxBytes = opts.listMaxBytes ?? DEFAULT_LIST_MAX_BYTES
   try {
     dialect ??= await detectDialect(transport, opts.project, opts.environment)
   } catch (error) {
@@ -217,7 +232,7 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     const request: HttpRequest = {
       method: 'GET',
       path: `${P}/${SEGMENT[kind]}`,
-      maxBytes: LIST_MAX_BYTES,
+      maxBytes: listMaxBytes,
       ...(opts.signal ? { signal: opts.signal } : {}),
     }
     const data = { method: 'GET', route: request.path }
@@ -231,7 +246,7 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
       const cause = error as RemoteError
       throw new ListingError(
         'listing',
-        `could not list ${SEGMENT[kind]}, so nothing was changed: ${cause.message}`,
+        `could not list ${SEGMENT[kind]}, so nothing was changed: ${listingFailure(cause, listMaxBytes)}`,
         { ...data, status: cause.status },
         { cause, exitCode: ExitCode.safetyStop },
       )
@@ -451,6 +466,7 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
   return {
     dialect: d,
     target: { server: transport.server, project: opts.project, environment: opts.environment },
+    listMaxBytes,
     list,
     get,
     put,

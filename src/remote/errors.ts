@@ -59,7 +59,7 @@ export class RemoteError extends CliError {
     data: RemoteErrorData,
     options?: { cause?: unknown; exitCode?: ExitCode },
   ) {
-    super(message, options?.exitCode ?? ExitCode.failed)
+    super(message, options?.exitCode ?? exitCodeFor(code))
     // The class name (UnauthorizedError, ...) without each subclass repeating it.
     this.name = new.target.name
     if (options?.cause !== undefined) this.cause = options.cause
@@ -145,8 +145,18 @@ export function remoteError(
   const where = `${data.method} ${routeOf(data.route)}${data.status === undefined ? '' : ` -> ${data.status}`}`
   const server = data.serverMessage ? `: ${data.serverMessage}` : ''
   const message = `${what} (${where}${server}); ${NEXT_STEP[code]}`
-  const exitCode = code === 'listing' ? ExitCode.safetyStop : ExitCode.failed
-  return new Class(code, message, data, { cause, exitCode })
+  return new Class(code, message, data, { cause, exitCode: exitCodeFor(code) })
+}
+
+/**
+ * design.md's exit codes: a listing that failed is a safety stop (4, nothing was changed); a
+ * missing or refused token is the user's configuration to fix (`cms-sync login`), never a
+ * retry's: 2, like every other usage or config error; anything else failed (1).
+ */
+export function exitCodeFor(code: RemoteErrorCode): ExitCode {
+  if (code === 'listing') return ExitCode.safetyStop
+  if (code === 'unauthorized') return ExitCode.usage
+  return ExitCode.failed
 }
 
 /** The code for an HTTP status that is not a success. */

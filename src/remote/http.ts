@@ -6,6 +6,7 @@
 import { Readable } from 'node:stream'
 import type { Logger } from 'pino'
 import { Agent, type Dispatcher } from 'undici'
+import { secretFields } from '../workspace/connection-secrets.js'
 import {
   cleanServerMessage,
   codeForStatus,
@@ -36,7 +37,7 @@ export interface HttpRequest {
   headers?: Record<string, string>
   /** How to read the body; `auto` = JSON when the server says JSON, text for text/*, else bytes. */
   responseType?: ResponseType
-  /** Largest body accepted, in bytes. */
+  /** Largest body accepted, in bytes; a sink's stream is stopped there too (none: a sink is not capped). */
   maxBytes?: number
   /**
    * Whether repeating the request is harmless (GET, DELETE, full-document replaces guarded by
@@ -140,18 +141,44 @@ function statusClass(status: number): StatusClass {
 
 class BodyTooLarge extends Error {}
 
-async function readBody(body: Dispatcher.ResponseData['body'], maxBytes: number): Promise<Buffer> {
+/** A sink failed to write its own file: passed on to the caller as it is, never retried. */
+export class LocalSinkError extends Error {
+  constructor(readonly local: unknown) {
+    super((local as Error).message, { cause: local })
+  }
+}
+
+async function readBody(
+  body: Dispatcher.ResponseData['body'],
+  maxBytes: number,
+  declared: unknown,
+): Promise<Buffer> {
   const chunks: Buffer[] = []
+  for await (const chunk of capped(body as AsyncIterable<Buffer> & { destroy(): void }, maxBytes, declared))
+    chunks.push(chunk)
+  return Buffer.concat(chunks)
+}
+
+/** The body as it streams, stopped (BodyTooLarge) once it passes maxBytes or declares more. */
+async function* capped(
+  body: AsyncIterable<Buffer> & { destroy(): void },
+  maxBytes: number,
+  declared: unknown,
+): AsyncIterable<Buffer> {
+  // A length announced over the cap is refused before a byte of it is read.
+  if (Number(declared) > maxBytes) {
+    body.destroy()
+    throw new BodyTooLarge()
+  }
   let total = 0
   for await (const chunk of body) {
-    total += (chunk as Buffer).length
+    total += chunk.length
     if (total > maxBytes) {
       body.destroy()
       throw new BodyTooLarge()
     }
-    chunks.push(chunk as Buffer)
+    yield chunk
   }
-  return Buffer.concat(chunks)
 }
 
 function decode(bytes: Buffer, contentType: string, type: ResponseType): unknown {
@@ -190,7 +217,23 @@ export function createTransport(opts: TransportOptions): Transport {
     connectTimeout: Math.min(timeoutMs, 10_000),
     connect: { rejectUnauthorized: !opts.tlsInsecure },
   })
-  const secrets = [opts.token]
+  /**
+   * What an error text must never repeat: the token, and every secret the request body carried
+   * (a server that quotes the body it refused would otherwise put a connection's password into
+   * the message, the log and --json output).
+   */
+  function secretsOf(request: HttpRequest): Array<string | undefined> {
+    const body = request.body
+    const carried =
+      body !== null && typeof body === 'object' && !Buffer.isBuffer(body) ? secretFields(body) : []
+    return [opts.token, ...carried.map((field) => field.value)]
+  }
+
+  function scrub(text: string, request: HttpRequest): string {
+    let clean = text
+    for (const secret of secretsOf(request)) if (secret) clean = clean.split(secret).join('***')
+    return clean
+  }
 
   function failure(
     request: HttpRequest,
@@ -199,7 +242,7 @@ export function createTransport(opts: TransportOptions): Transport {
     given?: RemoteErrorCode,
   ): RemoteError {
     const text = typeof response.body === 'string' ? response.body : ''
-    const serverMessage = cleanServerMessage(text, secrets) || undefined
+    const serverMessage = cleanServerMessage(text, secretsOf(request)) || undefined
     const code = given ?? codeForStatus(response.status)
     return remoteError(code, what ?? describe(code, request), {
       method: request.method,
@@ -272,13 +315,22 @@ export function createTransport(opts: TransportOptions): Transport {
       stats.byStatusClass[statusClass(res.statusCode)]++
       if (res.statusCode === 429) stats.rateLimited++
       const contentType = String(res.headers['content-type'] ?? '')
-      if (request.sink && res.statusCode >= 200 && res.statusCode < 300) {
-        await request.sink(res.body as AsyncIterable<Buffer>)
-        return { status: res.statusCode, headers: res.headers, body: undefined }
-      }
       let bytes: Buffer
       try {
-        bytes = await readBody(res.body, request.maxBytes ?? DEFAULT_MAX_BYTES)
+        if (request.sink && res.statusCode >= 200 && res.statusCode < 300) {
+          const body = res.body as AsyncIterable<Buffer> & { destroy(): void }
+          const max = request.maxBytes
+          try {
+            await request.sink(max === undefined ? body : capped(body, max, res.headers['content-length']))
+          } catch (error) {
+            // The sink's own file failed (no space, no such folder): our disk, not the network,
+            // so neither "could not reach the server" nor a retry.
+            if (typeof (error as { path?: unknown }).path === 'string') throw new LocalSinkError(error)
+            throw error
+          }
+          return { status: res.statusCode, headers: res.headers, body: undefined }
+        }
+        bytes = await readBody(res.body, request.maxBytes ?? DEFAULT_MAX_BYTES, res.headers['content-length'])
       } catch (error) {
         if (error instanceof BodyTooLarge) {
           throw remoteError(
@@ -307,8 +359,10 @@ export function createTransport(opts: TransportOptions): Transport {
       return {
         status: res.statusCode,
         headers: res.headers,
-        // Error bodies are read as text: they carry the server's message.
-        body: ok ? decode(bytes, contentType, request.responseType ?? 'auto') : bytes.toString('utf8'),
+        // Error bodies are read as text: they carry the server's message, never a secret of ours.
+        body: ok
+          ? decode(bytes, contentType, request.responseType ?? 'auto')
+          : scrub(bytes.toString('utf8'), request),
       }
     })
   }
@@ -349,6 +403,7 @@ export function createTransport(opts: TransportOptions): Transport {
       } catch (error) {
         if (request.signal?.aborted) throw request.signal.reason
         if (error instanceof RemoteError) throw error
+        if (error instanceof LocalSinkError) throw error.local
         const failureError = transportFailure(request, error)
         if (TLS_CODE.test(errorCode(error))) throw failureError
         const notSent = NOT_SENT_CODES.has(errorCode(error))

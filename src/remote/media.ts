@@ -12,9 +12,9 @@ import { createHash, randomBytes } from 'node:crypto'
 import { createWriteStream } from 'node:fs'
 import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import type { RemoteClient, RemoteResponse } from './client.js'
+import { listingFailure, type RemoteClient, type RemoteResponse } from './client.js'
 import { classify, isItemMissing, projectPath } from './dialect.js'
-import { cleanServerMessage, ListingError, type RemoteError, remoteError } from './errors.js'
+import { cleanServerMessage, ListingError, type RemoteError, remoteError, TooLargeError } from './errors.js'
 import { jsonBase64Body, multipartBody, type StreamedBody } from './media-body.js'
 
 export interface RemoteMedia {
@@ -53,6 +53,11 @@ export interface MediaApi {
   get(id: string): Promise<RemoteMedia | undefined>
   /** Streams the bytes into `dest` (created or truncated) and returns their sha256 and size. */
   download(id: string, dest: string): Promise<{ sha256: string; size: number }>
+  /**
+   * An id for a new item, before its bytes exist: spec's `GET P/media/new`, upstream one cms-sync
+   * makes (16 hex). Lets the tree item be placed before the upload makes the item appear.
+   */
+  newId(): Promise<string>
   /** Uploads a new item, or new bytes for `id`; returns the id and the name the server stored. */
   upload(
     file: { path: string; size: number; name: string },
@@ -64,7 +69,12 @@ export interface MediaApi {
   remove(id: string): Promise<void>
 }
 
-export function createMediaApi(client: RemoteClient): MediaApi {
+/** 1 GB: media can be large (video), but a server's endless answer must not fill the disk. */
+export const DEFAULT_MEDIA_MAX_BYTES = 1024 * 1024 * 1024
+
+/** `maxBytes`: the most one download may weigh (cms-sync.yaml `limits.mediaMB`). */
+export function createMediaApi(client: RemoteClient, opts: { maxBytes?: number } = {}): MediaApi {
+  const maxBytes = opts.maxBytes ?? DEFAULT_MEDIA_MAX_BYTES
   const { project, environment } = client.target
   const P = projectPath(project, environment)
   const d = client.dialect
@@ -104,17 +114,18 @@ export function createMediaApi(client: RemoteClient): MediaApi {
     let res: RemoteResponse
     try {
       res = await client.request('GET', route, {
-        maxBytes: 512 * 1024 * 1024,
+        maxBytes: client.listMaxBytes,
         ...(opts.signal ? { signal: opts.signal } : {}),
       })
     } catch (error) {
       if (opts.signal?.aborted) throw error
-      throw refuse((error as Error).message)
+      throw refuse(listingFailure(error as RemoteError, client.listMaxBytes))
     }
     if (res.status < 200 || res.status >= 300) {
       const error = failure('GET', route, res, 'could not list media')
-      // A missing or refused token is the user's to fix (log in), not a listing to distrust.
-      if (error.code === 'unauthorized' || error.code === 'forbidden') throw error
+      // A missing or refused token is the user's to fix (log in, exit 2), not a listing to
+      // distrust; any other failure, 403 included, is a failed listing: a safety stop (exit 4).
+      if (error.code === 'unauthorized') throw error
       throw refuse(error.message, res.status)
     }
     if (!Array.isArray(res.body)) throw refuse('the answer is not a JSON array', res.status)
@@ -141,22 +152,34 @@ export function createMediaApi(client: RemoteClient): MediaApi {
   async function download(id: string, dest: string) {
     let result = { sha256: '', size: 0 }
     const route = `/media/${enc(project)}/${enc(environment)}/${enc(id)}`
-    await call('GET', route, `could not download media "${id}"`, id, {
-      // Called again on a retry: the temp file starts over.
-      sink: async (body: AsyncIterable<Buffer>) => {
-        const hash = createHash('sha256')
-        let size = 0
-        const tap = new Transform({
-          transform(chunk: Buffer, _enc, done) {
-            hash.update(chunk)
-            size += chunk.length
-            done(null, chunk)
-          },
-        })
-        await pipeline(body, tap, createWriteStream(dest))
-        result = { sha256: hash.digest('hex'), size }
-      },
-    })
+    try {
+      await call('GET', route, `could not download media "${id}"`, id, {
+        maxBytes,
+        // Called again on a retry: the temp file starts over.
+        sink: async (body: AsyncIterable<Buffer>) => {
+          const hash = createHash('sha256')
+          let size = 0
+          const tap = new Transform({
+            transform(chunk: Buffer, _enc, done) {
+              hash.update(chunk)
+              size += chunk.length
+              done(null, chunk)
+            },
+          })
+          await pipeline(body, tap, createWriteStream(dest))
+          result = { sha256: hash.digest('hex'), size }
+        },
+      })
+    } catch (error) {
+      // Said with the setting that raises the cap: a real file that large needs it raised.
+      const e = error as RemoteError
+      if (e.code !== 'too-large' || e.status === 413) throw error
+      throw new TooLargeError(
+        'too-large',
+        `media "${id}" is larger than ${Math.round(maxBytes / 1024 / 1024)} MB, the most cms-sync downloads of one file (GET ${route}), so it was not written; if the server really holds files that large, raise limits.mediaMB in cms-sync.yaml`,
+        { method: 'GET', route, status: e.status, itemId: id },
+      )
+    }
     return result
   }
 
@@ -173,15 +196,20 @@ export function createMediaApi(client: RemoteClient): MediaApi {
     return body
   }
 
+  async function newId(): Promise<string> {
+    if (d === 'upstream') return randomBytes(8).toString('hex')
+    const res = await call('GET', `${P}/media/new`, 'could not get a new media id', '', {
+      responseType: 'text',
+      // Safe to repeat after a 5xx or a dropped answer: it only hands out an id (no item until
+      // bytes are set), so a lost one is an id nobody uses (the fault session found runs
+      // giving up on a new file for one 503 here).
+      idempotent: true,
+    })
+    return String(res.body).trim()
+  }
+
   async function upload(file: { path: string; size: number; name: string }, existing?: string) {
-    let id = existing
-    if (id === undefined && d === 'spec') {
-      const res = await call('GET', `${P}/media/new`, 'could not get a new media id', '', {
-        responseType: 'text',
-      })
-      id = String(res.body).trim()
-    }
-    id ??= randomBytes(8).toString('hex')
+    const id = existing ?? (await newId())
     const body = bodyFor(file, id)
     const route = `${P}/media/${enc(id)}`
     const res = await call('POST', route, `could not upload ${file.name}`, id, {
@@ -228,5 +256,5 @@ export function createMediaApi(client: RemoteClient): MediaApi {
     throw failure('DELETE', route, res, `could not delete media "${id}"`, id)
   }
 
-  return { list, get, download, upload, rename, move, remove }
+  return { list, get, download, newId, upload, rename, move, remove }
 }

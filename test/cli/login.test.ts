@@ -82,9 +82,9 @@ describe.each(['spec', 'upstream'] as const)('cms-sync login (%s)', (dialect) =>
     expect(await resolveToken(env, em.url)).toMatch(/^[0-9a-f]{40}$/)
   })
 
-  test('a wrong password fails with exit 1 and stores nothing', async () => {
+  test('a wrong password fails with exit 2 (a usage error: the input is wrong) and stores nothing', async () => {
     const r = await cli(['login', '--username', 'admin', '--password-stdin'], { cwd, env, stdin: 'wrong\n' })
-    expect(r.exitCode).toBe(1)
+    expect(r.exitCode).toBe(2)
     expect(r.stderr).toMatch(/refused the login of "admin".*check the user name and password/)
     expect(r.stderr).not.toContain('wrong')
     expect(await resolveToken(env, em.url)).toBeUndefined()

@@ -36,6 +36,7 @@ describe('loading cms-sync.yaml', () => {
       safety: { maxDeletePercent: 50 },
       dialect: 'auto',
       tls: { insecure: false },
+      limits: { listingMB: 128, mediaMB: 1024 },
     })
   })
 
@@ -68,6 +69,10 @@ describe('loading cms-sync.yaml', () => {
     [
       'rateLimit: { burst: 3 }',
       'cms-sync.yaml: rateLimit.burst: unknown key (expected one of requestsPerSecond, concurrency)',
+    ],
+    [
+      'limits: { listingMB: 0.5 }',
+      'cms-sync.yaml: limits.listingMB: expected a whole number of megabytes from 1 to 4096, got 0.5 (number)',
     ],
     ['servr: x', 'cms-sync.yaml: servr: unknown key'],
   ])('refuses %s', (line, message) => {

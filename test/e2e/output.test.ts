@@ -49,7 +49,7 @@ describe('output', () => {
     expect(text).not.toContain(world.emulator.token())
   })
 
-  test('a refused token stops with exit 1 and says what to do, changing nothing', async () => {
+  test('a refused token stops with exit 2 (the configuration to fix: log in) and says what to do, changing nothing', async () => {
     world = await syncedWorld('spec')
     const before = await world.tree()
     const stdout = new PassThrough()
@@ -65,7 +65,7 @@ describe('output', () => {
       cwd: world.root,
       stopSignal: new Promise(() => {}),
     })
-    expect(code).toBe(1)
+    expect(code).toBe(2)
     expect(err.join('')).toMatch(/login/i)
     expect(await world.tree()).toEqual(before)
   })

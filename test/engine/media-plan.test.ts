@@ -129,10 +129,28 @@ describe('media plan', () => {
     expect(items.map((i) => i.path).sort()).toEqual(['media/p/x.png', 'media/p/x~bb.png'])
   })
 
+  test('a second item whose id is no plain name gets a hash of it, never the id as a path', () => {
+    const { items } = run({
+      remote: [remote('aa', 'p', 'x.png'), remote('../../../up', 'p', 'x.png'), remote('a/b', 'p', 'x.png')],
+    })
+    const paths = items.map((i) => i.path)
+    expect(paths).toHaveLength(3)
+    for (const p of paths) expect(p).toMatch(/^media\/p\/x(~aa|~[0-9a-f]{16})?\.png$/)
+    expect(new Set(paths).size).toBe(3)
+  })
+
   test('a server name no file can hold is reported, not mirrored', () => {
-    const { items, match } = run({ remote: [remote('aa', '', '..'), remote('bb', 'a', 'x\\y')] })
+    const { items, match } = run({
+      remote: [
+        remote('aa', '', '..'),
+        remote('bb', 'a', 'x\\y'),
+        remote('cc', '', 'CON'),
+        remote('dd', 'aux', 'a.png'),
+        remote('ee', '', 'nul.txt'),
+      ],
+    })
     expect(items).toEqual([])
-    expect(match.problems).toHaveLength(2)
+    expect(match.problems.map((p) => p.id)).toEqual(['aa', 'bb', 'cc', 'dd', 'ee'])
   })
 
   test('deleted locally: delete-remote; deleted on the server: delete-local', () => {
@@ -156,5 +174,35 @@ describe('media plan', () => {
       { id: 'm1', path: 'media/img/a.png', action: 'merge-base' },
     ])
     expect(items[0]!.action).toBe('conflict') // before the bytes were known
+  })
+})
+
+describe('media base after a kill', () => {
+  test('one id under two paths (new path recorded, old not yet dropped): the newer is the base, the older is dropped', async () => {
+    const { StateStore, emptyState } = await import('../../src/state/state-file.js')
+    const { mediaBase } = await import('../../src/engine/media/media-snapshot.js')
+    const state = emptyState({ server: 'http://x', project: 'demo', environment: 'live' })
+    const record = (rel: string, name: string) => ({
+      kind: 'media' as const,
+      id: 'm1',
+      path: `media/${rel}`,
+      baseHash: 'A',
+      remoteRev: 'r',
+      media: { sha256: 'A', name, folder: 'docs' },
+    })
+    state.items['media/docs/old.txt'] = record('docs/old.txt', 'old.txt')
+    state.items['media/docs/new.txt'] = record('docs/new.txt', 'new.txt')
+    const stale: string[] = []
+    const base = mediaBase(new StateStore('/nonexistent', state), stale)
+    expect(base.get('m1')).toMatchObject({ rel: 'docs/new.txt', name: 'new.txt' })
+    expect(stale).toEqual(['media/docs/old.txt'])
+    // The renamed file is still found by its bytes, and the server's rename is no conflict.
+    const { items } = run({
+      base: [...base.values()],
+      index: { 'docs/old.txt': 'm1' },
+      files: [file('docs/new.txt', 'A')],
+      remote: [remote('m1', 'docs', 'new.txt', 'r')],
+    })
+    expect(items.filter((i) => i.action !== 'none')).toEqual([])
   })
 })

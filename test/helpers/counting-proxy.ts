@@ -11,10 +11,19 @@ export type Override = (
   headers: import('node:http').IncomingHttpHeaders,
 ) => { status: number; body: string } | undefined
 
+/** Like Override, but sees the request body (the proxy reads it whole first). */
+export type BodyOverride = (
+  method: string,
+  path: string,
+  body: string,
+) => { status: number; body: string } | undefined
+
 export interface CountingProxy {
   url: string
   seen: string[]
   override: Override | undefined
+  /** When set, every request body is read whole before it is forwarded or answered. */
+  overrideWithBody: BodyOverride | undefined
   close(): Promise<void>
 }
 
@@ -22,7 +31,13 @@ export async function startCountingProxy(upstream: string): Promise<CountingProx
   const target = new URL(upstream)
   const seen: string[] = []
   const sockets = new Set<Socket>()
-  const proxy: CountingProxy = { url: '', seen, override: undefined, close: async () => {} }
+  const proxy: CountingProxy = {
+    url: '',
+    seen,
+    override: undefined,
+    overrideWithBody: undefined,
+    close: async () => {},
+  }
   const server = createServer((req, res) => {
     const route = (req.url ?? '').split('?')[0]!
     seen.push(`${req.method} ${route}`)
@@ -33,7 +48,28 @@ export async function startCountingProxy(upstream: string): Promise<CountingProx
       res.end(canned.body)
       return
     }
-    const forward = request(
+    const withBody = proxy.overrideWithBody
+    if (withBody) {
+      const chunks: Buffer[] = []
+      req.on('data', (c: Buffer) => chunks.push(c))
+      req.on('end', () => {
+        const body = Buffer.concat(chunks)
+        const answer = withBody(req.method ?? 'GET', route, body.toString('utf8'))
+        if (answer) {
+          res.writeHead(answer.status, { 'content-type': 'text/plain' })
+          res.end(answer.body)
+        } else forward(req, res, body)
+      })
+      return
+    }
+    forward(req, res, undefined)
+  })
+  const forward = (
+    req: import('node:http').IncomingMessage,
+    res: import('node:http').ServerResponse,
+    body: Buffer | undefined,
+  ) => {
+    const upstreamRequest = request(
       {
         hostname: target.hostname,
         port: target.port,
@@ -46,9 +82,10 @@ export async function startCountingProxy(upstream: string): Promise<CountingProx
         answer.pipe(res)
       },
     )
-    forward.on('error', () => res.destroy())
-    req.pipe(forward)
-  })
+    upstreamRequest.on('error', () => res.destroy())
+    if (body) upstreamRequest.end(body)
+    else req.pipe(upstreamRequest)
+  }
   server.on('connection', (socket) => {
     sockets.add(socket)
     socket.on('close', () => sockets.delete(socket))

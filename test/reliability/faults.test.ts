@@ -7,8 +7,8 @@ import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { type CliRun, startWorld, type World } from '../helpers/sync-world.js'
-import { Session } from './session.js'
-import { report, SEED, scaled } from './support.js'
+import { SECRET, SESSION_ENV, Session } from './session.js'
+import { report, SEED, scaled, secretsIn } from './support.js'
 
 const RATE = 25
 const FAULTS = 'error=0.04,drop=0.02,drop-after=0.02,slow=0.03:300,429=0.03'
@@ -18,26 +18,28 @@ describe.each(['spec', 'upstream'] as const)('faults (%s dialect)', (dialect) =>
   afterEach(async () => world?.close())
 
   test('a long session under injected faults converges with nothing lost, duplicated or over the rate limit', async () => {
-    world = await startWorld(dialect, { content: Array.from({ length: 24 }, (_, i) => `page-${i}`) })
+    world = await startWorld(dialect, { content: [] })
+    Object.assign(world.extraEnv, SESSION_ENV)
+    const session = new Session(world, SEED, dialect)
+    await session.seed(24)
     await writeFile(
       path.join(world.root, 'cms-sync.yaml'),
       [
         `server: ${world.proxy.url}`,
         'project: demo',
         'environment: live',
-        'resources: [schemas, content]',
+        'resources: [schemas, content, media, forms, connections]',
         `rateLimit: { requestsPerSecond: ${RATE}, concurrency: 4 }`,
         `dialect: ${dialect}`,
         '',
       ].join('\n'),
     )
     expect((await world.cli('sync')).exitCode).toBe(0)
-    const session = new Session(world, SEED)
-    await session.adopt()
-    const rounds = scaled(10, 40)
+    const rounds = scaled(8, 40)
     const perRound = scaled(12, 15)
     let runs = 0
     let failedRuns = 0
+    const gaveUpOn: string[] = []
     const exitCodes: Record<number, number> = {}
     for (let r = 0; r < rounds; r++) {
       // The other client edits with the faults off: only cms-sync's requests are under test.
@@ -54,6 +56,11 @@ describe.each(['spec', 'upstream'] as const)('faults (%s dialect)', (dialect) =>
         exitCodes[last.exitCode] = (exitCodes[last.exitCode] ?? 0) + 1
         if (last.exitCode === 0) break
         failedRuns++
+        // What it gave up on, for the report: each failed item's line and the error under it.
+        const lines = `${last.stdout}\n${last.stderr}`.split('\n')
+        lines.forEach((line, n) => {
+          if (/^\s*failed /.test(line)) gaveUpOn.push(`${line.trim()}: ${lines[n + 1]?.trim() ?? ''}`)
+        })
         // Only transient failures are acceptable: never a conflict or a safety stop.
         expect([1], last.stderr).toContain(last.exitCode)
       }
@@ -66,6 +73,8 @@ describe.each(['spec', 'upstream'] as const)('faults (%s dialect)', (dialect) =>
     expect(clean.exitCode).toBe(0)
     expect(clean.json).toEqual({ applied: [], conflicts: [], failed: [] })
     const { lost, extra } = await session.expectConverged()
+    // Under faults too: the connection secret and the token are in no workspace file.
+    expect(await secretsIn(world.root, [SECRET, world.emulator.token()])).toEqual([])
     // The emulator counts a request over the configured rate as 'rate-limit': there must be none.
     expect(injected['rate-limit']).toBe(0)
     const faults = injected.error + injected.drop + injected['drop-after'] + injected.slow + injected['429']
@@ -75,6 +84,7 @@ describe.each(['spec', 'upstream'] as const)('faults (%s dialect)', (dialect) =>
       editsByKind: session.counts.byKind,
       syncRuns: runs,
       runsThatGaveUpOnAnItem: failedRuns,
+      gaveUpOn,
       exitCodes,
       requestsByCmsSync: world.proxy.seen.length,
       requestsAtEmulator: injected.requests,

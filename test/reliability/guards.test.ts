@@ -21,11 +21,12 @@ describe.each(['spec', 'upstream'] as const)('guards (%s dialect)', (dialect) =>
     expect((await world.cli('sync')).exitCode).toBe(0)
     const w = world
     const stops: Record<string, number> = {}
-    // An access error is reported as such (exit 1); every other stop is a safety stop (exit 4).
+    // design.md: a failed listing (a 403 included) is a safety stop (exit 4); a refused token
+    // (401) is the user's configuration to fix by logging in (exit 2). Neither changes anything.
     const expectStop = async (what: string, args: string[], pattern: RegExp) => {
       const before = await snapshot(w)
       const run = await w.cli(...args)
-      expect(run.exitCode, `${what}: ${run.stderr}`).toBe(what.includes('403') ? 1 : 4)
+      expect(run.exitCode, `${what}: ${run.stderr}`).toBe(what.includes('401') ? 2 : 4)
       expect(run.stderr, what).toMatch(pattern)
       const after = await snapshot(w)
       expect(after.server, what).toEqual(before.server)
@@ -42,7 +43,12 @@ describe.each(['spec', 'upstream'] as const)('guards (%s dialect)', (dialect) =>
     }
     const cases: [string, () => Promise<void>, RegExp][] = [
       ['failed listing (500)', listing(() => ({ status: 500, body: 'boom' })), /listing/],
-      ['failed listing (403)', listing(() => ({ status: 403, body: 'no' })), /listing|refused/],
+      [
+        'failed listing (403)',
+        listing(() => ({ status: 403, body: 'no' })),
+        /safety stop.*403.*lacks the rights/,
+      ],
+      ['refused token (401)', listing(() => ({ status: 401, body: 'Not logged in' })), /401.*cms-sync login/],
       ['empty listing', listing(() => ({ status: 200, body: '[]' })), /listed no content/],
       [
         'listing cut to one item',

@@ -45,14 +45,17 @@ afterEach(async () => {
   servers = []
 })
 
-async function workspace(server: string): Promise<{ base: string; root: string; env: NodeJS.ProcessEnv }> {
+async function workspace(
+  server: string,
+  extra = '',
+): Promise<{ base: string; root: string; env: NodeJS.ProcessEnv }> {
   const base = await mkdtemp(path.join(tmpdir(), 'cms-sync-hostile-'))
   const root = path.join(base, 'site')
   await mkdir(root)
   await writeFile(path.join(base, 'neighbour.txt'), 'a file next to the workspace\n')
   await writeFile(
     path.join(root, 'cms-sync.yaml'),
-    `server: ${server}\nproject: demo\nenvironment: live\nresources: [schemas, content]\ndialect: spec\n`,
+    `server: ${server}\nproject: demo\nenvironment: live\nresources: [schemas, content]\ndialect: spec\n${extra}`,
   )
   return { base, root, env: { CMS_SYNC_TOKEN: TOKEN, XDG_CONFIG_HOME: path.join(base, 'xdg') } }
 }
@@ -172,7 +175,7 @@ test('a body far larger than any listing is cut off early, and the run fails cle
   // In its own process: the cap, not the test's memory, must stop it.
   const run = await runCli(['-C', root, 'pull'], env).done
   expect(run.code, run.stderr).toBe(4)
-  expect(run.stderr).toMatch(/larger than \d+ MB/)
+  expect(run.stderr).toMatch(/larger than 128 MB.*raise limits\.listingMB in cms-sync\.yaml/)
   expect(hostile.bytesSent).toBeLessThan(total)
   expect(existsSync(path.join(root, 'content'))).toBe(false)
   report('hostile/huge-body', {
@@ -196,4 +199,46 @@ test('a redirect to another host is not followed, and the token never goes there
   expect(run.stderr).not.toContain(TOKEN)
   expect(elsewhere.seen).toEqual([])
   report('hostile/redirect', { redirectsFollowed: elsewhere.seen.length })
+})
+
+test('the listing cap is limits.listingMB: a listing over it stops (exit 4) before it is read whole, one under it is pulled', async () => {
+  // About 3 MB of real content: 48 items of 64 KB
+  const content = Array.from({ length: 48 }, (_, i) =>
+    contentOf(`big-${i}`, { properties: { title: 'y'.repeat(65_000) } }),
+  )
+  const body = JSON.stringify(content)
+  let declare = false
+  const hostile = await startHostileServer((req, res, route) => {
+    if (route === `${P}/content`) {
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        ...(declare ? { 'content-length': Buffer.byteLength(body) } : {}),
+      })
+      return res.end(body)
+    }
+    return serving({ content })(req, res, route)
+  })
+  servers.push(hostile)
+  const small = await workspace(hostile.url, 'limits: { listingMB: 1 }\n')
+  const refused: number[] = []
+  for (const declared of [false, true]) {
+    declare = declared
+    const run = await cli(['-C', small.root, 'pull'], { cwd: small.root, env: small.env })
+    expect(run.exitCode, run.stderr).toBe(4)
+    expect(run.stderr).toMatch(
+      /content listing.*larger than 1 MB.*raise limits\.listingMB in cms-sync\.yaml/s,
+    )
+    expect(existsSync(path.join(small.root, 'content'))).toBe(false)
+    refused.push(run.exitCode)
+  }
+  const large = await workspace(hostile.url, 'limits: { listingMB: 8 }\n')
+  const pulled = await cli(['-C', large.root, 'pull'], { cwd: large.root, env: large.env })
+  expect(pulled.exitCode, pulled.stderr).toBe(0)
+  expect((await readdir(path.join(large.root, 'content'))).length).toBe(48)
+  report('hostile/listing-cap', {
+    listingMB: Math.round(body.length / 2 ** 20),
+    capMB: 1,
+    refused: refused.length,
+    pulledWithCap8MB: 48,
+  })
 })

@@ -12,6 +12,7 @@ import { cli } from '../helpers/cli.js'
 import { selfSignedCert } from '../helpers/self-signed.js'
 import { contentOf, startWorld, type World } from '../helpers/sync-world.js'
 import { json } from './hostile-server.js'
+import { SECRET, SECRET_VAR, SESSION_ENV } from './session.js'
 import { bytesUnder, report, secretsIn } from './support.js'
 
 describe.each(['spec', 'upstream'] as const)('secrets (%s dialect)', (dialect) => {
@@ -79,6 +80,95 @@ describe.each(['spec', 'upstream'] as const)('secrets (%s dialect)', (dialect) =
       serverEchoesOfTheToken: echoed,
       leaks: 0,
       credentialsMode: '0600',
+    })
+  })
+})
+
+const ALL = ['schemas', 'content', 'media', 'forms', 'connections']
+const SERVER_SECRET = 'server-side-pw-91c3e0aa'
+const connection = (id: string, title: string, password: string) => ({
+  id,
+  title,
+  url: 'https://example.test',
+  processor: { alias: 'json' },
+  deployer: { alias: 'git', username: 'deploy', password, repo: 'https://git.test/r.git', branch: 'main' },
+})
+
+describe.each(['spec', 'upstream'] as const)('connection secrets (%s dialect)', (dialect) => {
+  let world: World
+  afterEach(async () => world?.close())
+
+  test('connection secrets stay out of files, state, trash, conflicts, logs, output and errors, even when the server echoes the request body', async () => {
+    world = await startWorld(dialect, { resources: ALL })
+    const w = world
+    Object.assign(w.extraEnv, SESSION_ENV)
+    // The server holds two connections and sends their secrets back in every read (upstream §5.4)
+    await w.server.put('connection', 'site', connection('site', 'Site', SECRET))
+    await w.server.put('connection', 'other', connection('other', 'Other', SERVER_SECRET))
+    const outputs: string[] = []
+    const record = <R extends { stdout: string; stderr: string }>(r: R): R => {
+      outputs.push(r.stdout, r.stderr)
+      return r
+    }
+    expect(record(await w.cli('-v', 'sync')).exitCode).toBe(0)
+    // The file names a variable; with it set, an edit pushes the secret resolved from it
+    const site = await w.readJson('connections/site.json')
+    await w.writeJson('connections/site.json', {
+      ...site,
+      title: 'Site 2',
+      deployer: { ...(site.deployer as object), password: `$\{${SECRET_VAR}}` },
+    })
+    expect(record(await w.cli('-v', '--json', 'push')).exitCode).toBe(0)
+    expect((await w.server.get('connection', 'site'))?.deployer).toMatchObject({ password: SECRET })
+    // A server that refuses the write and quotes the request body (the resolved secret) back
+    let echoed = 0
+    for (const status of [400, 500]) {
+      await w.editJson('connections/site.json', { title: `Site ${status}` })
+      w.proxy.overrideWithBody = (method, route, body) => {
+        if (method === 'GET' || !route.includes('/connections/')) return undefined
+        echoed++
+        return { status, body: `could not store ${body}` }
+      }
+      const refused = record(await w.cli('-v', '--json', 'push'))
+      w.proxy.overrideWithBody = undefined
+      expect(refused.exitCode, refused.stderr).toBe(1)
+      expect(JSON.stringify(refused.json.failed)).toMatch(/could not store/)
+    }
+    // Both sides edit the connection: a conflict, then each way of settling it
+    await w.editJson('connections/site.json', { title: 'local' })
+    const current = (await w.server.get('connection', 'site'))!
+    await w.server.put('connection', 'site', { ...current, title: 'remote' })
+    expect(record(await w.cli('-v', 'sync')).exitCode).toBe(3)
+    expect(record(await w.cli('-v', 'diff')).exitCode).toBeLessThan(2)
+    expect(record(await w.cli('-v', 'sync', '--prefer', 'remote')).exitCode).toBe(0)
+    // The server changes the other secret while the variable holds the old one: reported, never written
+    w.extraEnv.CMS_SYNC_OTHER_DEPLOYER_PASSWORD = 'stale-local-value'
+    const other = (await w.server.get('connection', 'other'))!
+    await w.server.put('connection', 'other', {
+      ...other,
+      deployer: { ...(other.deployer as object), password: `${SERVER_SECRET}-v2` },
+    })
+    expect(record(await w.cli('-v', 'pull')).exitCode).toBe(1)
+    for (const args of [
+      ['-v', 'status'],
+      ['-v', '--json', 'status'],
+      ['-v', 'diff'],
+    ])
+      record(await w.cli(...args))
+    // Nowhere: no workspace file (state, trash, conflicts and logs included), no output, no error
+    const secrets = [SECRET, SERVER_SECRET, 'stale-local-value']
+    const logText = await readFile(w.file('.cms-sync/logs/cms-sync.log'), 'utf8')
+    expect(logText.split('\n').filter((line) => secrets.some((secret) => line.includes(secret)))).toEqual([])
+    expect(await secretsIn(w.root, secrets)).toEqual([])
+    expect(outputs.filter((o) => secrets.some((secret) => o.includes(secret)))).toEqual([])
+    const files = [...(await bytesUnder(w.root))].map(([rel]) => rel)
+    expect(files.some((rel) => rel.startsWith('.cms-sync/trash/'))).toBe(true)
+    expect(files.some((rel) => rel.startsWith('.cms-sync/logs/'))).toBe(true)
+    report(`secrets/connections/${dialect}`, {
+      runs: outputs.length / 2,
+      filesScanned: files.length,
+      serverEchoesOfTheRequestBody: echoed,
+      leaks: 0,
     })
   })
 })

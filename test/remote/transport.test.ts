@@ -302,6 +302,50 @@ describe('responses', () => {
     expect((error as Error).message).toContain('larger than 64 KB')
   })
 
+  test('a declared length over the cap is refused before the body is read, for a sink too', async () => {
+    let written = 0
+    cms.hook = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': 8 * 1024 * 1024 })
+      const chunk = Buffer.alloc(64 * 1024)
+      const pump = (): void => {
+        while (written < 8 * 1024 * 1024) {
+          written += chunk.length
+          if (!res.write(chunk)) return void res.once('drain', pump)
+        }
+        res.end()
+      }
+      res.on('close', () => res.removeAllListeners('drain'))
+      pump()
+      return true
+    }
+    const c = await open()
+    let sinkSaw = 0
+    const error = await c
+      .request('GET', '/media/demo/live/big', {
+        maxBytes: 64 * 1024,
+        sink: async (body) => {
+          for await (const chunk of body) sinkSaw += chunk.length
+        },
+      })
+      .catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'too-large' })
+    expect(sinkSaw).toBe(0)
+    expect(cms.requests).toHaveLength(1) // not retried
+  })
+
+  test('a listing over listMaxBytes is a safety stop that names limits.listingMB', async () => {
+    cms.hook = (_req, res) => {
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify([{ id: 'a', pad: 'x'.repeat(200_000) }]))
+      return true
+    }
+    const c = await open({ listMaxBytes: 100_000 })
+    const error = await c.list('content').catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'listing', exitCode: 4 })
+    expect((error as Error).message).toMatch(/larger than 0 MB.*raise limits\.listingMB/)
+  })
+
   test('listings that are not arrays of objects with string ids are refused', async () => {
     const c = await open()
     for (const body of ['{"a":1}', '[{"name":"x"}]', '[{"id":"a"},{"id":"a"}]', 'OK']) {
@@ -314,6 +358,27 @@ describe('responses', () => {
         name: 'ListingError',
         exitCode: 4,
       })
+    }
+  })
+
+  test('a 403 listing is a safety stop (exit 4); a 401 is the token to fix (exit 2)', async () => {
+    const c = await open()
+    for (const [status, exitCode] of [
+      [403, 4],
+      [401, 2],
+    ] as const) {
+      cms.hook = (_req, res) => {
+        res.writeHead(status, { 'content-type': 'text/plain' }).end('no')
+        return true
+      }
+      const error = (await c.list('content').catch((e: unknown) => e)) as RemoteError
+      expect(error.exitCode, String(status)).toBe(4)
+      // The engine stops on a refused token as itself (remote-snapshot), on any other cause for
+      // the listing: a 403 stays exit 4, a 401 becomes exit 2.
+      expect((error.cause as RemoteError).code, String(status)).toBe(
+        status === 401 ? 'unauthorized' : 'forbidden',
+      )
+      if (status === 401) expect((error.cause as RemoteError).exitCode).toBe(exitCode)
     }
   })
 
@@ -356,6 +421,22 @@ describe('secrets', () => {
       (putError as Error).stack,
     ]) {
       expect(text).not.toContain(TOKEN)
+    }
+    // A server that quotes a refused write back: the secret values the body carried are scrubbed.
+    cms.hook = (_req, res, body) => {
+      res.writeHead(400, { 'content-type': 'text/plain' }).end(`bad body: ${body}`)
+      return true
+    }
+    const connection = {
+      id: 'c',
+      title: 'C',
+      deployer: { alias: 'git', password: 'pw-in-the-body-42', apiKey: 'k-99x' },
+    }
+    const echoed = (await c.put('connection', 'c', connection).catch((e: unknown) => e)) as RemoteError
+    expect(echoed.serverMessage).toContain('bad body')
+    for (const text of [String(echoed), JSON.stringify(echoed)]) {
+      expect(text).not.toContain('pw-in-the-body-42')
+      expect(text).not.toContain('k-99x')
     }
     // The log file is opened and written asynchronously: wait for the line (a loaded machine is slow).
     let log = ''

@@ -27,7 +27,7 @@ import type { PlanItem } from '../plan.js'
 import type { EngineLogger } from '../remote-port.js'
 import { type LocalSide, type RemoteSide, splitRel } from './media-match.js'
 import { MEDIA_FOLDER, mediaPath } from './media-plan.js'
-import type { MediaRun } from './media-snapshot.js'
+import { type MediaRun, tempFileFor } from './media-snapshot.js'
 import { forEachLimit } from './pool.js'
 
 export interface MediaApplyContext {
@@ -89,8 +89,11 @@ async function commit(
   written?: StatSnapshot,
 ): Promise<void> {
   const base = ctx.run.base.get(id)
-  if (base && base.rel !== rel) await ctx.store.forget(mediaPath(base.rel))
   const stat = written ?? (await statLocalFile(ctx.root, mediaPath(rel)))
+  // The new record first, the old path's after: a state save may fall between the two (saves
+  // are batched), and a state holding neither would leave the next run with an id media.yaml
+  // places at a vanished path and no base to find the renamed file by: it would upload the
+  // file again as a new item (found by the crash test: a kill right after a pushed rename).
   await ctx.store.commit({
     kind: 'media',
     id,
@@ -100,6 +103,7 @@ async function commit(
     ...(stat ? { stat } : {}),
     media: { sha256, name: remote.name, folder: remote.folder },
   })
+  if (base && base.rel !== rel) await ctx.store.forget(mediaPath(base.rel))
   setIndex(ctx, id, rel)
   if (ctx.run.hadConflicts) await removeConflictCopy(ctx.root, mediaPath(rel))
 }
@@ -131,7 +135,7 @@ async function serverBytes(ctx: MediaApplyContext, id: string) {
   }
   ctx.run.tmpDirMade ??= mkdir(ctx.run.tmpDir, { recursive: true })
   await ctx.run.tmpDirMade
-  const file = path.join(ctx.run.tmpDir, `${encodeURIComponent(id)}-${Date.now()}`)
+  const file = tempFileFor(ctx.run.tmpDir, id)
   return { file, ...(await ctx.run.api.download(id, file)) }
 }
 
@@ -149,15 +153,25 @@ async function pushMedia(ctx: MediaApplyContext, item: PlanItem): Promise<ItemRe
   const { folder, name } = splitRel(local.rel)
   const file = { path: absolute(ctx.root, mediaPath(local.rel)), size: local.size, name }
   let id = local.id
-  if (!remote || local.sha256 !== (remote.sha256 ?? base?.sha256)) {
-    // New bytes (or a new item): the upload also sets the name.
+  if (!remote) {
+    // A new item: its id, then its tree item, then its bytes (which make it appear in the
+    // listing). Placed first, it appears where it belongs, so a kill between two steps never
+    // leaves a listed item in another folder that the next run would take for a second item
+    // and upload again; a tree item whose bytes never came is harmless (the tree only places
+    // ids that exist).
+    // (An id media.yaml already gives it is kept: the item is re-created under it.)
+    id ??= await api.newId()
+    await api.move(id, folder)
     id = (await api.upload(file, id)).id
     // The report names the id the new item got (the plan could not know it).
     item.id = id
+  } else if (local.sha256 !== (remote.sha256 ?? base?.sha256)) {
+    // New bytes: the upload also sets the name.
+    id = (await api.upload(file, id)).id
   } else if ((base ? splitRel(base.rel).name : remote.name) !== name) {
     await api.rename(remote.id, name)
   }
-  if (!remote || remote.folder !== folder) await api.move(id!, folder)
+  if (remote && remote.folder !== folder) await api.move(id!, folder)
   // What the server holds now: its name (upstream rewrites uploaded names) and revision.
   const stored = await api.get(id!)
   if (!stored)

@@ -7,8 +7,10 @@
 // are what the last sync saw, the item maps to the local path of that sync, so a rewritten name
 // never shows as a rename.
 
+import { createHash } from 'node:crypto'
 import type { RemoteMedia } from '../../remote/media.js'
 import type { StatSnapshot } from '../../state/state-file.js'
+import { isWindowsDeviceName } from '../../workspace/file-names.js'
 import type { LocalMediaFile } from '../../workspace/media-scan.js'
 
 export interface MediaBaseItem {
@@ -69,23 +71,40 @@ export function splitRel(rel: string): { folder: string; name: string } {
   return cut < 0 ? { folder: '', name: rel } : { folder: rel.slice(0, cut), name: rel.slice(cut + 1) }
 }
 
+/** Whether a server's media name (or one folder of its path) cannot be a file name on every platform. */
 function unsafeName(name: string): boolean {
   return (
     name === '' ||
     name === '.' ||
     name === '..' ||
     /[/\\\u0000-\u001f\u007f]/.test(name) ||
-    Buffer.byteLength(name) > 255
+    Buffer.byteLength(name) > 255 ||
+    // The workspace is committed: a name Windows reserves would break every checkout there.
+    isWindowsDeviceName(name)
   )
 }
 
-/** `photo.png` of id `ab12` becomes `photo~ab12.png`, for a second server item with the same path. */
+/** Whether a listed item's name or folder is unsafe: it is reported, never turned into a path. */
+export function unsafeMedia(item: RemoteMedia): boolean {
+  return (
+    unsafeName(item.name) || (item.folder !== '' && item.folder.split('/').some((part) => unsafeName(part)))
+  )
+}
+
+/**
+ * `photo.png` of id `ab12` becomes `photo~ab12.png`, for a second server item with the same path.
+ * The id is the server's: one that is not plain letters, digits, `-` and `_` (a `/`, `..`, a
+ * control character, or just long) is put in as a hash of itself, never as it is.
+ */
 function disambiguated(rel: string, id: string): string {
   const { folder, name } = splitRel(rel)
   const dot = name.lastIndexOf('.')
   const stem = dot > 0 ? name.slice(0, dot) : name
   const ext = dot > 0 ? name.slice(dot) : ''
-  return joinRel(folder, `${stem}~${id}${ext}`)
+  const tag = /^[A-Za-z0-9_-]{1,40}$/.test(id)
+    ? id
+    : createHash('sha256').update(id).digest('hex').slice(0, 16)
+  return joinRel(folder, `${stem}~${tag}${ext}`)
 }
 
 function localSides(input: MatchInput): Map<string, LocalSide> {
@@ -155,12 +174,13 @@ export function matchMedia(input: MatchInput): MediaMatch {
     return settled(a) - settled(b) || (a.id < b.id ? -1 : 1)
   })
   for (const item of ordered) {
-    const folderUnsafe = item.folder !== '' && item.folder.split('/').some((part) => unsafeName(part))
-    if (unsafeName(item.name) || folderUnsafe) {
+    const unholdable = () =>
       problems.push({
         id: item.id,
-        problem: `media "${item.id}" has the name ${JSON.stringify(item.name)} in folder ${JSON.stringify(item.folder)}, which no file in media/ can hold`,
+        problem: `media "${item.id}" has the name ${JSON.stringify(item.name)} in folder ${JSON.stringify(item.folder)}, which no file in media/ can hold on every platform`,
       })
+    if (unsafeMedia(item)) {
+      unholdable()
       continue
     }
     const base = input.base.get(item.id)
@@ -173,6 +193,11 @@ export function matchMedia(input: MatchInput): MediaMatch {
       rel = mine.rel // a first sync adopts the workspace's path for the id
     else rel = joinRel(item.folder, item.name)
     if (used.has(rel) && mine?.rel !== rel && base?.rel !== rel) rel = disambiguated(rel, item.id)
+    // A long name plus its ~tag may pass the file-name limit.
+    if (unsafeName(splitRel(rel).name)) {
+      unholdable()
+      continue
+    }
     used.add(rel)
     // The bytes are known unchanged while the server's revision is: spec's updateDate moves on
     // every upload; upstream has none, so there only a rename or move is seen (or --checksum).

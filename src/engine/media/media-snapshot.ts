@@ -3,6 +3,7 @@
 // bytes themselves (streamed into .cms-sync/tmp/ with their hash taken on the way; a pull in
 // the same run moves that file into place instead of downloading again).
 
+import { createHash } from 'node:crypto'
 import { mkdir, rm } from 'node:fs/promises'
 import path from 'node:path'
 import type { MediaApi, RemoteMedia } from '../../remote/media.js'
@@ -13,7 +14,7 @@ import { readMediaIndex } from '../../workspace/media-index.js'
 import { scanMedia } from '../../workspace/media-scan.js'
 import type { ScanProblem } from '../../workspace/scan.js'
 import type { PlanItem, PlanOptions } from '../plan.js'
-import { type MediaBaseItem, type MediaMatch, matchMedia } from './media-match.js'
+import { type MediaBaseItem, type MediaMatch, matchMedia, unsafeMedia } from './media-match.js'
 import { MEDIA_FOLDER, planMedia } from './media-plan.js'
 import { forEachLimit } from './pool.js'
 
@@ -46,10 +47,28 @@ export interface MediaRun {
   dispose(): Promise<void>
 }
 
-export function mediaBase(store: StateStore): Map<string, MediaBaseItem> {
+let tempSerial = 0
+
+/**
+ * A temp file for the bytes of `id` in the run's temp folder. Named by a hash of the id: the id
+ * is the server's and may be long enough (or odd enough) to be no file name at all.
+ */
+export function tempFileFor(tmpDir: string, id: string): string {
+  const tag = createHash('sha256').update(id).digest('hex').slice(0, 16)
+  return path.join(tmpDir, `${tag}-${++tempSerial}`)
+}
+
+/**
+ * The media base by id. A run that was killed between recording an item's new path and
+ * dropping its old one leaves one id under two paths: the later record (the new path) is the
+ * base, the older one is dropped (its path, in `stale`, for the caller to forget).
+ */
+export function mediaBase(store: StateStore, stale: string[] = []): Map<string, MediaBaseItem> {
   const base = new Map<string, MediaBaseItem>()
   for (const item of Object.values(store.state.items)) {
     if (item.kind !== 'media' || !item.media) continue
+    const older = base.get(item.id)
+    if (older) stale.push(`${MEDIA_FOLDER}/${older.rel}`)
     base.set(item.id, {
       id: item.id,
       rel: item.path.slice(MEDIA_FOLDER.length + 1),
@@ -74,15 +93,19 @@ export async function snapshotMedia(
     listing?: Promise<RemoteMedia[]>
   },
 ): Promise<MediaRun> {
-  const base = mediaBase(store)
+  const stale: string[] = []
+  const base = mediaBase(store, stale)
+  for (const stalePath of stale) await store.forget(stalePath)
   for (const [id, item] of base) if (opts.ignored(`${MEDIA_FOLDER}/${item.rel}`)) base.delete(id)
   const indexBefore = await readMediaIndex(root)
   // Ignored paths stay in media.yaml as they are; they only take no part in the plan.
   const index = new Map(indexBefore ?? [])
   const synced = new Map([...index].filter(([rel]) => !opts.ignored(`${MEDIA_FOLDER}/${rel}`)))
   const scan = await scanMedia(root, (p) => store.get(p), opts.ignored)
+  // An unsafe name is kept for matchMedia to report by id: as a path it could even climb out of
+  // the workspace, which the ignore rules would take for "ignored" and drop without a word.
   const listed = (await (opts.listing ?? api.list())).filter(
-    (m) => !opts.ignored(`${MEDIA_FOLDER}/${m.folder ? `${m.folder}/` : ''}${m.name}`),
+    (m) => unsafeMedia(m) || !opts.ignored(`${MEDIA_FOLDER}/${m.folder ? `${m.folder}/` : ''}${m.name}`),
   )
   const match = matchMedia({
     base,
@@ -95,7 +118,7 @@ export async function snapshotMedia(
   const downloads = new Map<string, Downloaded>()
   if (match.needBytes.length > 0) await mkdir(tmpDir, { recursive: true })
   await forEachLimit(match.needBytes, opts.concurrency, async (id) => {
-    const file = path.join(tmpDir, encodeURIComponent(id))
+    const file = tempFileFor(tmpDir, id)
     const got = await api.download(id, file)
     downloads.set(id, { file, ...got })
     match.remote.get(id)!.sha256 = got.sha256
