@@ -29,6 +29,8 @@ export interface ApplyContext {
   references: ReferenceContext
   local: ReadonlyMap<string, LocalEntry>
   remote: ReadonlyMap<string, RemoteEntry>
+  /** `remote` was read item by item just before the plan (an edit-only run): no second read. */
+  remoteReadJustNow?: boolean
 }
 
 export type ItemResult =
@@ -52,6 +54,12 @@ async function localAsPlanned(ctx: ApplyContext, item: PlanItem, codec: Codec): 
 }
 
 async function remoteAsPlanned(ctx: ApplyContext, item: PlanItem, codec: Codec) {
+  // The plan's own read by id was moments ago, as close to the write as this one would be (the
+  // API has no conditional write, so some gap is always there); a listing may be seconds old.
+  if (ctx.remoteReadJustNow) {
+    const planned = ctx.remote.get(item.path)
+    return { ok: true, current: planned?.object, rev: planned?.rev }
+  }
   const current = await ctx.client.get(item.kind, item.id)
   const rev = current ? codec.revisionOf(current) : undefined
   return { ok: rev === ctx.remote.get(item.path)?.rev, current, rev }

@@ -6,7 +6,14 @@ import { CliError, ExitCode } from '../cli/exit-codes.js'
 import { NATIVE_SCHEMA_IDS } from '../remote/dialect.js'
 import { RemoteError } from '../remote/errors.js'
 import type { MediaApi } from '../remote/media.js'
-import { emptyState, loadState, StateStore, sameTarget, type Target } from '../state/state-file.js'
+import {
+  emptyState,
+  type ItemState,
+  loadState,
+  StateStore,
+  sameTarget,
+  type Target,
+} from '../state/state-file.js'
 import type { Codec, ReferenceContext } from '../workspace/codec.js'
 import { loadIgnoreRules } from '../workspace/ignore-rules.js'
 import { type BeforeLocalWrite, LocalWriter } from '../workspace/local-writes.js'
@@ -65,6 +72,12 @@ export interface PlannedRun {
   rebound: boolean
   /** The media side of the run, when media are synced; its items are in `plan` too. */
   media?: MediaRun
+  /**
+   * An edit-only run (src/engine/edit-run.ts): `local` and `remote` hold only the paths it
+   * planned, each server item read by id just before the plan, so the executor need not read
+   * it again before writing.
+   */
+  fresh?: true
 }
 
 const MEDIA = { kind: 'media' as const }
@@ -80,16 +93,33 @@ function stopUnlessOk(result: GuardResult): void {
   if (!result.ok) throw new SafetyStopError(describeStop(result))
 }
 
-export async function planRun(
-  deps: EngineDeps,
-  /** rehash: read every file instead of trusting the stat cache (watch's periodic deep rescan). */
-  opts: { prefer?: Side; rebind?: boolean; rehash?: boolean },
-): Promise<PlannedRun> {
+/** The state a run plans against, checked against the configured target. */
+export async function openState(
+  deps: Pick<EngineDeps, 'root' | 'target'>,
+  opts: { rebind?: boolean; batch?: ConstructorParameters<typeof StateStore>[2] } = {},
+): Promise<{ store: StateStore; rebound: boolean }> {
   const saved = await loadState(deps.root)
   stopUnlessOk(targetGuard(saved?.target, deps.target, opts.rebind ?? false))
   // A new target makes the old base meaningless: start over as a fresh clone, which never deletes.
   const rebound = !!saved && !sameTarget(saved.target, deps.target)
-  const store = new StateStore(deps.root, saved && !rebound ? saved : emptyState(deps.target))
+  const state = saved && !rebound ? saved : emptyState(deps.target)
+  return { store: new StateStore(deps.root, state, opts.batch), rebound }
+}
+
+export async function planRun(
+  deps: EngineDeps,
+  opts: {
+    prefer?: Side
+    rebind?: boolean
+    /** Read every file instead of trusting the stat cache (watch's periodic deep rescan). */
+    rehash?: boolean
+    /** The state as the caller keeps it in memory (watch, which holds the lock for its whole life). */
+    store?: StateStore
+  },
+): Promise<PlannedRun> {
+  const { store, rebound } = opts.store
+    ? { store: opts.store, rebound: false }
+    : await openState(deps, { rebind: opts.rebind ?? false })
   const kinds = new Set(deps.codecs.map((codec) => codec.kind))
   // .cmsyncignore'd paths are never synced either way: out of all three sides of the plan.
   const rules = await loadIgnoreRules(deps.root)
@@ -183,6 +213,10 @@ export function inScope(path: string, scope: readonly string[]): boolean {
   )
 }
 
+function baseSchemas(store: StateStore): ItemState[] {
+  return Object.values(store.state.items).filter((item) => item.kind === 'schema')
+}
+
 /** What pushed files are checked against: known only for the kinds being synced. */
 async function referenceContext(
   deps: EngineDeps,
@@ -193,7 +227,8 @@ async function referenceContext(
   const schemaIds = deps.codecs.some((codec) => codec.kind === 'schema')
     ? new Set([
         ...NATIVE_SCHEMA_IDS,
-        ...[...run.remote.values(), ...run.local.values()]
+        // An edit-only run saw only its own paths: the schemas of the last sync stand for the rest.
+        ...[...run.remote.values(), ...run.local.values(), ...(run.fresh ? baseSchemas(run.store) : [])]
           .filter((e) => e.kind === 'schema')
           .map((e) => e.id),
       ])
@@ -230,6 +265,8 @@ export interface ApplyOptions {
   onProgress?: (done: number, total: number, item: PlanItem) => void
   /** Stops the run between items (watch shutdown). */
   signal?: AbortSignal
+  /** The caller saves the state later (watch's edit-only runs); by default it is saved at the end. */
+  deferSave?: boolean
   now?: () => string
 }
 
@@ -278,6 +315,7 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
     references,
     local: run.local,
     remote: run.remote,
+    remoteReadJustNow: run.fresh === true,
   }
   let outcome: Outcome
   const jsonItems = selected.filter((item) => item.kind !== 'media')
@@ -310,7 +348,7 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
     }
   } finally {
     await run.media?.dispose()
-    await run.store.flush()
+    if (!opts.deferSave) await run.store.flush()
   }
   deps.logger.info(
     { applied: outcome.applied.length, conflicts: outcome.conflicts.length, failed: outcome.failed.length },

@@ -1,18 +1,44 @@
-// The engine as the watch daemon's work queue runs it (docs/watch.md "The run"): plan the dirty
-// paths (or everything), carry out the sync selection (only the pull side while the watcher is
-// paused), and report the outcome in the queue's terms. The daemon holds the workspace lock for
-// its whole life, so this does not take it.
+// The engine as the watch daemon's work queue runs it (docs/watch.md "The run"): a batch of
+// dirty paths is planned on its own (edit-run.ts), a full run (start-up, remote poll, rescan,
+// flood) plans everything; either carries out the sync selection (only the pull side while the
+// watcher is paused) and reports the outcome in the queue's terms. The daemon holds the
+// workspace lock for its whole life, so this does not take it, and the state stays in memory
+// from run to run instead of being read again each time.
 
 import { RemoteError } from '../remote/errors.js'
+import type { StateStore } from '../state/state-file.js'
+import { loadIgnoreRules } from '../workspace/ignore-rules.js'
+import { planEdits } from './edit-run.js'
 import type { Outcome } from './outcome.js'
-import { applyRun, type EngineDeps, planRun, SELECT } from './run.js'
+import { applyRun, type EngineDeps, openState, type PlannedRun, planRun, SELECT } from './run.js'
 
 /** Failures worth retrying soon: the server or the way to it, not the item. */
 const TRANSIENT = new Set(['server', 'rate-limited', 'network', 'timeout'])
 
+/**
+ * Edit-only runs leave the state unsaved for at most this long. A save rewrites the whole file
+ * (about a tenth of a second at 10,000 items), which would otherwise follow every edit; a crash
+ * in between loses only records of confirmed changes, which the next start adopts again (both
+ * sides equal: merge-base).
+ */
+export const STATE_SAVE_DELAY_MS = 2_000
+
+/** Saves within a run only every this many items; the rest wait for the end or the timer. */
+const STATE_BATCH = { items: 250, ms: Number.POSITIVE_INFINITY }
+
 export type WatchRunOutcome =
   | { kind: 'done'; retryPaths: string[]; outcome: Outcome }
   | { kind: 'offline'; cause: unknown }
+
+export interface WatchEngine {
+  /** Reads the state and checks it is bound to the configured target (a safety stop if not). */
+  open(): Promise<void>
+  run(paths: ReadonlySet<string>, context: { full: boolean; signal: AbortSignal }): Promise<WatchRunOutcome>
+  /** Saves what edit-only runs left unsaved (shutdown). */
+  saveState(): Promise<void>
+  /** Items the state tracks; undefined before the first run. */
+  tracked(): number | undefined
+}
 
 /** Whether the error, or one behind it (a listing stop wraps the client's error), is the way to the server. */
 function unreachable(error: unknown): boolean {
@@ -22,7 +48,7 @@ function unreachable(error: unknown): boolean {
   return false
 }
 
-export function watchRun(
+export function createWatchEngine(
   deps: EngineDeps,
   opts: {
     paused: () => Promise<boolean>
@@ -35,15 +61,43 @@ export function watchRun(
      */
     holdPushes?: (localChanges: { changed: string[]; deleted: string[] }) => Promise<boolean>
   },
-) {
-  return async (
+): WatchEngine {
+  let store: StateStore | undefined
+  let saveTimer: NodeJS.Timeout | undefined
+
+  function saveSoon(): void {
+    if (saveTimer !== undefined) return
+    saveTimer = setTimeout(() => {
+      saveTimer = undefined
+      store?.flush().catch((error) => {
+        deps.logger.error({ error: (error as Error).message }, 'watch: saving the state failed')
+      })
+    }, STATE_SAVE_DELAY_MS)
+  }
+
+  async function open(): Promise<StateStore> {
+    store ??= (await openState(deps, { batch: STATE_BATCH })).store
+    return store
+  }
+
+  async function planFor(paths: ReadonlySet<string>, full: boolean): Promise<PlannedRun> {
+    const store = await open()
+    if (!full) {
+      const edit = await planEdits(deps, store, await loadIgnoreRules(deps.root), paths)
+      if (edit.kind === 'planned') return edit.run
+      deps.logger.debug({ why: edit.why, paths: paths.size }, 'watch: this batch needs a full plan')
+    }
+    return planRun(deps, { store, rehash: full && (opts.rehash?.() ?? false) })
+  }
+
+  async function run(
     paths: ReadonlySet<string>,
     context: { full: boolean; signal: AbortSignal },
-  ): Promise<WatchRunOutcome> => {
+  ): Promise<WatchRunOutcome> {
     const empty: Outcome = { applied: [], conflicts: [], failed: [] }
     if (!context.full && paths.size === 0) return { kind: 'done', retryPaths: [], outcome: empty }
     try {
-      const planned = await planRun(deps, { rehash: context.full && (opts.rehash?.() ?? false) })
+      const planned = await planFor(paths, context.full)
       let pullOnly = await opts.paused()
       if (!pullOnly && context.full && opts.holdPushes) {
         const pushSide = planned.plan.items.filter((i) => i.action === 'push' || i.action === 'delete-remote')
@@ -52,15 +106,21 @@ export function watchRun(
           deleted: pushSide.filter((i) => i.action === 'delete-remote').map((i) => i.path),
         })
       }
-      const outcome = await applyRun(deps, planned, {
-        select: pullOnly ? SELECT.pull : SELECT.sync,
-        scope: context.full ? [] : [...paths],
-        dryRun: false,
-        allowDeletes: false,
-        reportScanProblems: true,
-        reportRemoteProblems: context.full,
-        signal: context.signal,
-      })
+      let outcome: Outcome
+      try {
+        outcome = await applyRun(deps, planned, {
+          select: pullOnly ? SELECT.pull : SELECT.sync,
+          scope: context.full ? [] : [...paths],
+          dryRun: false,
+          allowDeletes: false,
+          reportScanProblems: true,
+          reportRemoteProblems: context.full,
+          signal: context.signal,
+          deferSave: planned.fresh === true,
+        })
+      } finally {
+        if (planned.fresh) saveSoon()
+      }
       const retryPaths = outcome.failed
         .filter((f) => f.code !== undefined && TRANSIENT.has(f.code))
         .map((f) => f.path)
@@ -69,5 +129,18 @@ export function watchRun(
       if (unreachable(error)) return { kind: 'offline', cause: error }
       throw error
     }
+  }
+
+  return {
+    run,
+    open: async () => {
+      await open()
+    },
+    async saveState() {
+      clearTimeout(saveTimer)
+      saveTimer = undefined
+      await store?.flush()
+    },
+    tracked: () => (store ? Object.keys(store.state.items).length : undefined),
   }
 }

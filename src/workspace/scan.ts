@@ -71,7 +71,8 @@ export async function scanWorkspace(
   return { entries, problems }
 }
 
-async function scanOne(
+/** One file of the scan on its own (watch's edit-only runs scan just the files a batch names). */
+export async function scanOne(
   root: string,
   codec: Codec,
   cached: (path: string) => ItemState | undefined,

@@ -24,7 +24,8 @@ async function watched(w: World, pollSeconds = 1) {
   await setWatchConfig(w.root, { debounceMs: 50, pollSeconds })
   const d = watchInProcess(w.root, w.env)
   cleanups.push(() => d.stop())
-  await d.waitForEvent({ event: 'ready' })
+  // Ready comes first; the start-up reconcile is done once it says so.
+  await d.waitForEvent({ event: 'reconciled' })
   return d
 }
 
