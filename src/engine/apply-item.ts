@@ -206,12 +206,17 @@ export async function mergeBaseItem(ctx: ApplyContext, item: PlanItem): Promise<
   return applied
 }
 
-/** Unchanged, but the file was touched (same content, new mtime): refresh the stat cache. */
+/** Unchanged, but the file was touched (same content, new mtime): its stat cache needs a refresh. */
+export function statCacheStale(ctx: Pick<ApplyContext, 'store' | 'local'>, item: PlanItem): boolean {
+  const known = ctx.store.get(item.path)
+  const local = ctx.local.get(item.path)
+  return !!known && !!local && !sameStat(known.stat, local.stat)
+}
+
 export async function refreshStatCache(ctx: ApplyContext, item: PlanItem): Promise<void> {
   const known = ctx.store.get(item.path)
   const local = ctx.local.get(item.path)
-  if (known && local && !sameStat(known.stat, local.stat))
-    await ctx.store.commit({ ...known, stat: local.stat })
+  if (known && local && statCacheStale(ctx, item)) await ctx.store.commit({ ...known, stat: local.stat })
 }
 
 /** Keeps the server's side of a conflict next to the state, for `diff` and for people. */
