@@ -31,6 +31,13 @@ export type WatchRunOutcome =
   | { kind: 'offline'; cause: unknown }
 
 export interface WatchEngine {
+  /**
+   * The watcher delivered local changes (or was restarted): the next full run must look at the
+   * workspace, even if the server is unchanged.
+   */
+  noteLocalChange(): void
+  /** The watcher may miss events (it reported an error): every poll looks at the workspace. */
+  distrustWatcher(): void
   /** Reads the state and checks it is bound to the configured target (a safety stop if not). */
   open(): Promise<void>
   run(paths: ReadonlySet<string>, context: { full: boolean; signal: AbortSignal }): Promise<WatchRunOutcome>
@@ -64,6 +71,10 @@ export function createWatchEngine(
 ): WatchEngine {
   let store: StateStore | undefined
   let saveTimer: NodeJS.Timeout | undefined
+  /** What the last full run reported, while nothing is known to have changed since. */
+  let lastFull: Outcome | undefined
+  let localChanged = true
+  let watcherTrusted = true
 
   function saveSoon(): void {
     if (saveTimer !== undefined) return
@@ -80,14 +91,29 @@ export function createWatchEngine(
     return store
   }
 
-  async function planFor(paths: ReadonlySet<string>, full: boolean): Promise<PlannedRun> {
+  async function planFor(paths: ReadonlySet<string>, full: boolean, rehash: boolean): Promise<PlannedRun> {
     const store = await open()
     if (!full) {
       const edit = await planEdits(deps, store, await loadIgnoreRules(deps.root), paths)
       if (edit.kind === 'planned') return edit.run
       deps.logger.debug({ why: edit.why, paths: paths.size }, 'watch: this batch needs a full plan')
     }
-    return planRun(deps, { store, rehash: full && (opts.rehash?.() ?? false) })
+    return planRun(deps, { store, rehash })
+  }
+
+  /**
+   * A remote poll over a quiet workspace: every listing byte for byte what the last full run
+   * read (one request each, nothing parsed) means nothing changed on the server, and the watcher
+   * said nothing changed here. Parsing 10,000 items, stating every file and planning them all
+   * again would find what the last run found: at 10 s polls that was most of an idle daemon's
+   * CPU and memory. The deep rescan never stops here.
+   */
+  async function nothingChanged(): Promise<boolean> {
+    if (lastFull === undefined || localChanged || !watcherTrusted) return false
+    const { client, media } = deps
+    if (!client.listingUnchanged) return false
+    for (const codec of deps.codecs) if (!(await client.listingUnchanged(codec.kind))) return false
+    return !media || (await media.api.listingUnchanged())
   }
 
   async function run(
@@ -97,7 +123,15 @@ export function createWatchEngine(
     const empty: Outcome = { applied: [], conflicts: [], failed: [] }
     if (!context.full && paths.size === 0) return { kind: 'done', retryPaths: [], outcome: empty }
     try {
-      const planned = await planFor(paths, context.full)
+      const rehash = context.full && (opts.rehash?.() ?? false)
+      if (context.full && !rehash && (await nothingChanged())) {
+        // As the last full run left it: its open conflicts and failures stand (told already).
+        return { kind: 'done', retryPaths: [], outcome: { ...lastFull!, applied: [] } }
+      }
+      // From here on the workspace is looked at again; what changes meanwhile is noted anew.
+      localChanged = !context.full
+      lastFull = undefined
+      const planned = await planFor(paths, context.full, rehash)
       let pullOnly = await opts.paused()
       if (!pullOnly && context.full && opts.holdPushes) {
         const pushSide = planned.plan.items.filter((i) => i.action === 'push' || i.action === 'delete-remote')
@@ -124,14 +158,22 @@ export function createWatchEngine(
       const retryPaths = outcome.failed
         .filter((f) => f.code !== undefined && TRANSIENT.has(f.code))
         .map((f) => f.path)
+      if (context.full && !localChanged) lastFull = outcome
       return { kind: 'done', retryPaths, outcome }
     } catch (error) {
+      localChanged = true
       if (unreachable(error)) return { kind: 'offline', cause: error }
       throw error
     }
   }
 
   return {
+    noteLocalChange: () => {
+      localChanged = true
+    },
+    distrustWatcher: () => {
+      watcherTrusted = false
+    },
     run,
     open: async () => {
       await open()

@@ -20,7 +20,7 @@ import {
   SEGMENT,
 } from './dialect.js'
 import { cleanServerMessage, ListingError, type RemoteError, remoteError, routeOf } from './errors.js'
-import { createTransport, type HttpRequest, type HttpResponse, isAmbiguous } from './http.js'
+import { createTransport, digestSink, type HttpRequest, type HttpResponse, isAmbiguous } from './http.js'
 import type { RequestStats } from './queue.js'
 import { backoffDelayMs, sleep } from './retry.js'
 
@@ -66,18 +66,26 @@ export type RequestOptions = Pick<
   | 'contentLength'
   | 'sink'
   | 'itemId'
+  | 'digest'
 >
 
 export interface RemoteResponse {
   status: number
   headers: Record<string, string | string[] | undefined>
   body: Buffer | string | unknown
+  /** With `digest`: the sha1 of the 2xx body's bytes. */
+  digest?: string
 }
 
 export interface RemoteClient {
   readonly dialect: Dialect
   readonly target: { server: string; project: string; environment: string }
   list(kind: RemoteKind): Promise<RemoteObject[]>
+  /**
+   * Whether the kind's listing is byte for byte what the last `list` read (one request, nothing
+   * parsed): watch's remote poll stops there when nothing changed. False when not known.
+   */
+  listingUnchanged(kind: RemoteKind): Promise<boolean>
   get(kind: RemoteKind, id: string): Promise<RemoteObject | undefined>
   put(kind: RemoteKind, id: string, body: RemoteObject, opts?: PutOptions): Promise<RemoteObject>
   remove(kind: RemoteKind, id: string): Promise<void>
@@ -212,8 +220,24 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     return res.body
   }
 
+  /** The sha1 of each kind's last listing body that `list` accepted. */
+  const listingDigests = new Map<RemoteKind, string>()
+
+  async function listingUnchanged(kind: RemoteKind): Promise<boolean> {
+    const known = listingDigests.get(kind)
+    if (known === undefined) return false
+    const hashed = digestSink()
+    const res = await transport.send({ method: 'GET', path: `${P}/${SEGMENT[kind]}`, sink: hashed.sink })
+    return res.status >= 200 && res.status < 300 && hashed.digest() === known
+  }
+
   async function list(kind: RemoteKind): Promise<RemoteObject[]> {
-    const request: HttpRequest = { method: 'GET', path: `${P}/${SEGMENT[kind]}`, maxBytes: LIST_MAX_BYTES }
+    const request: HttpRequest = {
+      method: 'GET',
+      path: `${P}/${SEGMENT[kind]}`,
+      maxBytes: LIST_MAX_BYTES,
+      digest: true,
+    }
     const data = { method: 'GET', route: request.path }
     let res: HttpResponse
     try {
@@ -261,6 +285,7 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
       items.push(withoutEntries(kind, item))
     }
     listedIds.set(kind, seen)
+    if (res.digest) listingDigests.set(kind, res.digest)
     return items
   }
 
@@ -445,6 +470,7 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     dialect: d,
     target: { server: transport.server, project: opts.project, environment: opts.environment },
     list,
+    listingUnchanged,
     get,
     put,
     remove,

@@ -15,6 +15,7 @@ import { pipeline } from 'node:stream/promises'
 import type { RemoteClient, RemoteResponse } from './client.js'
 import { classify, isItemMissing, projectPath } from './dialect.js'
 import { cleanServerMessage, ListingError, type RemoteError, remoteError } from './errors.js'
+import { digestSink } from './http.js'
 import { jsonBase64Body, multipartBody, type StreamedBody } from './media-body.js'
 
 export interface RemoteMedia {
@@ -48,6 +49,8 @@ function mediaOf(item: Record<string, unknown>): RemoteMedia {
 
 export interface MediaApi {
   list(): Promise<RemoteMedia[]>
+  /** Whether the listing is byte for byte what the last `list` read (see RemoteClient.listingUnchanged). */
+  listingUnchanged(): Promise<boolean>
   /** One item as the server holds it now, or undefined when it is gone. */
   get(id: string): Promise<RemoteMedia | undefined>
   /** Streams the bytes into `dest` (created or truncated) and returns their sha256 and size. */
@@ -92,6 +95,16 @@ export function createMediaApi(client: RemoteClient): MediaApi {
     return res
   }
 
+  /** The sha1 of the last listing body `list` accepted. */
+  let listingDigest: string | undefined
+
+  async function listingUnchanged(): Promise<boolean> {
+    if (listingDigest === undefined) return false
+    const hashed = digestSink()
+    const res = await client.request('GET', `${P}/media`, { sink: hashed.sink })
+    return res.status >= 200 && res.status < 300 && hashed.digest() === listingDigest
+  }
+
   async function list(): Promise<RemoteMedia[]> {
     const route = `${P}/media`
     const refuse = (why: string, status?: number) =>
@@ -102,7 +115,7 @@ export function createMediaApi(client: RemoteClient): MediaApi {
       })
     let res: RemoteResponse
     try {
-      res = await client.request('GET', route, { maxBytes: 512 * 1024 * 1024 })
+      res = await client.request('GET', route, { maxBytes: 512 * 1024 * 1024, digest: true })
     } catch (error) {
       throw refuse((error as Error).message)
     }
@@ -114,13 +127,15 @@ export function createMediaApi(client: RemoteClient): MediaApi {
     }
     if (!Array.isArray(res.body)) throw refuse('the answer is not a JSON array', res.status)
     const seen = new Set<string>()
-    return res.body.map((item: Record<string, unknown>, index) => {
+    const items = res.body.map((item: Record<string, unknown>, index) => {
       if (typeof item?.id !== 'string' || item.id === '' || typeof item.name !== 'string')
         throw refuse(`item ${index} has no string id and name`, res.status)
       if (seen.has(item.id)) throw refuse(`the id "${item.id}" is listed twice`, res.status)
       seen.add(item.id)
       return mediaOf(item)
     })
+    listingDigest = res.digest
+    return items
   }
 
   async function get(id: string): Promise<RemoteMedia | undefined> {
@@ -223,5 +238,5 @@ export function createMediaApi(client: RemoteClient): MediaApi {
     throw failure('DELETE', route, res, `could not delete media "${id}"`, id)
   }
 
-  return { list, get, download, upload, rename, move, remove }
+  return { list, listingUnchanged, get, download, upload, rename, move, remove }
 }

@@ -117,6 +117,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
   async function onBatch(paths: Set<string>, info: LocalBatchInfo): Promise<void> {
     const changed = await ownWrites.filterBatch(paths) // first, so a big pull never trips the guard
     if (changed.size === 0) return
+    engine.noteLocalChange()
     await guard(changed, new Set([...info.deleted].filter((p) => changed.has(p))))
     if (info.flood) void queue.requestFull()
     else queue.add(changed)
@@ -130,6 +131,8 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
       ignoreRules: await loadIgnoreRules(root),
       onBatch,
       onError: (error) => {
+        // Events may be lost from here on: every poll looks at the whole workspace again.
+        engine.distrustWatcher()
         if ((error as NodeJS.ErrnoException).code === 'ENOSPC') {
           if (warnedNoSpace) return
           warnedNoSpace = true
@@ -153,6 +156,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
       if (stopping) return
       await watcher?.close()
       await startWatcher()
+      engine.noteLocalChange()
       logger.info({}, 'watch: .cmsyncignore changed, watcher restarted')
       void queue.requestFull()
     })

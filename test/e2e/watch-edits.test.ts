@@ -122,6 +122,24 @@ describe.each(['spec', 'upstream'] as const)('watch edit-only runs (%s dialect)'
     })
   })
 
+  test('a poll over a quiet workspace stops after the listings; a server edit is still pulled', async () => {
+    const w = await world(dialect)
+    const d = await watched(w, 1)
+    const runsLogged = async () =>
+      (await readFile(w.file('.cms-sync/logs/cms-sync.log'), 'utf8')).split('"msg":"run finished"').length - 1
+    const before = await runsLogged()
+    const requests = requestsFrom(w)
+    await waitFor(() => requests().filter(isListing).length >= 4, { what: 'two polls', timeoutMs: 8_000 })
+    expect(await runsLogged()).toBe(before) // listed, found nothing new: no plan, no run
+    expect(requests().filter((r) => !isListing(r) && !r.endsWith('/media') && !r.endsWith('/forms'))).toEqual(
+      [],
+    )
+
+    await w.setContent('shop', { properties: { title: 'changed on the server' } })
+    await d.waitForEvent({ event: 'pulled', path: 'content/shop.json' })
+    expect(await runsLogged()).toBeGreaterThan(before)
+  })
+
   test('a media file added while watching is uploaded (media take a full plan)', async () => {
     const w = await startWorld(dialect, { resources: ['schemas', 'content', 'media'] })
     cleanups.push(() => w.close())
