@@ -29,7 +29,10 @@ export interface TreeWatcher {
 
 interface Folder {
   watcher: FSWatcher | undefined
-  /** Names of the files (and links) in it, as last seen. */
+  /**
+   * Names of the files (and links) in it, as last seen, ignored ones too: asking the ignore
+   * rules about 10,000 names would double the time to ready; they are asked when a name is reported.
+   */
   files: Set<string>
   /** Names of the watched folders in it. */
   folders: Set<string>
@@ -84,16 +87,20 @@ export function watchTree(root: string, options: TreeWatcherOptions): TreeWatche
     }
     if (closed || folders.get(rel) !== folder) return
     for (const entry of entries) {
-      const child = join(rel, entry.name)
       if (entry.isDirectory()) {
+        const child = join(rel, entry.name)
         if (options.ignored(child, true)) continue
         folder.folders.add(entry.name)
         addFolder(child, reportFiles)
-      } else if (!options.ignored(child, false) && !folder.files.has(entry.name)) {
+      } else if (!folder.files.has(entry.name)) {
         folder.files.add(entry.name)
-        if (reportFiles) options.onPath(child, true)
+        if (reportFiles) report(join(rel, entry.name), true)
       }
     }
+  }
+
+  function report(rel: string, exists: boolean): void {
+    if (!options.ignored(rel, false)) options.onPath(rel, exists)
   }
 
   function existsAsFolder(rel: string): boolean {
@@ -107,7 +114,7 @@ export function watchTree(root: string, options: TreeWatcherOptions): TreeWatche
     folders.delete(rel)
     folder.watcher?.close()
     for (const name of folder.folders) removeFolder(join(rel, name), reportFiles)
-    if (reportFiles) for (const name of folder.files) options.onPath(join(rel, name), false)
+    if (reportFiles) for (const name of folder.files) report(join(rel, name), false)
     const slash = rel.lastIndexOf('/')
     folders.get(slash < 0 ? '' : rel.slice(0, slash))?.folders.delete(rel.slice(slash + 1))
   }
@@ -117,7 +124,7 @@ export function watchTree(root: string, options: TreeWatcherOptions): TreeWatche
     if (closed || !folder) return
     if (name === null) {
       // No name (the OS dropped it): every file the folder held or holds now is reported.
-      for (const file of folder.files) options.onPath(join(dir, file), false)
+      for (const file of folder.files) report(join(dir, file), false)
       folder.files.clear()
       void list(dir, folder, true)
       return
@@ -126,7 +133,7 @@ export function watchTree(root: string, options: TreeWatcherOptions): TreeWatche
     const stat = lstatSync(absolute(child), { throwIfNoEntry: false })
     const base = String(name)
     if (stat?.isDirectory()) {
-      if (folder.files.delete(base) && !options.ignored(child, false)) options.onPath(child, false)
+      if (folder.files.delete(base)) report(child, false)
       if (options.ignored(child, true)) return
       folder.folders.add(base)
       addFolder(child, true)
@@ -134,11 +141,10 @@ export function watchTree(root: string, options: TreeWatcherOptions): TreeWatche
     }
     if (folders.has(child)) removeFolder(child)
     if (stat) {
-      if (options.ignored(child, false)) return
       folder.files.add(base)
-      options.onPath(child, true)
+      report(child, true)
     } else if (folder.files.delete(base)) {
-      options.onPath(child, false)
+      report(child, false)
     } else if (dir !== '' && base === path.posix.basename(dir) && !existsAsFolder(dir)) {
       // An event on the watched folder itself (it was deleted or moved away).
       removeFolder(dir)
