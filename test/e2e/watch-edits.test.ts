@@ -8,7 +8,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
 import { afterEach, describe, expect, test } from 'vitest'
 import { contentFile } from '../helpers/fixtures.js'
 import { type Dialect, startWorld, syncedWorld, type World } from '../helpers/sync-world.js'
-import { serverTitle, setWatchConfig, watchInProcess } from '../helpers/watch.js'
+import { serverTitle, watchReconciled } from '../helpers/watch.js'
 import { waitFor } from '../watch/helpers.js'
 
 const cleanups: Array<() => Promise<unknown>> = []
@@ -16,14 +16,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
 })
 
-/** A synced world watched with no remote poll in the way (unless asked), start-up reconcile done. */
-async function watched(w: World, pollSeconds = 3600) {
-  await setWatchConfig(w.root, { debounceMs: 50, pollSeconds })
-  const d = watchInProcess(w.root, w.env)
-  cleanups.push(() => d.stop())
-  await d.waitForEvent({ event: 'reconciled' })
-  return d
-}
+/** The world watched (a remote poll every hour: none in the way, unless asked), start-up reconcile done. */
+const watched = (w: World, pollSeconds = 3600) => watchReconciled(w, cleanups, pollSeconds)
 
 async function world(dialect: Dialect): Promise<World> {
   const w = await syncedWorld(dialect)
