@@ -12,6 +12,8 @@ export interface ChildRun {
   wallMs: number
   /** Peak resident set size in MB; NaN when it could not be read. */
   peakRssMb: number
+  /** User + system CPU seconds (GNU time); NaN without it. Steadier than wall time on a busy machine. */
+  cpuSec: number
   exitCode: number
   stdout: string
   stderr: string
@@ -47,7 +49,7 @@ export async function runChild(
 ): Promise<ChildRun> {
   const timeFile = path.join(tmpdir(), `cms-sync-bench-time-${process.pid}-${++runCounter}`)
   const [cmd, argv] = hasGnuTime
-    ? [GNU_TIME, ['-f', '%M', '-o', timeFile, command, ...args]]
+    ? [GNU_TIME, ['-f', '%M %U %S', '-o', timeFile, command, ...args]]
     : [command, args]
   const start = performance.now()
   const child = spawn(cmd, argv, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -67,17 +69,20 @@ export async function runChild(
   const exitCode = await exited
   const wallMs = performance.now() - start
   let peakRssMb = Number.NaN
+  let cpuSec = Number.NaN
   if (hasGnuTime) {
     const text = await readFile(timeFile, 'utf8').catch(() => '')
-    // The last line is the figure; GNU time puts "Command exited with non-zero status" above it.
-    peakRssMb = Number(text.trim().split('\n').pop()) / 1024
+    // The last line is the figures; GNU time puts "Command exited with non-zero status" above it.
+    const [rssKb, user, system] = (text.trim().split('\n').pop() ?? '').split(' ').map(Number)
+    peakRssMb = (rssKb ?? Number.NaN) / 1024
+    cpuSec = (user ?? Number.NaN) + (system ?? Number.NaN)
     await rm(timeFile, { force: true })
   } else peakRssMb = await polled!
   if (!(opts.okCodes ?? [0]).includes(exitCode))
     throw new Error(
       `${command} ${args.join(' ')} exited with ${exitCode}: ${stderr.slice(-2000)}${stdout.slice(-2000)}`,
     )
-  return { wallMs, peakRssMb, exitCode, stdout, stderr }
+  return { wallMs, peakRssMb, cpuSec, exitCode, stdout, stderr }
 }
 
 export function median(values: number[]): number {

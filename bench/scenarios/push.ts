@@ -80,6 +80,18 @@ export async function pushScenario(ctx: BenchContext, workspace: string): Promis
       note: `${stamps.length} requests in ${wallS.toFixed(1)} s (ideal ${(stamps.length / rate).toFixed(1)} s)`,
     },
     {
+      // The issue's other reading, wall time against files/R: cms-sync reads each item just before
+      // writing it (a remote edit since the listing becomes a conflict, not an overwrite; the
+      // server has no conditional write), so two requests per file bound this at 0.5x.
+      scenario: `${label}: wall vs ${files}/R`,
+      cms: wallS,
+      baseline: files / rate,
+      ratio: files / rate / wallS,
+      unit: 's',
+      target: '(2 requests/file)',
+      note: 'read-before-write per file halves it by design',
+    },
+    {
       scenario: `${label}: busiest 1 s`,
       cms: busiest,
       baseline: rate,

@@ -3,11 +3,12 @@
 // made since the listing, or a local edit made since the scan, turns into a conflict instead of
 // being overwritten. State for the item is committed only after the change is done.
 
-import type { ItemState, StateStore } from '../state/state-file.js'
+import type { ItemState, StateStore, StatSnapshot } from '../state/state-file.js'
+import { FileAppearedError } from '../workspace/atomic-write.js'
 import {
   type Codec,
+  type FileBytes,
   fileBytes,
-  hashText,
   type JsonObject,
   type ReferenceContext,
 } from '../workspace/codec.js'
@@ -31,6 +32,8 @@ export interface ApplyContext {
   remote: ReadonlyMap<string, RemoteEntry>
   /** `remote` was read item by item just before the plan (an edit-only run): no second read. */
   remoteReadJustNow?: boolean
+  /** Whether .cms-sync/conflicts/ existed when the run began: if not, no copy needs removing. */
+  hadConflicts: boolean
 }
 
 export type ItemResult =
@@ -65,33 +68,46 @@ async function remoteAsPlanned(ctx: ApplyContext, item: PlanItem, codec: Codec) 
   return { ok: rev === ctx.remote.get(item.path)?.rev, current, rev }
 }
 
-/** A stat no file has, so commit() records none and the next scan reads the file. */
-const NO_STAT = { size: -1, mtimeMs: -1, ino: -1 }
+/**
+ * Which stat the state may vouch for (an equal stat later means equal content): the one our own
+ * write produced; the one a read saw, if the file still has it; or none, so the next scan reads
+ * the file.
+ */
+type Vouch = { written: StatSnapshot } | { read: ItemState['stat'] } | 'none'
+
+async function vouchedStat(ctx: ApplyContext, item: PlanItem, vouch: Vouch) {
+  if (vouch === 'none') return undefined
+  if ('written' in vouch) return vouch.written
+  const now = await statLocalFile(ctx.root, item.path)
+  return sameStat(vouch.read, now) ? now : undefined
+}
+
+async function clearConflictCopy(ctx: ApplyContext, item: PlanItem): Promise<void> {
+  if (ctx.hadConflicts) await removeConflictCopy(ctx.root, item.path)
+}
 
 async function commit(
   ctx: ApplyContext,
   item: PlanItem,
-  text: string,
+  bytes: FileBytes,
   stored: JsonObject,
   codec: Codec,
-  statBefore?: ItemState['stat'],
+  vouch: Vouch,
   /** Still inherited after this step: a pull of a listed inherited item; never after our write. */
   inheritedAfter = false,
 ) {
-  const statNow = await statLocalFile(ctx.root, item.path)
-  // Only vouch for the stat if the file did not move under us since it was read or written.
-  const stat = statBefore === undefined || sameStat(statBefore, statNow) ? statNow : undefined
+  const stat = await vouchedStat(ctx, item, vouch)
   await ctx.store.commit({
     kind: item.kind,
     id: item.id,
     path: item.path,
-    baseHash: hashText(text),
+    baseHash: bytes.hash,
     remoteRev: codec.revisionOf(stored),
     ...(stat ? { stat } : {}),
     ...('createDate' in stored ? { createDate: (stored.createDate as string | null) ?? null } : {}),
     ...(inheritedAfter ? { inherited: true as const } : {}),
   })
-  await removeConflictCopy(ctx.root, item.path)
+  await clearConflictCopy(ctx, item)
 }
 
 export async function pushItem(
@@ -123,32 +139,41 @@ export async function pushItem(
   const stored = await ctx.client.put(item.kind, item.id, body, {
     expected: (current) => (current ? codec.revisionOf(current) : undefined) === remote.rev,
   })
-  const storedText = fileBytes(codec.fromWriteAnswer(stored, parsed.file)).text
+  const storedBytes = fileBytes(codec.fromWriteAnswer(stored, parsed.file))
   // The server normalised something (a recomputed sort, a renamed editor): mirror it now, so
   // the file equals the base and the next run sees no echo.
-  if (storedText === parsed.text) {
-    await commit(ctx, item, storedText, stored, codec, prepared.stat)
+  if (storedBytes.text === parsed.text) {
+    await commit(ctx, item, storedBytes, stored, codec, { read: prepared.stat })
   } else if (await localAsPlanned(ctx, item, codec)) {
-    // The server normalised something (a recomputed sort, a renamed editor): mirror it now, so
-    // the file equals the base and the next run sees no echo.
-    await ctx.writer.write(item.path, storedText)
-    await commit(ctx, item, storedText, stored, codec)
+    const written = await ctx.writer.write(item.path, storedBytes.text, storedBytes.hash)
+    await commit(ctx, item, storedBytes, stored, codec, { written })
   } else {
     // The file was edited while we wrote: the base is what the server holds, and the new edit
     // (never vouched for by a stat) shows as a local change next time.
-    await commit(ctx, item, storedText, stored, codec, NO_STAT)
+    await commit(ctx, item, storedBytes, stored, codec, 'none')
   }
   return applied
 }
 
 export async function pullItem(ctx: ApplyContext, item: PlanItem, codec: Codec): Promise<ItemResult> {
   const entry = ctx.remote.get(item.path)!
-  if (!(await localAsPlanned(ctx, item, codec))) return changedLocally
+  // A file the scan saw is checked now; a path it saw free is claimed atomically by create().
+  const fresh = !ctx.local.has(item.path)
+  if (!fresh && !(await localAsPlanned(ctx, item, codec))) return changedLocally
   const object = await fullObject(ctx.client, entry)
   if (!object) return changedRemotely
-  const text = fileBytes(codec.toFile(object)).text
-  await ctx.writer.write(item.path, text)
-  await commit(ctx, item, text, object, codec, undefined, entry.inherited)
+  // The snapshot already made the bytes of a listed item to hash them.
+  const bytes = object === entry.object && entry.bytes ? entry.bytes : fileBytes(codec.toFile(object))
+  let written: StatSnapshot
+  try {
+    written = fresh
+      ? await ctx.writer.create(item.path, bytes.text, bytes.hash)
+      : await ctx.writer.write(item.path, bytes.text, bytes.hash)
+  } catch (error) {
+    if (error instanceof FileAppearedError) return changedLocally
+    throw error
+  }
+  await commit(ctx, item, bytes, object, codec, { written }, entry.inherited)
   return applied
 }
 
@@ -156,7 +181,7 @@ export async function deleteLocalItem(ctx: ApplyContext, item: PlanItem, codec: 
   if (!(await localAsPlanned(ctx, item, codec))) return changedLocally
   await ctx.writer.remove(item.path)
   await ctx.store.forget(item.path)
-  await removeConflictCopy(ctx.root, item.path)
+  await clearConflictCopy(ctx, item)
   return applied
 }
 
@@ -177,7 +202,7 @@ export async function deleteRemoteItem(ctx: ApplyContext, item: PlanItem, codec:
   }
   if (remote.current) await ctx.client.remove(item.kind, item.id)
   await ctx.store.forget(item.path)
-  await removeConflictCopy(ctx.root, item.path)
+  await clearConflictCopy(ctx, item)
   return applied
 }
 
@@ -187,7 +212,7 @@ export async function mergeBaseItem(ctx: ApplyContext, item: PlanItem): Promise<
   const remote = ctx.remote.get(item.path)
   if (!local || !remote) {
     await ctx.store.forget(item.path)
-    await removeConflictCopy(ctx.root, item.path)
+    await clearConflictCopy(ctx, item)
     return applied
   }
   await ctx.store.commit({
@@ -202,7 +227,7 @@ export async function mergeBaseItem(ctx: ApplyContext, item: PlanItem): Promise<
       ? { createDate: (remote.object.createDate as string | null) ?? null }
       : {}),
   })
-  await removeConflictCopy(ctx.root, item.path)
+  await clearConflictCopy(ctx, item)
   return applied
 }
 

@@ -6,7 +6,7 @@
 import { isInherited } from '../remote/client.js'
 import { RemoteError } from '../remote/errors.js'
 import type { ItemState } from '../state/state-file.js'
-import { type Codec, fileBytes, type JsonObject } from '../workspace/codec.js'
+import { type Codec, type FileBytes, fileBytes, type JsonObject } from '../workspace/codec.js'
 import { UnsafeIdError } from '../workspace/file-names.js'
 import type { Kind } from '../workspace/kinds.js'
 import { itemPath } from '../workspace/layout.js'
@@ -20,6 +20,8 @@ export interface RemoteEntry extends Version {
   complete: boolean
   /** Listed from the parent project the server inherits from (`sync.isRemote`): locked there. */
   inherited: boolean
+  /** The file's bytes, when the hash was computed from them (a changed item): a pull reuses them. */
+  bytes?: FileBytes
 }
 
 export interface RemoteSnapshot {
@@ -99,8 +101,8 @@ export async function snapshotRemote(
 
 /**
  * One server item as the plan sees it. Unchanged since the base (same revision marker): the
- * base's hash, so an unchanged item is never hashed again; otherwise the hash of its file form,
- * which needs the complete object (`complete: false` only for an unchanged listed one).
+ * base's hash, so an unchanged item is never hashed again; otherwise its file form's bytes and
+ * hash, which need the complete object (`complete: false` only for an unchanged listed one).
  */
 export function remoteEntry(
   codec: Codec,
@@ -109,15 +111,18 @@ export function remoteEntry(
 ): RemoteEntry {
   const rev = codec.revisionOf(object)
   const unchanged = opts.known !== undefined && opts.known.remoteRev === rev
+  // A changed item's file bytes: its hash, and what a pull writes.
+  const bytes = unchanged ? undefined : fileBytes(codec.toFile(object))
   return {
     kind: codec.kind,
     id: opts.id,
     path: opts.path,
-    hash: unchanged ? opts.known!.baseHash : fileBytes(codec.toFile(object)).hash,
+    hash: bytes ? bytes.hash : opts.known!.baseHash,
     rev,
     object,
     complete: unchanged ? (opts.complete ?? true) : true,
     inherited: isInherited(object),
+    ...(bytes ? { bytes } : {}),
   }
 }
 

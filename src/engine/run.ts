@@ -15,8 +15,9 @@ import {
   type Target,
 } from '../state/state-file.js'
 import type { Codec, ReferenceContext } from '../workspace/codec.js'
+import { Durability } from '../workspace/durability.js'
 import { loadIgnoreRules } from '../workspace/ignore-rules.js'
-import { type BeforeLocalWrite, LocalWriter } from '../workspace/local-writes.js'
+import { type BeforeLocalWrite, hasConflictCopies, LocalWriter } from '../workspace/local-writes.js'
 import { type LocalEntry, type ScanProblem, scanWorkspace } from '../workspace/scan.js'
 import { execute } from './execute.js'
 import {
@@ -243,6 +244,20 @@ async function referenceContext(
   }
 }
 
+/**
+ * One Durability per state store: watch keeps its store from run to run and may save after a
+ * later run began, so every run's written files must be flushed by whichever save comes next.
+ */
+const durabilities = new WeakMap<StateStore, Durability>()
+function durabilityOf(store: StateStore): Durability {
+  let durability = durabilities.get(store)
+  if (!durability) {
+    durability = new Durability(store.root)
+    durabilities.set(store, durability)
+  }
+  return durability
+}
+
 /** The plan entries each command carries out: one plan, different subsets. */
 export const SELECT = {
   pull: (item: PlanItem) => ['pull', 'delete-local', 'merge-base', 'conflict', 'none'].includes(item.action),
@@ -305,17 +320,25 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
   if (run.rebound) await run.store.save()
   const now = opts.now ?? (() => new Date().toISOString())
   const references = await referenceContext(deps, run, selected)
+  const writer = new LocalWriter(
+    deps.root,
+    now().replace(/[:.]/g, '-'),
+    deps.beforeLocalWrite,
+    durabilityOf(run.store),
+  )
+  run.store.beforeSave = () => writer.durability.flush()
   const ctx = {
     root: deps.root,
     client: deps.client,
     store: run.store,
-    writer: new LocalWriter(deps.root, now().replace(/[:.]/g, '-'), deps.beforeLocalWrite),
+    writer,
     logger: deps.logger,
     now,
     references,
     local: run.local,
     remote: run.remote,
     remoteReadJustNow: run.fresh === true,
+    hadConflicts: await hasConflictCopies(deps.root),
   }
   let outcome: Outcome
   const jsonItems = selected.filter((item) => item.kind !== 'media')

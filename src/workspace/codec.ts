@@ -62,7 +62,12 @@ export function hashText(text: string): string {
 }
 
 /** The bytes of a file object as cms-sync writes them, and their hash (the item's identity). */
-export function fileBytes(file: JsonObject): { text: string; hash: string } {
+export interface FileBytes {
+  text: string
+  hash: string
+}
+
+export function fileBytes(file: JsonObject): FileBytes {
   const text = canonicalJson(file)
   return { text, hash: hashText(text) }
 }

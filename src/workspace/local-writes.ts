@@ -2,14 +2,15 @@
 // and any file it overwrites or deletes is first copied to .cms-sync/trash/<run>/<path>, so
 // no edit is ever lost even when a pull or a --prefer decision turns out to be wrong.
 
-import { access, copyFile, mkdir, rename, rm, writeFile } from 'node:fs/promises'
+import { access, copyFile, lstat, mkdir, rename, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import writeFileAtomic from 'write-file-atomic'
-import { writeFileAtomically } from './atomic-write.js'
+import type { StatSnapshot } from '../state/state-file.js'
+import { claimName, createFileAtomically, writeFileAtomically } from './atomic-write.js'
 import { hashText } from './codec.js'
+import { Durability } from './durability.js'
 import { absolute, syncDirPath } from './layout.js'
 
-/** Told about every workspace file cms-sync is about to write or delete (watch drops the echo). */
 /**
  * Told before each workspace file a run writes (with the sha256 of the bytes about to land) or
  * deletes, so the watcher can drop the echo of our own write but not a user's edit after it.
@@ -17,13 +18,15 @@ import { absolute, syncDirPath } from './layout.js'
 export type BeforeLocalWrite = (relativePath: string, sha256: string | 'deleted') => void
 
 export class LocalWriter {
-  private readonly madeFolders = new Set<string>()
-
-  /** @param runId names this run's trash folder (a timestamp), so one run's losers stay together. */
+  /**
+   * @param runId names this run's trash folder (a timestamp), so one run's losers stay together.
+   * @param durability collects what this writer changed; flush it before the state records it.
+   */
   constructor(
     readonly root: string,
     readonly runId: string,
     private readonly beforeWrite: BeforeLocalWrite = () => {},
+    readonly durability = new Durability(root),
   ) {}
 
   private trashPath(relativePath: string, suffix = ''): string {
@@ -41,6 +44,7 @@ export class LocalWriter {
     const target = this.trashPath(relativePath)
     await mkdir(path.dirname(target), { recursive: true })
     await copyFile(source, target)
+    this.durability.note(target)
     return true
   }
 
@@ -49,6 +53,7 @@ export class LocalWriter {
     const target = this.trashPath(relativePath, '.remote')
     await mkdir(path.dirname(target), { recursive: true })
     await writeFile(target, text)
+    this.durability.note(target)
   }
 
   /** Keeps a file (a media server version that lost) in trash as `<path>.remote`; moves it there. */
@@ -56,27 +61,29 @@ export class LocalWriter {
     const target = this.trashPath(relativePath, '.remote')
     await mkdir(path.dirname(target), { recursive: true })
     await rename(sourceFile, target)
+    this.durability.note(target)
   }
 
   /**
-   * Puts a finished file (a media download in .cms-sync/tmp/, same file system) at the path by
-   * renaming it there: the old file goes to trash first, and readers never see half a file.
+   * Puts a finished file (a media download in .cms-sync/tmp/, same file system) at the path, so
+   * readers never see half a file. `fresh`: the plan saw the path free, and a file that appeared
+   * since is never replaced (FileAppearedError); otherwise the old file goes to trash first.
+   * Returns the placed file's stat.
    */
   async place(
     relativePath: string,
     sourceFile: string,
     opts: { sha256: string; fresh?: boolean },
-  ): Promise<void> {
+  ): Promise<StatSnapshot> {
     if (!opts.fresh) await this.keepInTrash(relativePath)
     this.beforeWrite(relativePath, opts.sha256)
     const file = absolute(this.root, relativePath)
-    const folder = path.dirname(file)
-    // Thousands of media land in a few folders: make each folder once per run.
-    if (!this.madeFolders.has(folder)) {
-      await mkdir(folder, { recursive: true })
-      this.madeFolders.add(folder)
-    }
-    await rename(sourceFile, file)
+    await this.folderFor(file)
+    const info = await lstat(sourceFile)
+    if (opts.fresh) claimName(sourceFile, file)
+    else await rename(sourceFile, file)
+    this.durability.note(file)
+    return { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino }
   }
 
   /** Moves a file to another path in the workspace (a media move); never over an existing file. */
@@ -92,14 +99,31 @@ export class LocalWriter {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
     }
     await rename(absolute(this.root, fromPath), target)
+    this.durability.note(target)
   }
 
-  async write(relativePath: string, text: string): Promise<void> {
+  /** Replaces (or creates) a file, its old bytes kept in trash; returns the written file's stat. */
+  async write(relativePath: string, text: string, hash = hashText(text)): Promise<StatSnapshot> {
     await this.keepInTrash(relativePath)
-    this.beforeWrite(relativePath, hashText(text))
+    this.beforeWrite(relativePath, hash)
     const file = absolute(this.root, relativePath)
     await this.folderFor(file)
-    await writeFileAtomically(file, text)
+    const written = await writeFileAtomically(file, text, { fsync: false })
+    this.durability.note(file)
+    return written
+  }
+
+  /**
+   * Creates a file the plan saw absent: nothing to keep in trash, and a file that appeared
+   * meanwhile is never replaced (FileAppearedError). Returns the written file's stat.
+   */
+  async create(relativePath: string, text: string, hash = hashText(text)): Promise<StatSnapshot> {
+    this.beforeWrite(relativePath, hash)
+    const file = absolute(this.root, relativePath)
+    await this.folderFor(file)
+    const written = await createFileAtomically(file, text, { fsync: false })
+    this.durability.note(file)
+    return written
   }
 
   /** Folders this writer made or found, so a pull of many files asks for each folder once. */
@@ -121,12 +145,21 @@ export class LocalWriter {
     await this.keepInTrash(relativePath)
     this.beforeWrite(relativePath, 'deleted')
     await rm(absolute(this.root, relativePath), { force: true })
+    this.durability.note(absolute(this.root, relativePath))
   }
 }
 
 /** .cms-sync/conflicts/<path>.remote: the server's side of a conflict, for `diff` and people. */
 export function conflictCopyPath(root: string, relativePath: string): string {
   return syncDirPath(root, 'conflicts', ...`${relativePath}.remote`.split('/'))
+}
+
+/** Whether .cms-sync/conflicts/ (or a folder in it) exists: if not, no run needs to remove a copy. */
+export async function hasConflictCopies(root: string, ...folder: string[]): Promise<boolean> {
+  return access(syncDirPath(root, 'conflicts', ...folder)).then(
+    () => true,
+    () => false,
+  )
 }
 
 export async function writeConflictCopy(

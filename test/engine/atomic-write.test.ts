@@ -13,7 +13,11 @@ import {
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
-import { writeFileAtomically } from '../../src/workspace/atomic-write.js'
+import {
+  createFileAtomically,
+  FileAppearedError,
+  writeFileAtomically,
+} from '../../src/workspace/atomic-write.js'
 
 describe('writeFileAtomically', () => {
   let dir: string
@@ -55,5 +59,41 @@ describe('writeFileAtomically', () => {
     const file = path.join(dir, 'missing-folder', 'a.json')
     await expect(writeFileAtomically(file, 'x')).rejects.toThrow(/ENOENT/)
     expect(await readdir(dir)).toEqual([])
+  })
+
+  test('returns the stat of the bytes it wrote', async () => {
+    const file = path.join(dir, 'a.json')
+    const written = await writeFileAtomically(file, 'hello', { fsync: false })
+    const now = await stat(file)
+    expect(written).toEqual({ size: 5, mtimeMs: now.mtimeMs, ino: now.ino })
+  })
+})
+
+describe('createFileAtomically', () => {
+  let dir: string
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'cms-sync-create-'))
+  })
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  test('creates a new file whole and leaves no temp file', async () => {
+    const written = await createFileAtomically(path.join(dir, 'a.json'), '{"a":1}\n')
+    expect(await readFile(path.join(dir, 'a.json'), 'utf8')).toBe('{"a":1}\n')
+    expect(await readdir(dir)).toEqual(['a.json'])
+    expect(written.ino).toBe((await stat(path.join(dir, 'a.json'))).ino)
+  })
+
+  test('never replaces a file that took the name first, nor a link there', async () => {
+    const file = path.join(dir, 'a.json')
+    await writeFile(file, 'the user wrote this')
+    await expect(createFileAtomically(file, 'ours')).rejects.toBeInstanceOf(FileAppearedError)
+    expect(await readFile(file, 'utf8')).toBe('the user wrote this')
+    await symlink(path.join(dir, 'nowhere'), path.join(dir, 'b.json'))
+    await expect(createFileAtomically(path.join(dir, 'b.json'), 'ours')).rejects.toBeInstanceOf(
+      FileAppearedError,
+    )
+    expect((await readdir(dir)).sort()).toEqual(['a.json', 'b.json'])
   })
 })

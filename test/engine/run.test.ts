@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { expect, test } from 'vitest'
@@ -203,4 +203,17 @@ test('an inherited item is mirrored and marked; its edit makes the server pull a
   ])
   const writes = remote.calls.filter((c) => c.startsWith('pull') || c.startsWith('put'))
   expect(writes).toEqual(['pull content shared', 'put content shared'])
+})
+
+test('a file that appears between the plan and the pull is kept, and the item is a conflict', async () => {
+  const { root, deps } = await setup()
+  const planned = await planRun(deps, {})
+  await mkdir(path.join(root, 'content'), { recursive: true })
+  await writeFile(path.join(root, 'content/home.json'), 'written by the user meanwhile')
+  const outcome = await applyRun(deps, planned, { ...RUN_OPTIONS, select: SELECT.sync })
+  expect(outcome.conflicts.map((c) => c.path)).toEqual(['content/home.json'])
+  expect(await readFile(path.join(root, 'content/home.json'), 'utf8')).toBe('written by the user meanwhile')
+  // The other items arrived, and no temp file was left behind.
+  expect(outcome.applied.map((i) => i.path).sort()).toEqual(['content/about.json', 'schemas/section.json'])
+  expect((await readdir(path.join(root, 'content'))).sort()).toEqual(['about.json', 'home.json'])
 })

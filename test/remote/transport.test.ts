@@ -357,7 +357,12 @@ describe('secrets', () => {
     ]) {
       expect(text).not.toContain(TOKEN)
     }
-    const log = await readFile(logFilePath(root), 'utf8')
+    // The log file is opened and written asynchronously: wait for the line (a loaded machine is slow).
+    let log = ''
+    for (let i = 0; i < 100 && !log.includes('oops'); i++) {
+      log = await readFile(logFilePath(root), 'utf8').catch(() => '')
+      if (!log.includes('oops')) await new Promise((resolve) => setTimeout(resolve, 50))
+    }
     expect(log).toContain('oops')
     expect(log).not.toContain(TOKEN)
     expect(log).not.toContain('hunter2')

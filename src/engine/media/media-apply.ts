@@ -11,10 +11,11 @@
 // Transfers run `concurrency` at a time; state and media.yaml are updated in memory between
 // awaits, so they need no lock.
 
-import { rmdir } from 'node:fs/promises'
+import { mkdir, rmdir } from 'node:fs/promises'
 import path from 'node:path'
 import type { RemoteMedia } from '../../remote/media.js'
-import type { StateStore } from '../../state/state-file.js'
+import type { StateStore, StatSnapshot } from '../../state/state-file.js'
+import { FileAppearedError } from '../../workspace/atomic-write.js'
 import { absolute } from '../../workspace/layout.js'
 import { sameStat, statLocalFile } from '../../workspace/local-file.js'
 import { conflictCopyPath, type LocalWriter, removeConflictCopy } from '../../workspace/local-writes.js'
@@ -84,10 +85,12 @@ async function commit(
   rel: string,
   sha256: string,
   remote: { name: string; folder: string; rev: string },
+  /** The stat our own placement of the file produced; else the file is stat'ed now. */
+  written?: StatSnapshot,
 ): Promise<void> {
   const base = ctx.run.base.get(id)
   if (base && base.rel !== rel) await ctx.store.forget(mediaPath(base.rel))
-  const stat = await statLocalFile(ctx.root, mediaPath(rel))
+  const stat = written ?? (await statLocalFile(ctx.root, mediaPath(rel)))
   await ctx.store.commit({
     kind: 'media',
     id,
@@ -126,8 +129,8 @@ async function serverBytes(ctx: MediaApplyContext, id: string) {
     ctx.run.downloads.delete(id)
     return known
   }
-  const { mkdir } = await import('node:fs/promises')
-  await mkdir(ctx.run.tmpDir, { recursive: true })
+  ctx.run.tmpDirMade ??= mkdir(ctx.run.tmpDir, { recursive: true })
+  await ctx.run.tmpDirMade
   const file = path.join(ctx.run.tmpDir, `${encodeURIComponent(id)}-${Date.now()}`)
   return { file, ...(await ctx.run.api.download(id, file)) }
 }
@@ -170,20 +173,29 @@ async function pushMedia(ctx: MediaApplyContext, item: PlanItem): Promise<ItemRe
 async function pullMedia(ctx: MediaApplyContext, item: PlanItem): Promise<ItemResult> {
   const remote = ctx.run.match.remote.get(item.id)!
   const local = ctx.run.match.local.get(item.id)
-  if (!(await localAsPlanned(ctx, local, remote.rel))) return changedLocally
+  // A file the scan saw is checked now; a path it saw free is claimed atomically by place().
+  if (local && !(await localAsPlanned(ctx, local, remote.rel))) return changedLocally
   let sha256 = local?.sha256
   if (local && local.rel !== remote.rel) {
     await ctx.writer.keepInTrash(mediaPath(local.rel))
     await ctx.writer.move(mediaPath(local.rel), mediaPath(remote.rel), local.sha256)
     await pruneEmptyFolders(ctx.root, local.rel)
   }
+  let written: StatSnapshot | undefined
   if (!local || local.sha256 !== remote.sha256) {
     const bytes = await serverBytes(ctx, remote.id)
-    // A new file needs no trash copy: the check above saw nothing at its path.
-    await ctx.writer.place(mediaPath(remote.rel), bytes.file, { sha256: bytes.sha256, fresh: !local })
+    try {
+      written = await ctx.writer.place(mediaPath(remote.rel), bytes.file, {
+        sha256: bytes.sha256,
+        fresh: !local,
+      })
+    } catch (error) {
+      if (error instanceof FileAppearedError) return changedLocally
+      throw error
+    }
     sha256 = bytes.sha256
   }
-  await commit(ctx, remote.id, remote.rel, sha256!, remote)
+  await commit(ctx, remote.id, remote.rel, sha256!, remote, written)
   return applied
 }
 

@@ -3,11 +3,12 @@
 // bytes themselves (streamed into .cms-sync/tmp/ with their hash taken on the way; a pull in
 // the same run moves that file into place instead of downloading again).
 
-import { mkdir, rm, stat } from 'node:fs/promises'
+import { mkdir, rm } from 'node:fs/promises'
 import path from 'node:path'
 import type { MediaApi } from '../../remote/media.js'
 import type { StateStore } from '../../state/state-file.js'
 import { syncDirPath } from '../../workspace/layout.js'
+import { hasConflictCopies } from '../../workspace/local-writes.js'
 import { readMediaIndex } from '../../workspace/media-index.js'
 import { scanMedia } from '../../workspace/media-scan.js'
 import type { ScanProblem } from '../../workspace/scan.js'
@@ -34,6 +35,8 @@ export interface MediaRun {
   indexPathOf: Map<string, string>
   downloads: Map<string, Downloaded>
   tmpDir: string
+  /** Made on the first download the apply step needs, once per run. */
+  tmpDirMade?: Promise<unknown>
   /** Whether .cms-sync/conflicts/media/ existed: if not, no conflict copy needs removing. */
   hadConflicts: boolean
   scanProblems: ScanProblem[]
@@ -101,10 +104,7 @@ export async function snapshotMedia(
     indexPathOf: new Map([...index].map(([rel, id]) => [id, rel])),
     downloads,
     tmpDir,
-    hadConflicts: await stat(syncDirPath(root, 'conflicts', MEDIA_FOLDER)).then(
-      () => true,
-      () => false,
-    ),
+    hadConflicts: await hasConflictCopies(root, MEDIA_FOLDER),
     scanProblems: scan.problems,
     remoteCount: listed.length,
     concurrency: opts.concurrency,
