@@ -17,8 +17,9 @@ const TRANSIENT = new Set(['server', 'rate-limited', 'network', 'timeout'])
 
 /**
  * Edit-only runs save the state once edits have paused this long, and at least this often while
- * they go on. A save rewrites the whole file: 0.1-0.2 s of canonical JSON at 10,000 items, in
- * which an edit waits; after every edit it would be most of an edit's cost. Full runs save at
+ * they go on. A save rewrites the whole file (tens of milliseconds of JSON at 10,000 items, in
+ * which an edit waits, and a flush of the file system): after every edit it would be a good part
+ * of each edit's cost. Full runs save at
  * their end as always. A crash in between loses only records of changes the server confirmed,
  * which the next start adopts again (both sides equal: merge-base).
  */
