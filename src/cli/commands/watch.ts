@@ -1,7 +1,6 @@
 // `cms-sync watch`: the daemon (src/watch/daemon.ts) under the workspace lock until Ctrl-C or
 // SIGTERM. A second cms-sync on the same workspace, watch or one-shot, exits 5 naming this one.
 
-import { setFlagsFromString } from 'node:v8'
 import type { Command } from 'commander'
 import { globalOptions } from '../context.js'
 import { withEngine } from '../engine-session.js'
@@ -22,10 +21,6 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
     .description('Keep the workspace and the server in step while you edit (Ctrl-C stops)')
     .option('--rescan-seconds <n>', 'deep rescan (re-read every file) this often', positiveInt, 300)
     .action(async (opts: { rescanSeconds: number }, cmd: Command) => {
-      // A daemon's footprint matters more than its peak speed: with this V8 gives back the heap a
-      // full reconcile grew (about 40 MB at 10,000 items) within seconds instead of keeping it.
-      // Read when the collector decides, so setting it now takes effect (a heuristic only).
-      setFlagsFromString('--optimize-for-size')
       const globals = globalOptions(cmd)
       const { runDaemon } = await import('../../watch/daemon.js')
       await withEngine(io, cmd, [], { lock: true }, async ({ ws, deps }) => {
