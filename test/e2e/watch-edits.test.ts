@@ -2,12 +2,13 @@
 // planned, each item read by id, never a listing. What a user checks: an edit costs one read
 // and one write; both sides changed is a conflict; deletes keep their guards, and a file renamed
 // by hand never deletes its item, even when the file claiming the id is not in the batch; a new
-// file is created; media still sync (by a full plan); the remote poll still finds server edits.
+// file is created; an inherited item gets its own copy first; media still sync (by a full
+// plan); the remote poll still finds server edits, and a quiet one stops after the listings.
 
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
 import { afterEach, describe, expect, test } from 'vitest'
 import { contentFile } from '../helpers/fixtures.js'
-import { type Dialect, startWorld, syncedWorld, type World } from '../helpers/sync-world.js'
+import { type Dialect, inheritingWorld, startWorld, syncedWorld, type World } from '../helpers/sync-world.js'
 import { serverTitle, watchReconciled } from '../helpers/watch.js'
 import { waitFor } from '../watch/helpers.js'
 
@@ -132,6 +133,26 @@ describe.each(['spec', 'upstream'] as const)('watch edit-only runs (%s dialect)'
     await w.setContent('shop', { properties: { title: 'changed on the server' } })
     await d.waitForEvent({ event: 'pulled', path: 'content/shop.json' })
     expect(await runsLogged()).toBeGreaterThan(before)
+  })
+
+  test('an edit of an inherited item makes the child its own copy first; the parent keeps its own', async () => {
+    const family = await inheritingWorld(dialect)
+    const w = family.world
+    cleanups.push(() => w.close())
+    expect((await w.cli('sync')).exitCode).toBe(0)
+    const d = await watched(w)
+    const requests = requestsFrom(w)
+    await w.editJson('content/inherited-page.json', { properties: { title: 'Edited in the child' } })
+    await d.waitForEvent({ event: 'pushed', path: 'content/inherited-page.json' })
+    const made = requests()
+    const pull = made.indexOf('POST /api/demo/live/content/pull/inherited-page')
+    expect(pull).toBeGreaterThanOrEqual(0)
+    expect(made.indexOf('POST /api/demo/live/content/inherited-page')).toBeGreaterThan(pull)
+    expect(await w.server.get('content', 'inherited-page')).toMatchObject({
+      sync: { isRemote: false },
+      properties: { title: 'Edited in the child' },
+    })
+    expect(await serverTitle(family.parentClient, 'inherited-page')).toBe('inherited-page from the parent')
   })
 
   test('a media file added while watching is uploaded (media take a full plan)', async () => {
