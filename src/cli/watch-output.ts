@@ -14,6 +14,8 @@ export function eventLine(e: WatchEvent): string {
   switch (e.event) {
     case 'ready':
       return `${pc.green('●')} watching ${e.root} (${e.tracked} items, ready in ${e.timeToReadyMs} ms); Ctrl-C stops`
+    case 'reconciled':
+      return `${pc.green('✓')} start-up reconcile done in ${(e.durationMs / 1000).toFixed(1)} s (${e.tracked} items)`
     case 'pushed':
       return `${pc.green('↑')} ${e.action === 'push' ? 'pushed' : 'deleted on the server'} ${e.path}`
     case 'pulled':

@@ -30,6 +30,8 @@ export interface ApplyContext {
   references: ReferenceContext
   local: ReadonlyMap<string, LocalEntry>
   remote: ReadonlyMap<string, RemoteEntry>
+  /** `remote` was read item by item just before the plan (an edit-only run): no second read. */
+  remoteReadJustNow?: boolean
   /** Whether .cms-sync/conflicts/ existed when the run began: if not, no copy needs removing. */
   hadConflicts: boolean
 }
@@ -55,6 +57,12 @@ async function localAsPlanned(ctx: ApplyContext, item: PlanItem, codec: Codec): 
 }
 
 async function remoteAsPlanned(ctx: ApplyContext, item: PlanItem, codec: Codec) {
+  // The plan's own read by id was moments ago, as close to the write as this one would be (the
+  // API has no conditional write, so some gap is always there); a listing may be seconds old.
+  if (ctx.remoteReadJustNow) {
+    const planned = ctx.remote.get(item.path)
+    return { ok: true, current: planned?.object, rev: planned?.rev }
+  }
   const current = await ctx.client.get(item.kind, item.id)
   const rev = current ? codec.revisionOf(current) : undefined
   return { ok: rev === ctx.remote.get(item.path)?.rev, current, rev }
@@ -223,12 +231,17 @@ export async function mergeBaseItem(ctx: ApplyContext, item: PlanItem): Promise<
   return applied
 }
 
-/** Unchanged, but the file was touched (same content, new mtime): refresh the stat cache. */
+/** Unchanged, but the file was touched (same content, new mtime): its stat cache needs a refresh. */
+export function statCacheStale(ctx: Pick<ApplyContext, 'store' | 'local'>, item: PlanItem): boolean {
+  const known = ctx.store.get(item.path)
+  const local = ctx.local.get(item.path)
+  return !!known && !!local && !sameStat(known.stat, local.stat)
+}
+
 export async function refreshStatCache(ctx: ApplyContext, item: PlanItem): Promise<void> {
   const known = ctx.store.get(item.path)
   const local = ctx.local.get(item.path)
-  if (known && local && !sameStat(known.stat, local.stat))
-    await ctx.store.commit({ ...known, stat: local.stat })
+  if (known && local && statCacheStale(ctx, item)) await ctx.store.commit({ ...known, stat: local.stat })
 }
 
 /** Keeps the server's side of a conflict next to the state, for `diff` and for people. */

@@ -29,6 +29,7 @@ import {
   pushItem,
   recordConflict,
   refreshStatCache,
+  statCacheStale,
 } from './apply-item.js'
 import { levelsChildrenFirst, levelsParentsFirst } from './order.js'
 import { type Outcome, reportOf } from './outcome.js'
@@ -91,11 +92,14 @@ function remoteDeleteStages(ctx: ApplyContext, items: PlanItem[], codecs: readon
 
 export async function execute(
   ctx: ApplyContext,
-  selected: readonly PlanItem[],
+  planned: readonly PlanItem[],
   codecs: readonly Codec[],
   onProgress: (done: number, total: number, item: PlanItem) => void = () => {},
   signal?: AbortSignal,
 ): Promise<Outcome> {
+  // An unchanged item whose stat cache is current needs nothing: most of a full run over a
+  // quiet workspace (watch's poll), which need not queue 10,000 empty steps.
+  const selected = planned.filter((item) => item.action !== 'none' || statCacheStale(ctx, item))
   const pushes = selected.filter((item) => item.action === 'push')
   const prepared = await preparePushes(ctx, pushes, codecs)
   const localOnly = selected.filter((item) => !['push', 'delete-remote'].includes(item.action))

@@ -9,6 +9,8 @@ export interface RemotePort {
   readonly dialect: string
   /** Every item of a kind (custom schemas only); throws when the listing failed or is malformed. */
   list(kind: Kind, opts?: { signal?: AbortSignal }): Promise<JsonObject[]>
+  /** Whether the kind's listing is byte for byte what the last `list` read; false when not known. */
+  listingUnchanged?(kind: Kind): Promise<boolean>
   /** The item, or undefined when the server does not have it. */
   get(kind: Kind, id: string): Promise<JsonObject | undefined>
   /** Full-document upsert; `expected` re-checks the current item before an ambiguous write is retried. */

@@ -100,41 +100,50 @@ export async function snapshotRemote(
       for (const problem of codec.remoteProblems?.(listedObject) ?? []) {
         problems.push({ kind: codec.kind, id, problem: `${path}: ${problem}` })
       }
-      const rev = codec.revisionOf(listedObject)
-      const inherited = isInherited(listedObject)
-      const known = base(path)
       const complete = !codec.listIsIncomplete(client.dialect)
-      if (known && known.remoteRev === rev) {
-        entries.set(path, {
-          kind: codec.kind,
-          id,
-          path,
-          hash: known.baseHash,
-          rev,
-          object: listedObject,
-          complete,
-          inherited,
-        })
+      const known = base(path)
+      if (known && known.remoteRev === codec.revisionOf(listedObject)) {
+        entries.set(path, remoteEntry(codec, listedObject, { id, path, known, complete }))
         continue
       }
       const object = complete ? listedObject : await client.get(codec.kind, id)
       // Gone between the listing and the read: it is deleted now, as a later listing will say.
       if (!object) continue
-      const bytes = fileBytes(codec.toFile(object))
+      // Inheritance is what the listing said: a read by id may not say it.
       entries.set(path, {
-        kind: codec.kind,
-        id,
-        path,
-        hash: bytes.hash,
-        rev: codec.revisionOf(object),
-        object,
-        complete: true,
-        inherited,
-        bytes,
+        ...remoteEntry(codec, object, { id, path, known }),
+        inherited: isInherited(listedObject),
       })
     }
   }
   return { entries, problems }
+}
+
+/**
+ * One server item as the plan sees it. Unchanged since the base (same revision marker): the
+ * base's hash, so an unchanged item is never hashed again; otherwise its file form's bytes and
+ * hash, which need the complete object (`complete: false` only for an unchanged listed one).
+ */
+export function remoteEntry(
+  codec: Codec,
+  object: JsonObject,
+  opts: { id: string; path: string; known: ItemState | undefined; complete?: boolean },
+): RemoteEntry {
+  const rev = codec.revisionOf(object)
+  const unchanged = opts.known !== undefined && opts.known.remoteRev === rev
+  // A changed item's file bytes: its hash, and what a pull writes.
+  const bytes = unchanged ? undefined : fileBytes(codec.toFile(object))
+  return {
+    kind: codec.kind,
+    id: opts.id,
+    path: opts.path,
+    hash: bytes ? bytes.hash : opts.known!.baseHash,
+    rev,
+    object,
+    complete: unchanged ? (opts.complete ?? true) : true,
+    inherited: isInherited(object),
+    ...(bytes ? { bytes } : {}),
+  }
 }
 
 /** The item's full server form: the listed one when complete, else read by id. */

@@ -6,8 +6,16 @@ import { CliError, ExitCode } from '../cli/exit-codes.js'
 import { NATIVE_SCHEMA_IDS } from '../remote/dialect.js'
 import { RemoteError } from '../remote/errors.js'
 import type { MediaApi, RemoteMedia } from '../remote/media.js'
-import { emptyState, loadState, StateStore, sameTarget, type Target } from '../state/state-file.js'
+import {
+  emptyState,
+  type ItemState,
+  loadState,
+  StateStore,
+  sameTarget,
+  type Target,
+} from '../state/state-file.js'
 import type { Codec, ReferenceContext } from '../workspace/codec.js'
+import { Durability } from '../workspace/durability.js'
 import { loadIgnoreRules } from '../workspace/ignore-rules.js'
 import type { BeforeLocalWrite } from '../workspace/local-writes.js'
 import { type LocalEntry, type ScanProblem, scanWorkspace } from '../workspace/scan.js'
@@ -66,6 +74,12 @@ export interface PlannedRun {
   rebound: boolean
   /** The media side of the run, when media are synced; its items are in `plan` too. */
   media?: MediaRun
+  /**
+   * An edit-only run (src/engine/edit-run.ts): `local` and `remote` hold only the paths it
+   * planned, each server item read by id just before the plan, so the executor need not read
+   * it again before writing.
+   */
+  fresh?: true
 }
 
 const MEDIA = { kind: 'media' as const }
@@ -81,10 +95,29 @@ function stopUnlessOk(result: GuardResult): void {
   if (!result.ok) throw new SafetyStopError(describeStop(result))
 }
 
+/** The state a run plans against, checked against the configured target. */
+export async function openState(
+  deps: Pick<EngineDeps, 'root' | 'target'>,
+  opts: { rebind?: boolean; batch?: ConstructorParameters<typeof StateStore>[2] } = {},
+): Promise<{ store: StateStore; rebound: boolean }> {
+  const saved = await loadState(deps.root)
+  stopUnlessOk(targetGuard(saved?.target, deps.target, opts.rebind ?? false))
+  // A new target makes the old base meaningless: start over as a fresh clone, which never deletes.
+  const rebound = !!saved && !sameTarget(saved.target, deps.target)
+  const state = saved && !rebound ? saved : emptyState(deps.target)
+  return { store: new StateStore(deps.root, state, opts.batch), rebound }
+}
+
 export async function planRun(
   deps: EngineDeps,
-  /** rehash: read every file instead of trusting the stat cache (watch's periodic deep rescan). */
-  opts: { prefer?: Side; rebind?: boolean; rehash?: boolean },
+  opts: {
+    prefer?: Side
+    rebind?: boolean
+    /** Read every file instead of trusting the stat cache (watch's periodic deep rescan). */
+    rehash?: boolean
+    /** The state as the caller keeps it in memory (watch, which holds the lock for its whole life). */
+    store?: StateStore
+  },
 ): Promise<PlannedRun> {
   // The listings are most of the wait of a run that changes nothing: all of them are asked for
   // first (reads from the configured target, whatever the state says), and arrive while the
@@ -96,11 +129,9 @@ export async function planRun(
     ...(deps.media ? { media: settleLater(deps.media.api.list({ signal: cancel.signal })) } : {}),
   }
   try {
-    const saved = await loadState(deps.root)
-    stopUnlessOk(targetGuard(saved?.target, deps.target, opts.rebind ?? false))
-    // A new target makes the old base meaningless: start over as a fresh clone, which never deletes.
-    const rebound = !!saved && !sameTarget(saved.target, deps.target)
-    const store = new StateStore(deps.root, saved && !rebound ? saved : emptyState(deps.target))
+    const { store, rebound } = opts.store
+      ? { store: opts.store, rebound: false }
+      : await openState(deps, { rebind: opts.rebind ?? false })
     return await readAndPlan(deps, opts, store, rebound, listings)
   } catch (error) {
     cancel.abort()
@@ -223,6 +254,10 @@ export function inScope(path: string, scope: readonly string[]): boolean {
   )
 }
 
+function baseSchemas(store: StateStore): ItemState[] {
+  return Object.values(store.state.items).filter((item) => item.kind === 'schema')
+}
+
 /** What pushed files are checked against: known only for the kinds being synced. */
 async function referenceContext(
   deps: EngineDeps,
@@ -233,7 +268,8 @@ async function referenceContext(
   const schemaIds = deps.codecs.some((codec) => codec.kind === 'schema')
     ? new Set([
         ...NATIVE_SCHEMA_IDS,
-        ...[...run.remote.values(), ...run.local.values()]
+        // An edit-only run saw only its own paths: the schemas of the last sync stand for the rest.
+        ...[...run.remote.values(), ...run.local.values(), ...(run.fresh ? baseSchemas(run.store) : [])]
           .filter((e) => e.kind === 'schema')
           .map((e) => e.id),
       ])
@@ -246,6 +282,20 @@ async function referenceContext(
     schemaIds,
     ...(types ? { deployers: new Set(types.deployers), processors: new Set(types.processors) } : {}),
   }
+}
+
+/**
+ * One Durability per state store: watch keeps its store from run to run and may save after a
+ * later run began, so every run's written files must be flushed by whichever save comes next.
+ */
+const durabilities = new WeakMap<StateStore, Durability>()
+function durabilityOf(store: StateStore): Durability {
+  let durability = durabilities.get(store)
+  if (!durability) {
+    durability = new Durability(store.root)
+    durabilities.set(store, durability)
+  }
+  return durability
 }
 
 /** The plan entries each command carries out: one plan, different subsets. */
@@ -270,6 +320,8 @@ export interface ApplyOptions {
   onProgress?: (done: number, total: number, item: PlanItem) => void
   /** Stops the run between items (watch shutdown). */
   signal?: AbortSignal
+  /** The caller saves the state later (watch's edit-only runs); by default it is saved at the end. */
+  deferSave?: boolean
   now?: () => string
 }
 
@@ -314,7 +366,12 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
     import('./media/media-apply.js'),
     import('../workspace/local-writes.js'),
   ])
-  const writer = new LocalWriter(deps.root, now().replace(/[:.]/g, '-'), deps.beforeLocalWrite)
+  const writer = new LocalWriter(
+    deps.root,
+    now().replace(/[:.]/g, '-'),
+    deps.beforeLocalWrite,
+    durabilityOf(run.store),
+  )
   run.store.beforeSave = () => writer.durability.flush()
   const ctx = {
     root: deps.root,
@@ -326,6 +383,7 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
     references,
     local: run.local,
     remote: run.remote,
+    remoteReadJustNow: run.fresh === true,
     hadConflicts: await hasConflictCopies(deps.root),
   }
   let outcome: Outcome
@@ -359,7 +417,7 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
     }
   } finally {
     await run.media?.dispose()
-    await run.store.flush()
+    if (!opts.deferSave) await run.store.flush()
   }
   deps.logger.info(
     { applied: outcome.applied.length, conflicts: outcome.conflicts.length, failed: outcome.failed.length },

@@ -1,18 +1,54 @@
-// The engine as the watch daemon's work queue runs it (docs/watch.md "The run"): plan the dirty
-// paths (or everything), carry out the sync selection (only the pull side while the watcher is
-// paused), and report the outcome in the queue's terms. The daemon holds the workspace lock for
-// its whole life, so this does not take it.
+// The engine as the watch daemon's work queue runs it (docs/watch.md "The run"): a batch of
+// dirty paths is planned on its own (edit-run.ts), a full run (start-up, remote poll, rescan,
+// flood) plans everything; either carries out the sync selection (only the pull side while the
+// watcher is paused) and reports the outcome in the queue's terms. The daemon holds the
+// workspace lock for its whole life, so this does not take it, and the state stays in memory
+// from run to run instead of being read again each time.
 
 import { RemoteError } from '../remote/errors.js'
+import type { StateStore } from '../state/state-file.js'
+import { loadIgnoreRules } from '../workspace/ignore-rules.js'
+import { planEdits } from './edit-run.js'
 import type { Outcome } from './outcome.js'
-import { applyRun, type EngineDeps, planRun, SELECT } from './run.js'
+import { applyRun, type EngineDeps, openState, type PlannedRun, planRun, SELECT } from './run.js'
 
 /** Failures worth retrying soon: the server or the way to it, not the item. */
 const TRANSIENT = new Set(['server', 'rate-limited', 'network', 'timeout'])
 
+/**
+ * Edit-only runs save the state once edits have paused this long, and at least this often while
+ * they go on. A save rewrites the whole file (tens of milliseconds of JSON at 10,000 items, in
+ * which an edit waits, and a flush of the file system): after every edit it would be a good part
+ * of each edit's cost. Full runs save at
+ * their end as always. A crash in between loses only records of changes the server confirmed,
+ * which the next start adopts again (both sides equal: merge-base).
+ */
+export const STATE_SAVE_QUIET_MS = 2_000
+export const STATE_SAVE_MAX_DELAY_MS = 30_000
+
+/** Saves within a run only every this many items; the rest wait for the end or the timer. */
+const STATE_BATCH = { items: 250, ms: Number.POSITIVE_INFINITY }
+
 export type WatchRunOutcome =
   | { kind: 'done'; retryPaths: string[]; outcome: Outcome }
   | { kind: 'offline'; cause: unknown }
+
+export interface WatchEngine {
+  /**
+   * The watcher delivered local changes (or was restarted): the next full run must look at the
+   * workspace, even if the server is unchanged.
+   */
+  noteLocalChange(): void
+  /** The watcher may miss events (it reported an error): every poll looks at the workspace. */
+  distrustWatcher(): void
+  /** Reads the state and checks it is bound to the configured target (a safety stop if not). */
+  open(): Promise<void>
+  run(paths: ReadonlySet<string>, context: { full: boolean; signal: AbortSignal }): Promise<WatchRunOutcome>
+  /** Saves what edit-only runs left unsaved (shutdown). */
+  saveState(): Promise<void>
+  /** Items the state tracks; undefined before the first run. */
+  tracked(): number | undefined
+}
 
 /** Whether the error, or one behind it (a listing stop wraps the client's error), is the way to the server. */
 function unreachable(error: unknown): boolean {
@@ -22,7 +58,7 @@ function unreachable(error: unknown): boolean {
   return false
 }
 
-export function watchRun(
+export function createWatchEngine(
   deps: EngineDeps,
   opts: {
     paused: () => Promise<boolean>
@@ -35,15 +71,84 @@ export function watchRun(
      */
     holdPushes?: (localChanges: { changed: string[]; deleted: string[] }) => Promise<boolean>
   },
-) {
-  return async (
+): WatchEngine {
+  let store: StateStore | undefined
+  let saveTimer: NodeJS.Timeout | undefined
+  /** What the last full run reported, while nothing is known to have changed since. */
+  let lastFull: Outcome | undefined
+  let localChanged = true
+  let watcherTrusted = true
+
+  let unsavedSince: number | undefined
+
+  function saveSoon(): void {
+    const now = Date.now()
+    unsavedSince ??= now
+    clearTimeout(saveTimer)
+    const delay = Math.min(STATE_SAVE_QUIET_MS, unsavedSince + STATE_SAVE_MAX_DELAY_MS - now)
+    saveTimer = setTimeout(
+      () => {
+        saveState().catch((error) => {
+          deps.logger.error({ error: (error as Error).message }, 'watch: saving the state failed')
+        })
+      },
+      Math.max(0, delay),
+    )
+  }
+
+  async function saveState(): Promise<void> {
+    clearTimeout(saveTimer)
+    saveTimer = undefined
+    unsavedSince = undefined
+    await store?.flush()
+  }
+
+  async function open(): Promise<StateStore> {
+    store ??= (await openState(deps, { batch: STATE_BATCH })).store
+    return store
+  }
+
+  async function planFor(paths: ReadonlySet<string>, full: boolean, rehash: boolean): Promise<PlannedRun> {
+    const store = await open()
+    if (!full) {
+      const edit = await planEdits(deps, store, await loadIgnoreRules(deps.root), paths)
+      if (edit.kind === 'planned') return edit.run
+      deps.logger.debug({ why: edit.why, paths: paths.size }, 'watch: this batch needs a full plan')
+    }
+    return planRun(deps, { store, rehash })
+  }
+
+  /**
+   * A remote poll over a quiet workspace: every listing byte for byte what the last full run
+   * read (one request each, nothing parsed) means nothing changed on the server, and the watcher
+   * said nothing changed here. Parsing 10,000 items, stating every file and planning them all
+   * again would find what the last run found: at 10 s polls that was most of an idle daemon's
+   * CPU and memory. The deep rescan never stops here.
+   */
+  async function nothingChanged(): Promise<boolean> {
+    if (lastFull === undefined || localChanged || !watcherTrusted) return false
+    const { client, media } = deps
+    if (!client.listingUnchanged) return false
+    for (const codec of deps.codecs) if (!(await client.listingUnchanged(codec.kind))) return false
+    return !media || (await media.api.listingUnchanged())
+  }
+
+  async function run(
     paths: ReadonlySet<string>,
     context: { full: boolean; signal: AbortSignal },
-  ): Promise<WatchRunOutcome> => {
+  ): Promise<WatchRunOutcome> {
     const empty: Outcome = { applied: [], conflicts: [], failed: [] }
     if (!context.full && paths.size === 0) return { kind: 'done', retryPaths: [], outcome: empty }
     try {
-      const planned = await planRun(deps, { rehash: context.full && (opts.rehash?.() ?? false) })
+      const rehash = context.full && (opts.rehash?.() ?? false)
+      if (context.full && !rehash && (await nothingChanged())) {
+        // As the last full run left it: its open conflicts and failures stand (told already).
+        return { kind: 'done', retryPaths: [], outcome: { ...lastFull!, applied: [] } }
+      }
+      // From here on the workspace is looked at again; what changes meanwhile is noted anew.
+      localChanged = !context.full
+      lastFull = undefined
+      const planned = await planFor(paths, context.full, rehash)
       let pullOnly = await opts.paused()
       if (!pullOnly && context.full && opts.holdPushes) {
         const pushSide = planned.plan.items.filter((i) => i.action === 'push' || i.action === 'delete-remote')
@@ -52,22 +157,45 @@ export function watchRun(
           deleted: pushSide.filter((i) => i.action === 'delete-remote').map((i) => i.path),
         })
       }
-      const outcome = await applyRun(deps, planned, {
-        select: pullOnly ? SELECT.pull : SELECT.sync,
-        scope: context.full ? [] : [...paths],
-        dryRun: false,
-        allowDeletes: false,
-        reportScanProblems: true,
-        reportRemoteProblems: context.full,
-        signal: context.signal,
-      })
+      let outcome: Outcome
+      try {
+        outcome = await applyRun(deps, planned, {
+          select: pullOnly ? SELECT.pull : SELECT.sync,
+          scope: context.full ? [] : [...paths],
+          dryRun: false,
+          allowDeletes: false,
+          reportScanProblems: true,
+          reportRemoteProblems: context.full,
+          signal: context.signal,
+          deferSave: planned.fresh === true,
+        })
+      } finally {
+        if (planned.fresh) saveSoon() // a full run saves at its end
+      }
       const retryPaths = outcome.failed
         .filter((f) => f.code !== undefined && TRANSIENT.has(f.code))
         .map((f) => f.path)
+      if (context.full && !localChanged) lastFull = outcome
       return { kind: 'done', retryPaths, outcome }
     } catch (error) {
+      localChanged = true
       if (unreachable(error)) return { kind: 'offline', cause: error }
       throw error
     }
+  }
+
+  return {
+    noteLocalChange: () => {
+      localChanged = true
+    },
+    distrustWatcher: () => {
+      watcherTrusted = false
+    },
+    run,
+    open: async () => {
+      await open()
+    },
+    saveState,
+    tracked: () => (store ? Object.keys(store.state.items).length : undefined),
   }
 }

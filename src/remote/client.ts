@@ -20,7 +20,7 @@ import {
   SEGMENT,
 } from './dialect.js'
 import { cleanServerMessage, ListingError, type RemoteError, remoteError, routeOf } from './errors.js'
-import { createTransport, type HttpRequest, type HttpResponse, isAmbiguous } from './http.js'
+import { createTransport, digestSink, type HttpRequest, type HttpResponse, isAmbiguous } from './http.js'
 import type { RequestStats } from './queue.js'
 import { backoffDelayMs, sleep } from './retry.js'
 
@@ -69,12 +69,15 @@ export type RequestOptions = Pick<
   | 'sink'
   | 'itemId'
   | 'signal'
+  | 'digest'
 >
 
 export interface RemoteResponse {
   status: number
   headers: Record<string, string | string[] | undefined>
   body: Buffer | string | unknown
+  /** With `digest`: the sha1 of the 2xx body's bytes. */
+  digest?: string
 }
 
 export interface RemoteClient {
@@ -83,6 +86,11 @@ export interface RemoteClient {
   /** The most one listing may weigh; the media listing keeps to it too. */
   readonly listMaxBytes: number
   list(kind: RemoteKind, opts?: { signal?: AbortSignal }): Promise<RemoteObject[]>
+  /**
+   * Whether the kind's listing is byte for byte what the last `list` read (one request, nothing
+   * parsed): watch's remote poll stops there when nothing changed. False when not known.
+   */
+  listingUnchanged(kind: RemoteKind): Promise<boolean>
   get(kind: RemoteKind, id: string): Promise<RemoteObject | undefined>
   put(kind: RemoteKind, id: string, body: RemoteObject, opts?: PutOptions): Promise<RemoteObject>
   remove(kind: RemoteKind, id: string): Promise<void>
@@ -228,11 +236,23 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     return res.body
   }
 
+  /** The sha1 of each kind's last listing body that `list` accepted. */
+  const listingDigests = new Map<RemoteKind, string>()
+
+  async function listingUnchanged(kind: RemoteKind): Promise<boolean> {
+    const known = listingDigests.get(kind)
+    if (known === undefined) return false
+    const hashed = digestSink()
+    const res = await transport.send({ method: 'GET', path: `${P}/${SEGMENT[kind]}`, sink: hashed.sink })
+    return res.status >= 200 && res.status < 300 && hashed.digest() === known
+  }
+
   async function list(kind: RemoteKind, opts: { signal?: AbortSignal } = {}): Promise<RemoteObject[]> {
     const request: HttpRequest = {
       method: 'GET',
       path: `${P}/${SEGMENT[kind]}`,
       maxBytes: listMaxBytes,
+      digest: true,
       ...(opts.signal ? { signal: opts.signal } : {}),
     }
     const data = { method: 'GET', route: request.path }
@@ -283,6 +303,7 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
       items.push(withoutEntries(kind, item))
     }
     listedIds.set(kind, seen)
+    if (res.digest) listingDigests.set(kind, res.digest)
     return items
   }
 
@@ -468,6 +489,7 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     target: { server: transport.server, project: opts.project, environment: opts.environment },
     listMaxBytes,
     list,
+    listingUnchanged,
     get,
     put,
     remove,

@@ -3,6 +3,7 @@
 // response bodies, no redirects, and retries that never repeat a request the server may have
 // applied. It knows nothing of resources: it moves requests and classifies failures.
 
+import { createHash } from 'node:crypto'
 import { Readable } from 'node:stream'
 import type { Logger } from 'pino'
 import { Agent, type Dispatcher } from 'undici'
@@ -63,12 +64,16 @@ export interface HttpRequest {
    * answer, only the signal's reason. For reads a run asked for ahead and no longer needs.
    */
   signal?: AbortSignal
+  /** Also give the sha1 of a 2xx body's bytes (watch compares listings from poll to poll). */
+  digest?: boolean
 }
 
 export interface HttpResponse {
   status: number
   headers: Record<string, string | string[] | undefined>
   body: unknown
+  /** With `digest`: the sha1 of the 2xx body's bytes, hex. */
+  digest?: string
 }
 
 export interface TransportOptions {
@@ -98,6 +103,25 @@ export interface Transport {
 
 /** An error the caller may settle by re-reading: the server may or may not have applied the request. */
 export type AmbiguousError = RemoteError & { ambiguous: true }
+
+/**
+ * A `sink` that keeps only the sha1 of the body, hex, nothing buffered: a 10,000-item listing
+ * compared with an earlier one costs a hash, not 8 MB held and parsed. Starts over on a retry.
+ */
+export function digestSink(): {
+  sink: (body: AsyncIterable<Buffer>) => Promise<void>
+  digest(): string | undefined
+} {
+  let digest: string | undefined
+  return {
+    async sink(body) {
+      const hash = createHash('sha1')
+      for await (const chunk of body) hash.update(chunk)
+      digest = hash.digest('hex')
+    },
+    digest: () => digest,
+  }
+}
 
 export function isAmbiguous(error: unknown): error is AmbiguousError {
   return typeof error === 'object' && error !== null && (error as { ambiguous?: unknown }).ambiguous === true
@@ -363,6 +387,7 @@ export function createTransport(opts: TransportOptions): Transport {
         body: ok
           ? decode(bytes, contentType, request.responseType ?? 'auto')
           : scrub(bytes.toString('utf8'), request),
+        ...(ok && request.digest ? { digest: createHash('sha1').update(bytes).digest('hex') } : {}),
       }
     })
   }

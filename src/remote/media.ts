@@ -15,6 +15,7 @@ import { pipeline } from 'node:stream/promises'
 import { listingFailure, type RemoteClient, type RemoteResponse } from './client.js'
 import { classify, isItemMissing, projectPath } from './dialect.js'
 import { cleanServerMessage, ListingError, type RemoteError, remoteError, TooLargeError } from './errors.js'
+import { digestSink } from './http.js'
 import { jsonBase64Body, multipartBody, type StreamedBody } from './media-body.js'
 
 export interface RemoteMedia {
@@ -49,6 +50,8 @@ function mediaOf(item: Record<string, unknown>): RemoteMedia {
 export interface MediaApi {
   /** The signal gives the listing up (see HttpRequest.signal). */
   list(opts?: { signal?: AbortSignal }): Promise<RemoteMedia[]>
+  /** Whether the listing is byte for byte what the last `list` read (see RemoteClient.listingUnchanged). */
+  listingUnchanged(): Promise<boolean>
   /** One item as the server holds it now, or undefined when it is gone. */
   get(id: string): Promise<RemoteMedia | undefined>
   /** Streams the bytes into `dest` (created or truncated) and returns their sha256 and size. */
@@ -103,6 +106,16 @@ export function createMediaApi(client: RemoteClient, opts: { maxBytes?: number }
     return res
   }
 
+  /** The sha1 of the last listing body `list` accepted. */
+  let listingDigest: string | undefined
+
+  async function listingUnchanged(): Promise<boolean> {
+    if (listingDigest === undefined) return false
+    const hashed = digestSink()
+    const res = await client.request('GET', `${P}/media`, { sink: hashed.sink })
+    return res.status >= 200 && res.status < 300 && hashed.digest() === listingDigest
+  }
+
   async function list(opts: { signal?: AbortSignal } = {}): Promise<RemoteMedia[]> {
     const route = `${P}/media`
     const refuse = (why: string, status?: number) =>
@@ -115,6 +128,7 @@ export function createMediaApi(client: RemoteClient, opts: { maxBytes?: number }
     try {
       res = await client.request('GET', route, {
         maxBytes: client.listMaxBytes,
+        digest: true,
         ...(opts.signal ? { signal: opts.signal } : {}),
       })
     } catch (error) {
@@ -130,13 +144,15 @@ export function createMediaApi(client: RemoteClient, opts: { maxBytes?: number }
     }
     if (!Array.isArray(res.body)) throw refuse('the answer is not a JSON array', res.status)
     const seen = new Set<string>()
-    return res.body.map((item: Record<string, unknown>, index) => {
+    const items = res.body.map((item: Record<string, unknown>, index) => {
       if (typeof item?.id !== 'string' || item.id === '' || typeof item.name !== 'string')
         throw refuse(`item ${index} has no string id and name`, res.status)
       if (seen.has(item.id)) throw refuse(`the id "${item.id}" is listed twice`, res.status)
       seen.add(item.id)
       return mediaOf(item)
     })
+    listingDigest = res.digest
+    return items
   }
 
   async function get(id: string): Promise<RemoteMedia | undefined> {
@@ -256,5 +272,5 @@ export function createMediaApi(client: RemoteClient, opts: { maxBytes?: number }
     throw failure('DELETE', route, res, `could not delete media "${id}"`, id)
   }
 
-  return { list, get, download, newId, upload, rename, move, remove }
+  return { list, listingUnchanged, get, download, newId, upload, rename, move, remove }
 }

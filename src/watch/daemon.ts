@@ -5,7 +5,7 @@
 // all. The caller holds the workspace lock for as long as this runs.
 
 import type { EngineDeps } from '../engine/run.js'
-import { type WatchRunOutcome, watchRun } from '../engine/watch-run.js'
+import { createWatchEngine, type WatchRunOutcome } from '../engine/watch-run.js'
 import { RemoteError } from '../remote/errors.js'
 import { loadState } from '../state/state-file.js'
 import { loadIgnoreRules } from '../workspace/ignore-rules.js'
@@ -68,19 +68,20 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
   let rehashNext = false
   let stopping = false
 
+  const engine = createWatchEngine(deps, {
+    paused: async () => (await readPause(root)) !== undefined,
+    rehash: () => {
+      const rehash = rehashNext
+      rehashNext = false
+      return rehash
+    },
+    // A batch still gathering may be a checkout under way: let the guard see it whole first.
+    holdPushes: async ({ changed, deleted }) =>
+      changed.length > 0 &&
+      ((watcher?.pending ?? 0) > 0 || (await guard(new Set(changed), new Set(deleted)))),
+  })
   const queue = createWorkQueue({
-    run: watchRun(deps, {
-      paused: async () => (await readPause(root)) !== undefined,
-      rehash: () => {
-        const rehash = rehashNext
-        rehashNext = false
-        return rehash
-      },
-      // A batch still gathering may be a checkout under way: let the guard see it whole first.
-      holdPushes: async ({ changed, deleted }) =>
-        changed.length > 0 &&
-        ((watcher?.pending ?? 0) > 0 || (await guard(new Set(changed), new Set(deleted)))),
-    }),
+    run: (paths, context) => engine.run(paths, context),
     onOutcome: (settled: Settled, _paths, full) => {
       if (settled.kind === 'offline') {
         if (!offline && !stopping)
@@ -101,7 +102,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
     const counts = recent.add(changed, deleted)
     // Below this many paths no workspace size makes a mass change, so the state is not read.
     if (counts.changed <= MASS_DELETE_MIN_PATHS) return false
-    const tracked = Object.keys((await loadState(root))?.items ?? {}).length
+    const tracked = engine.tracked() ?? Object.keys((await loadState(root))?.items ?? {}).length
     const decision = decideMassChange({ ...counts, tracked })
     if (!decision.pause) return false
     if (!(await readPause(root))) {
@@ -116,6 +117,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
   async function onBatch(paths: Set<string>, info: LocalBatchInfo): Promise<void> {
     const changed = await ownWrites.filterBatch(paths) // first, so a big pull never trips the guard
     if (changed.size === 0) return
+    engine.noteLocalChange()
     await guard(changed, new Set([...info.deleted].filter((p) => changed.has(p))))
     if (info.flood) void queue.requestFull()
     else queue.add(changed)
@@ -129,6 +131,8 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
       ignoreRules: await loadIgnoreRules(root),
       onBatch,
       onError: (error) => {
+        // Events may be lost from here on: every poll looks at the whole workspace again.
+        engine.distrustWatcher()
         if ((error as NodeJS.ErrnoException).code === 'ENOSPC') {
           if (warnedNoSpace) return
           warnedNoSpace = true
@@ -152,6 +156,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
       if (stopping) return
       await watcher?.close()
       await startWatcher()
+      engine.noteLocalChange()
       logger.info({}, 'watch: .cmsyncignore changed, watcher restarted')
       void queue.requestFull()
     })
@@ -166,17 +171,38 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
   const logRetry = (error: unknown, retryInMs: number) =>
     logger.warn({ error: messageOf(error), retryInMs }, 'watch: full reconcile failed')
 
-  // Ready before the start-up reconcile, so an edit made during it is queued, not missed.
-  await startWatcher()
+  // Ready once the watcher is: an edit made during the start-up reconcile is queued, not missed,
+  // and runs after it. The state is read (and its target checked) meanwhile.
+  const opened = engine.open()
+  try {
+    await Promise.all([startWatcher(), opened])
+  } catch (error) {
+    stopping = true
+    await Promise.all([watcher?.close(), opened.catch(() => {})])
+    throw error
+  }
   const paused = await readPause(root)
   if (paused) emit({ event: 'paused', ...paused })
+  emit({
+    event: 'ready',
+    root,
+    tracked: engine.tracked() ?? 0,
+    timeToReadyMs: Math.round(watcher?.timeToReadyMs ?? 0),
+  })
   const stopped = Promise.resolve(opts.stopSignal).then(() => 'stop' as const)
+  const reconcileStart = performance.now()
   const first = await Promise.race([queue.requestFull(), stopped])
   if (first !== 'stop' && first.kind === 'error') {
     stopping = true
     await Promise.all([watcher?.close(), queue.drain(0)])
     throw first.error
   }
+  if (first !== 'stop' && first.kind === 'done')
+    emit({
+      event: 'reconciled',
+      tracked: engine.tracked() ?? 0,
+      durationMs: Math.round(performance.now() - reconcileStart),
+    })
   const poll = startPoller({ intervalMs: opts.pollMs, task: fullRun, onError: logRetry })
   const rescan = startPoller({
     intervalMs: opts.rescanMs ?? DEFAULT_RESCAN_MS,
@@ -186,10 +212,6 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
     },
     onError: logRetry,
   })
-  if (first !== 'stop') {
-    const tracked = Object.keys((await loadState(root))?.items ?? {}).length
-    emit({ event: 'ready', root, tracked, timeToReadyMs: Math.round(watcher?.timeToReadyMs ?? 0) })
-  }
 
   const report = await shutdownOnStop(
     stopped,
@@ -200,9 +222,8 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
         await Promise.all([watcher?.close(), poll.stop(0), rescan.stop(0)])
       },
       drain: (ms) => queue.drain(ms),
-      // Nothing to save here: the engine commits state per confirmed item and flushes it at the
-      // end of every run, including one abandoned at the deadline.
-      saveState: async () => {},
+      // The engine commits state per confirmed item; edit-only runs leave the save for later.
+      saveState: () => engine.saveState(),
       log: (message, fields) => logger.info(fields ?? {}, `watch: ${message}`),
     },
     opts.shutdownDeadlineMs,

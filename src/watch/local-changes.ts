@@ -1,17 +1,16 @@
-// The local half of `watch`: chokidar events only mark workspace-relative paths dirty; after a
-// quiet spell one batch goes to the caller, which runs the same plan-and-execute path as `push`.
-// Nothing here reads a file, calls the API or keeps a timer per file, so 10,000 files stay cheap.
+// The local half of `watch`: file events (tree-watcher.ts, one OS watch per folder) only mark
+// workspace-relative paths dirty; after a quiet spell one batch goes to the caller, which plans
+// and carries out those paths. Nothing here reads a file, calls the API or keeps a timer per
+// file, so 10,000 files stay cheap.
 //
 // Event kinds are deliberately thrown away: an editor's atomic save (temp write + rename), vim's
 // backup dance (rename to x~, write, unlink x~) and an unlink followed by an add all leave the same
 // path in the dirty set, and the engine looks at what is on disk. Counts of events vary between
-// chokidar versions, so only the set of paths matters (node20-deps.md pitfall 5).
+// platforms and editors, so only the set of paths matters (node20-deps.md pitfall 5).
 
-import type { Stats } from 'node:fs'
-import path from 'node:path'
-import { type FSWatcher, watch } from 'chokidar'
 import { IGNORE_FILE_NAME, type IgnoreRules, isSyncedPath } from '../workspace/ignore-rules.js'
 import { MASS_CHANGE_MIN_PATHS } from './mass-change.js'
+import { type TreeWatcher, watchTree } from './tree-watcher.js'
 
 /**
  * Events on paths already in the batch (a build tool rewriting one file) never let the debounce go
@@ -68,7 +67,6 @@ export interface WorkspaceWatcher {
 }
 
 export function watchWorkspace(root: string, options: WatchWorkspaceOptions): WorkspaceWatcher {
-  const absoluteRoot = path.resolve(root)
   const maxWaitMs = options.maxWaitMs ?? Math.max(MIN_MAX_WAIT_MS, options.debounceMs * MAX_WAIT_IN_DEBOUNCES)
   const floodAt = options.maxBatchBeforeFlood ?? DEFAULT_MAX_BATCH_BEFORE_FLOOD
   const startedAt = performance.now()
@@ -82,29 +80,15 @@ export function watchWorkspace(root: string, options: WatchWorkspaceOptions): Wo
   let quietTimer: NodeJS.Timeout | undefined
   let quietTimerDelayMs = 0
 
-  const watcher: FSWatcher = watch(absoluteRoot, {
-    ignoreInitial: true, // the start-up reconcile scans everything; the watcher only reports what follows
-    followSymlinks: false, // a link must never lead a push to files outside the workspace
-    atomic: true, // chokidar folds unlink + add within 100 ms into one change
-    persistent: true,
-    ignored: (absolutePath: string, stats?: Stats) => isIgnored(absolutePath, stats),
-  })
-
-  function isIgnored(absolutePath: string, stats?: Stats): boolean {
-    const rel = path.relative(absoluteRoot, absolutePath)
-    if (rel === '') return false
+  // Folders that are never synced are not even watched: README.md, docs/, .git/, node_modules/.
+  const ignored = (rel: string, isDir: boolean): boolean => {
     if (rel === IGNORE_FILE_NAME) return options.onIgnoreFileChange === undefined
-    if (!isSyncedPath(rel)) return true // README.md, docs/, cms-sync.yaml: not ours to watch
-    // chokidar also asks before it has a stat. Then only ignore what is ignored either way, or a
-    // new folder named like a temp file would never be watched; the stat-ed call decides the rest.
-    if (stats === undefined)
-      return options.ignoreRules.ignores(rel, false) && options.ignoreRules.ignores(rel, true)
-    return options.ignoreRules.ignores(rel, stats.isDirectory())
+    if (!isSyncedPath(rel)) return true
+    return options.ignoreRules.ignores(rel, isDir)
   }
 
-  function mark(absolutePath: string, isDeletion: boolean): void {
+  function mark(rel: string, isDeletion: boolean): void {
     if (closed) return
-    const rel = path.relative(absoluteRoot, absolutePath).split(path.sep).join('/')
     if (rel === IGNORE_FILE_NAME) {
       options.onIgnoreFileChange?.()
       return
@@ -149,17 +133,13 @@ export function watchWorkspace(root: string, options: WatchWorkspaceOptions): Wo
     }
   }
 
-  // Only files are marked: chokidar reports each file of a folder that appears or disappears.
-  watcher.on('add', (p) => mark(p, false))
-  watcher.on('change', (p) => mark(p, false))
-  watcher.on('unlink', (p) => mark(p, true))
-  watcher.on('error', (error) => options.onError(error))
-
-  const ready = new Promise<void>((resolve) => {
-    watcher.once('ready', () => {
-      timeToReadyMs = performance.now() - startedAt
-      resolve()
-    })
+  const tree: TreeWatcher = watchTree(root, {
+    ignored,
+    onPath: (rel, exists) => mark(rel, !exists),
+    onError: (error) => options.onError(error),
+  })
+  const ready = tree.ready.then(() => {
+    timeToReadyMs = performance.now() - startedAt
   })
 
   return {
@@ -174,7 +154,7 @@ export function watchWorkspace(root: string, options: WatchWorkspaceOptions): Wo
     async close() {
       closed = true
       if (quietTimer !== undefined) clearTimeout(quietTimer)
-      await watcher.close()
+      tree.close()
     },
   }
 }

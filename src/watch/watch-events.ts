@@ -8,6 +8,8 @@ import type { PauseInfo } from './mass-change.js'
 
 export type WatchEvent =
   | { event: 'ready'; root: string; tracked: number; timeToReadyMs: number }
+  /** The start-up reconcile is done (what it changed was reported before this). */
+  | { event: 'reconciled'; tracked: number; durationMs: number }
   | { event: 'pushed'; path: string; action: 'push' | 'delete-remote' }
   | { event: 'pulled'; path: string; action: 'pull' | 'delete-local' }
   | { event: 'conflict'; path: string; reason?: string }

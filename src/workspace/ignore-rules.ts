@@ -58,6 +58,9 @@ export interface IgnoreRules {
   readonly userPatterns: readonly string[]
 }
 
+/** The rules last loaded: `watch` loads them for every run, and they remember their answers. */
+let lastLoaded: { root: string; text: string; rules: IgnoreRules } | undefined
+
 /** Reads `.cmsyncignore` at the workspace root (absent is fine) and combines it with the built-in rules. */
 export async function loadIgnoreRules(root: string): Promise<IgnoreRules> {
   let text = ''
@@ -66,8 +69,14 @@ export async function loadIgnoreRules(root: string): Promise<IgnoreRules> {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
   }
-  return ignoreRulesFrom(root, text)
+  if (lastLoaded?.root === root && lastLoaded.text === text) return lastLoaded.rules
+  const rules = ignoreRulesFrom(root, text)
+  lastLoaded = { root, text, rules }
+  return rules
 }
+
+/** Answers remembered per rules object; past this many the memory starts afresh. */
+const MAX_REMEMBERED = 100_000
 
 /** The same rules from a text already read, for tests and callers that hold the file. */
 export function ignoreRulesFrom(root: string, cmsyncignoreText: string): IgnoreRules {
@@ -77,19 +86,32 @@ export function ignoreRulesFrom(root: string, cmsyncignoreText: string): IgnoreR
     .filter((line) => line !== '' && !line.startsWith('#'))
   const matcher: Ignore = ignore().add(ALWAYS_IGNORED).add(userPatterns)
   const absoluteRoot = path.resolve(root)
+  const remembered = new Map<string, boolean>()
 
   return {
     userPatterns,
     ignores(relPath: string, isDir = false): boolean {
-      const normalized = normalizeRelative(absoluteRoot, relPath)
-      if (normalized === undefined) return true // outside the workspace: never ours to sync
-      if (normalized.path === '') return false
-      const asDir = isDir || normalized.trailingSlash
-      const name = path.posix.basename(normalized.path)
-      if (!asDir && (ATOMIC_WRITER_TEMP.test(name) || name === VIM_WRITE_PROBE)) return true
-      // `ignore` matches directory patterns ('drafts/') only against a path ending in '/'.
-      return matcher.ignores(asDir ? `${normalized.path}/` : normalized.path)
+      // A full run asks about every path of the workspace, and watch runs one every few seconds.
+      const key = isDir ? `${relPath}\0d` : relPath
+      let verdict = remembered.get(key)
+      if (verdict === undefined) {
+        verdict = decide(relPath, isDir)
+        if (remembered.size >= MAX_REMEMBERED) remembered.clear()
+        remembered.set(key, verdict)
+      }
+      return verdict
     },
+  }
+
+  function decide(relPath: string, isDir: boolean): boolean {
+    const normalized = normalizeRelative(absoluteRoot, relPath)
+    if (normalized === undefined) return true // outside the workspace: never ours to sync
+    if (normalized.path === '') return false
+    const asDir = isDir || normalized.trailingSlash
+    const name = path.posix.basename(normalized.path)
+    if (!asDir && (ATOMIC_WRITER_TEMP.test(name) || name === VIM_WRITE_PROBE)) return true
+    // `ignore` matches directory patterns ('drafts/') only against a path ending in '/'.
+    return matcher.ignores(asDir ? `${normalized.path}/` : normalized.path)
   }
 }
 

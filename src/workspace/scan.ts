@@ -106,7 +106,8 @@ function fromStatCache(
   return { entry: { kind: codec.kind, id, path, hash: base.baseHash, stat } }
 }
 
-async function scanOne(
+/** One file of the scan on its own (watch's edit-only runs scan just the files a batch names). */
+export async function scanOne(
   root: string,
   codec: Codec,
   cached: (path: string) => ItemState | undefined,

@@ -1,7 +1,7 @@
 // The engine as the watch daemon's work queue runs it, against the real emulator.
 
 import { afterEach, expect, test } from 'vitest'
-import { watchRun } from '../../src/engine/watch-run.js'
+import { createWatchEngine } from '../../src/engine/watch-run.js'
 import { createLogger } from '../../src/log/logger.js'
 import { createRemoteClient, type RemoteClient } from '../../src/remote/index.js'
 import { CODECS } from '../../src/workspace/codecs.js'
@@ -32,7 +32,7 @@ async function runFor(w: World, paused = false) {
     codecs: CODECS,
     maxDeletePercent: 50,
   }
-  return watchRun(deps, { paused: async () => paused })
+  return createWatchEngine(deps, { paused: async () => paused }).run
 }
 
 const context = (full = false) => ({ full, signal: new AbortController().signal })

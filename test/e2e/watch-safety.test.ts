@@ -12,7 +12,7 @@ import { createRemoteClient, type RemoteClient } from '../../src/remote/index.js
 import { cli } from '../helpers/cli.js'
 import { contentFile, contentOf, SECTION_SCHEMA } from '../helpers/fixtures.js'
 import { syncedWorld, type World, writeConfig } from '../helpers/sync-world.js'
-import { serverTitle, setWatchConfig, watchInProcess } from '../helpers/watch.js'
+import { serverTitle, setWatchConfig, watchInProcess, watchReconciled } from '../helpers/watch.js'
 import { waitFor } from '../watch/helpers.js'
 
 const cleanups: Array<() => Promise<unknown>> = []
@@ -20,13 +20,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
 })
 
-async function watched(w: World, pollSeconds = 1) {
-  await setWatchConfig(w.root, { debounceMs: 50, pollSeconds })
-  const d = watchInProcess(w.root, w.env)
-  cleanups.push(() => d.stop())
-  await d.waitForEvent({ event: 'ready' })
-  return d
-}
+/** The world watched (a remote poll every second, unless asked), start-up reconcile done. */
+const watched = (w: World, pollSeconds = 1) => watchReconciled(w, cleanups, pollSeconds)
 
 async function world(): Promise<World> {
   const w = await syncedWorld('spec')

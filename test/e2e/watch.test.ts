@@ -22,7 +22,8 @@ async function watchedWorld(dialect: Dialect): Promise<{ w: World; d: ReturnType
   world = await syncedWorld(dialect)
   await setWatchConfig(world.root)
   watching = watchInProcess(world.root, world.env)
-  await watching.waitForEvent({ event: 'ready' })
+  // Ready comes first; the start-up reconcile is done once it says so.
+  await watching.waitForEvent({ event: 'reconciled' })
   return { w: world, d: watching }
 }
 

@@ -88,6 +88,22 @@ export function watchInProcess(root: string, env: NodeJS.ProcessEnv, args: strin
   return watching
 }
 
+/**
+ * `watch` in process on a workspace (debounce 50 ms, a remote poll every `pollSeconds`), returned
+ * once its start-up reconcile is done ('ready' comes before it); its stop goes into `cleanups`.
+ */
+export async function watchReconciled(
+  w: { root: string; env: NodeJS.ProcessEnv },
+  cleanups: Array<() => Promise<unknown>>,
+  pollSeconds = 1,
+) {
+  await setWatchConfig(w.root, { debounceMs: 50, pollSeconds })
+  const d = watchInProcess(w.root, w.env)
+  cleanups.push(() => d.stop())
+  await d.waitForEvent({ event: 'reconciled' })
+  return d
+}
+
 /** A real `node dist/cli/main.js --json watch` process in root. */
 export function watchProcess(root: string, env: NodeJS.ProcessEnv, args: string[] = []) {
   const log = eventLog()

@@ -124,6 +124,20 @@ describe('watchWorkspace', () => {
     expect(rec.deleted()).toEqual(new Set(photos))
   })
 
+  test('a folder moved out of the workspace gives its files as deleted; one moved within, both sides', async () => {
+    const root = await tempWorkspace({ ...seed, 'media/photos/a.png': 'a', 'media/photos/deep/b.png': 'b' })
+    const rec = await recordBatches(root)
+    await rename(path.join(root, 'media/photos'), path.join(root, 'media/pictures'))
+    const moved = ['media/pictures/a.png', 'media/pictures/deep/b.png']
+    await waitFor(() => moved.every((p) => rec.seen().has(p)), { what: 'the files under the new name' })
+    expect(rec.deleted()).toEqual(new Set(['media/photos/a.png', 'media/photos/deep/b.png']))
+
+    const outside = await tempWorkspace()
+    await rename(path.join(root, 'media/pictures'), path.join(outside, 'pictures'))
+    await waitFor(() => rec.deleted().size === 4, { what: 'the files moved away' })
+    expect(rec.deleted()).toEqual(new Set([...moved, 'media/photos/a.png', 'media/photos/deep/b.png']))
+  })
+
   test('rapid writes to one file collapse into one batch', async () => {
     const root = await tempWorkspace(seed)
     const rec = await recordBatches(root, { debounceMs: 200 })

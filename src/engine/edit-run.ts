@@ -1,0 +1,147 @@
+// The plan of an edit-only run: what the watcher's batches are planned with (docs/watch.md
+// "Each batch"). A full plan re-lists the whole server and stats every file, seconds at 10,000
+// items; a batch names the few paths that changed, so only those are planned: each file is
+// read (the stat cache spares one that is unchanged), its base taken from the state, and its
+// item read from the server by id (one GET each, through the client's queue). Then the same
+// pure planner, and the same executor and guards as every run (applyRun).
+//
+// What a batch cannot settle on its own is left to a full plan, scoped to the batch as before:
+//  - media paths and media.yaml: media are matched across paths by their bytes (a move or a
+//    rename is one item at two paths), which takes the whole listing and the whole index;
+//  - a server deletion (the read by id found nothing for a file left unchanged): a local file
+//    is deleted only on a listing's word, under the listing and inheritance guards;
+//  - a file name that is not the one its id encodes to (the full plan keeps them apart).
+// A remote delete is held while another file still says it holds that id (a file renamed by
+// hand): such a file need not be in the batch, so the kind's folder is scanned for claims
+// (with the stat cache: only files that differ from their base are read).
+
+import type { StateStore } from '../state/state-file.js'
+import type { Codec } from '../workspace/codec.js'
+import { decodeId } from '../workspace/file-names.js'
+import { type IgnoreRules, MEDIA_INDEX_FILE } from '../workspace/ignore-rules.js'
+import { FOLDER_OF } from '../workspace/kinds.js'
+import { itemPath } from '../workspace/layout.js'
+import { statLocalFile } from '../workspace/local-file.js'
+import { type LocalEntry, type ScanProblem, scanOne, scanWorkspace } from '../workspace/scan.js'
+import { MEDIA_FOLDER } from './media/media-plan.js'
+import { plan, type Version } from './plan.js'
+import { type RemoteEntry, remoteEntry } from './remote-snapshot.js'
+import type { EngineDeps, PlannedRun } from './run.js'
+
+export type EditPlan = { kind: 'planned'; run: PlannedRun } | { kind: 'full'; why: string }
+
+interface Target {
+  codec: Codec
+  path: string
+  id: string
+}
+
+const full = (why: string): EditPlan => ({ kind: 'full', why })
+
+/** The batch's paths that stand for items of a synced kind; undefined when it needs a full plan. */
+function targetsOf(
+  deps: EngineDeps,
+  rules: IgnoreRules,
+  paths: ReadonlySet<string>,
+): { targets: Target[]; unnamed: Array<{ codec: Codec; path: string }> } | { why: string } {
+  const codecOfFolder = new Map(deps.codecs.map((codec) => [FOLDER_OF[codec.kind], codec]))
+  const targets: Target[] = []
+  const unnamed: Array<{ codec: Codec; path: string }> = []
+  for (const path of paths) {
+    if (rules.ignores(path)) continue
+    if (path === MEDIA_INDEX_FILE || path.startsWith(`${MEDIA_FOLDER}/`)) {
+      if (deps.media) return { why: `${path} is media, which is matched across paths` }
+      continue
+    }
+    const slash = path.indexOf('/')
+    const codec = codecOfFolder.get(path.slice(0, slash))
+    const name = path.slice(slash + 1)
+    // The scan sees only `<folder>/<name>.json`: anything else is no item either way.
+    if (!codec || name.includes('/') || !name.endsWith('.json')) continue
+    const id = decodeId(name.slice(0, -'.json'.length))
+    if (id === undefined) unnamed.push({ codec, path })
+    else if (itemPath(codec.kind, id) !== path)
+      return { why: `${path} is not the file name its id encodes to` }
+    else targets.push({ codec, path, id })
+  }
+  return { targets, unnamed }
+}
+
+export async function planEdits(
+  deps: EngineDeps,
+  store: StateStore,
+  rules: IgnoreRules,
+  paths: ReadonlySet<string>,
+): Promise<EditPlan> {
+  const found = targetsOf(deps, rules, paths)
+  if ('why' in found) return full(found.why)
+  const { targets } = found
+  const cached = (path: string) => store.get(path)
+  const local = new Map<string, LocalEntry>()
+  const remote = new Map<string, RemoteEntry>()
+  const base = new Map<string, Version>()
+  const scanProblems: ScanProblem[] = []
+  // A file whose name encodes no id is reported, as the scan would, while it exists.
+  for (const { codec, path } of found.unnamed) {
+    if (await statLocalFile(deps.root, path))
+      scanProblems.push({
+        kind: codec.kind,
+        path,
+        problems: ['the file name is not the encoded form of any id'],
+      })
+  }
+  await Promise.all(
+    targets.map(async ({ codec, path, id }) => {
+      const known = store.get(path)
+      if (known?.kind === codec.kind) base.set(path, { ...known, hash: known.baseHash })
+      const name = path.slice(path.indexOf('/') + 1)
+      const [scanned, object] = await Promise.all([
+        scanOne(deps.root, codec, cached, name, path),
+        deps.client.get(codec.kind, id),
+      ])
+      if (scanned.entry) local.set(path, scanned.entry)
+      if (scanned.problem) scanProblems.push(scanned.problem)
+      if (object) remote.set(path, remoteEntry(codec, object, { id, path, known }))
+    }),
+  )
+  const result = plan(base, local, remote)
+  for (const item of result.items) if (remote.get(item.path)?.inherited) item.inherited = true
+  const deletedThere = result.items.find((item) => item.action === 'delete-local')
+  if (deletedThere) return full(`the server no longer has ${deletedThere.path}; a listing confirms it`)
+  await addClaimants(deps, store, rules, result.items, local)
+  return {
+    kind: 'planned',
+    run: {
+      store,
+      plan: result,
+      local,
+      remote,
+      scanProblems,
+      remoteProblems: [],
+      rebound: false,
+      fresh: true,
+    },
+  }
+}
+
+/**
+ * For each kind the plan deletes on the server, every file of its folder, so that
+ * deletesHeldByRenamedFiles sees a file outside the batch that still claims a deleted id.
+ */
+async function addClaimants(
+  deps: EngineDeps,
+  store: StateStore,
+  rules: IgnoreRules,
+  items: ReturnType<typeof plan>['items'],
+  local: Map<string, LocalEntry>,
+): Promise<void> {
+  const kinds = new Set(items.filter((item) => item.action === 'delete-remote').map((item) => item.kind))
+  if (kinds.size === 0) return
+  const scan = await scanWorkspace(
+    deps.root,
+    deps.codecs.filter((codec) => kinds.has(codec.kind)),
+    (path) => store.get(path),
+    (path) => rules.ignores(path),
+  )
+  for (const entry of scan.entries) if (!local.has(entry.path)) local.set(entry.path, entry)
+}
