@@ -1,13 +1,15 @@
 // One cms-sync process at a time per workspace (exit 5 otherwise). proper-lockfile keeps the
 // lock fresh while we run; who holds it (pid, command, since) sits next to it so the refusal can
 // name the holder, and a lock whose holder is gone (killed with SIGKILL) is taken over at once
-// instead of after the stale timeout.
+// instead of after the stale timeout. A process killed between taking the lock and naming
+// itself leaves a lock with no holder: every process first writes a candidate file
+// (lock.<pid>.pid), so such a lock is taken over at once when no candidate is alive either.
 //
 // proper-lockfile loads signal-exit, whose SIGINT/SIGTERM handler re-raises the signal when it is
 // the only listener left. main.ts keeps its own listeners for the whole life of the process, so a
 // daemon that shut down cleanly still exits 0.
 
-import { mkdir, readFile, rm } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import lockfile from 'proper-lockfile'
 import writeFileAtomic from 'write-file-atomic'
 import { CliError, ExitCode } from '../cli/exit-codes.js'
@@ -73,16 +75,41 @@ async function tryLock(root: string): Promise<() => Promise<void>> {
   })
 }
 
+const CANDIDATE = /^lock\.(\d+)\.pid$/
+
+/** Whether a process that may hold the lock without naming itself yet is alive (not us). */
+async function liveCandidate(root: string): Promise<boolean> {
+  const names = await readdir(syncDirPath(root)).catch(() => [] as string[])
+  return names.some((name) => {
+    const pid = Number(CANDIDATE.exec(name)?.[1])
+    return pid > 0 && pid !== process.pid && processIsAlive(pid)
+  })
+}
+
 /** Takes the workspace lock for `command`; resolves to the function that releases it. */
 export async function acquireLock(root: string, command?: string): Promise<() => Promise<void>> {
   await mkdir(syncDirPath(root), { recursive: true })
+  const candidate = syncDirPath(root, `lock.${process.pid}.pid`)
+  await writeFile(candidate, `${process.pid}\n`)
+  try {
+    return await lockAndName(root, command)
+  } finally {
+    await rm(candidate, { force: true })
+  }
+}
+
+async function lockAndName(root: string, command?: string): Promise<() => Promise<void>> {
   let release: () => Promise<void>
   try {
     release = await tryLock(root)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error
     const holder = await readLockHolder(root)
-    if (holder === undefined || holder.pid === process.pid || processIsAlive(holder.pid)) {
+    const alive =
+      holder === undefined
+        ? await liveCandidate(root)
+        : holder.pid === process.pid || processIsAlive(holder.pid)
+    if (alive) {
       const hint = holder?.command === 'watch' ? 'stop it (Ctrl-C) first' : 'wait for it to finish'
       throw new CliError(`the workspace is locked by ${describeHolder(holder)}; ${hint}`, ExitCode.locked)
     }

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -29,4 +29,28 @@ test('the lock of a killed process is taken over at once', async () => {
   // When we lock, Then it works without waiting for the stale timeout
   const release = await acquireLock(root)
   await release()
+})
+
+test('a lock whose holder was killed before naming itself is taken over at once, unless a contender lives', async () => {
+  const root = await mkdtemp(path.join(tmpdir(), 'lock-'))
+  const dead = spawnSync(process.execPath, [
+    '-e',
+    'process.stdout.write(String(process.pid))',
+  ]).stdout.toString()
+  // Given a lock with no lock.pid, and only the dead process's candidate file next to it
+  await mkdir(path.join(root, '.cms-sync', 'lock'), { recursive: true })
+  await writeFile(path.join(root, '.cms-sync', `lock.${dead}.pid`), dead)
+  // Then it is taken over without waiting for the stale timeout
+  const release = await acquireLock(root)
+  await release()
+  // But while a process that may be the holder is alive, the lock stands (exit 5)
+  const contender = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)'])
+  try {
+    await mkdir(path.join(root, '.cms-sync', 'lock'), { recursive: true })
+    await writeFile(path.join(root, '.cms-sync', `lock.${contender.pid}.pid`), String(contender.pid))
+    const refused = await acquireLock(root).catch((error: unknown) => error)
+    expect((refused as CliError).exitCode).toBe(ExitCode.locked)
+  } finally {
+    contender.kill('SIGKILL')
+  }
 })
