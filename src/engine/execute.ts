@@ -14,6 +14,7 @@
 // running items side by side only stops one item's round trips and file writes from waiting
 // on another's. Reports come out in the same order as if the items had run one by one.
 
+import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { RemoteError } from '../remote/errors.js'
 import type { ItemState } from '../state/state-file.js'
 import { inParallel } from '../util/in-parallel.js'
@@ -63,6 +64,8 @@ async function preparePushes(
 
 /** Items carried out at the same time within one stage. */
 const STAGE_PARALLELISM = 8
+/** Items between two turns of the event loop (see execute). */
+const YIELD_EVERY = 16
 
 function pushStages(
   items: PlanItem[],
@@ -113,6 +116,7 @@ export async function execute(
     ),
   ]
   let done = 0
+  let sinceYield = 0
   const total = stages.flat().filter((item) => item.action !== 'none').length
   const results: Array<ItemResult | undefined>[] = stages.map(() => [])
   // Without a valid token every further item would fail the same way: stop and say so.
@@ -136,6 +140,13 @@ export async function execute(
         results[s]![index] = result
         logResult(ctx.logger, item, result)
         if (item.action !== 'none') onProgress(++done, total, item)
+        // A pull of listed items writes small files synchronously and awaits nothing but
+        // promises that are already settled: without a turn of the event loop now and then,
+        // media downloads, sockets and the watcher's events would wait for the whole stage.
+        if (++sinceYield >= YIELD_EVERY) {
+          sinceYield = 0
+          await yieldToLoop()
+        }
       },
       stopped,
     )

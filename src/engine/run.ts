@@ -298,6 +298,11 @@ function durabilityOf(store: StateStore): Durability {
   return durability
 }
 
+/** Whether carrying out these entries writes to the server (anything beyond pulls and base merges). */
+function changesServer(selected: readonly PlanItem[]): boolean {
+  return selected.some((item) => item.action === 'push' || item.action === 'delete-remote')
+}
+
 /** The plan entries each command carries out: one plan, different subsets. */
 export const SELECT = {
   pull: (item: PlanItem) => ['pull', 'delete-local', 'merge-base', 'conflict', 'none'].includes(item.action),
@@ -386,38 +391,41 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
     remoteReadJustNow: run.fresh === true,
     hadConflicts: await hasConflictCopies(deps.root),
   }
-  let outcome: Outcome
   const jsonItems = selected.filter((item) => item.kind !== 'media')
   const mediaItems = selected.filter((item) => item.kind === 'media')
   const total = selected.filter((item) => item.action !== 'none').length
-  let done = jsonItems.filter((item) => item.action !== 'none').length
+  let done = 0
+  const progress = (item: PlanItem) => opts.onProgress?.(++done, total, item)
+  const json = () => execute(ctx, jsonItems, deps.codecs, (_d, _t, item) => progress(item), opts.signal)
+  const mediaOutcome: Outcome = { applied: [], conflicts: [], failed: [] }
+  const media = async () => {
+    if (!run.media) return
+    const mediaCtx = { root: deps.root, store: run.store, writer, logger: deps.logger, run: run.media }
+    await executeMedia(mediaCtx, mediaItems, mediaOutcome, progress, opts.signal)
+  }
+  let jsonOutcome: Outcome
   try {
-    outcome = await execute(
-      ctx,
-      jsonItems,
-      deps.codecs,
-      (d, _t, item) => opts.onProgress?.(d, total, item),
-      opts.signal,
-    )
-    if (run.media) {
-      const mediaCtx = {
-        root: deps.root,
-        store: run.store,
-        writer: ctx.writer,
-        logger: deps.logger,
-        run: run.media,
-      }
-      await executeMedia(
-        mediaCtx,
-        mediaItems,
-        outcome,
-        (item) => opts.onProgress?.(++done, total, item),
-        opts.signal,
-      )
+    if (changesServer(selected)) {
+      // JSON kinds first, then media, as they always went when the server is written to.
+      jsonOutcome = await json()
+      await media()
+    } else {
+      // Only the workspace changes: media downloads (the network) run while the JSON files are
+      // written (the disk), which share nothing but the state, each committing its own items.
+      const [j, m] = await Promise.allSettled([json(), media()])
+      if (j.status === 'rejected') throw j.reason
+      if (m.status === 'rejected') throw m.reason
+      jsonOutcome = j.value
     }
   } finally {
     await run.media?.dispose()
     if (!opts.deferSave) await run.store.flush()
+  }
+  // The report keeps its order: the JSON kinds' entries, then the media's.
+  const outcome: Outcome = {
+    applied: [...jsonOutcome.applied, ...mediaOutcome.applied],
+    conflicts: [...jsonOutcome.conflicts, ...mediaOutcome.conflicts],
+    failed: [...jsonOutcome.failed, ...mediaOutcome.failed],
   }
   deps.logger.info(
     { applied: outcome.applied.length, conflicts: outcome.conflicts.length, failed: outcome.failed.length },
