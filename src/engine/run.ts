@@ -15,7 +15,6 @@ import {
   type Target,
 } from '../state/state-file.js'
 import type { Codec, ReferenceContext } from '../workspace/codec.js'
-import { Durability } from '../workspace/durability.js'
 import { loadIgnoreRules } from '../workspace/ignore-rules.js'
 import type { BeforeLocalWrite } from '../workspace/local-writes.js'
 import { type LocalEntry, type ScanProblem, scanWorkspace } from '../workspace/scan.js'
@@ -284,20 +283,6 @@ async function referenceContext(
   }
 }
 
-/**
- * One Durability per state store: watch keeps its store from run to run and may save after a
- * later run began, so every run's written files must be flushed by whichever save comes next.
- */
-const durabilities = new WeakMap<StateStore, Durability>()
-function durabilityOf(store: StateStore): Durability {
-  let durability = durabilities.get(store)
-  if (!durability) {
-    durability = new Durability(store.root)
-    durabilities.set(store, durability)
-  }
-  return durability
-}
-
 /** Whether carrying out these entries writes to the server (anything beyond pulls and base merges). */
 function changesServer(selected: readonly PlanItem[]): boolean {
   return selected.some((item) => item.action === 'push' || item.action === 'delete-remote')
@@ -375,9 +360,8 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
     deps.root,
     now().replace(/[:.]/g, '-'),
     deps.beforeLocalWrite,
-    durabilityOf(run.store),
+    run.store.durability,
   )
-  run.store.beforeSave = () => writer.durability.flush()
   const ctx = {
     root: deps.root,
     client: deps.client,

@@ -6,6 +6,7 @@
 import { mkdir, readFile } from 'node:fs/promises'
 import writeFileAtomic from 'write-file-atomic'
 import { CliError } from '../cli/exit-codes.js'
+import { Durability } from '../workspace/durability.js'
 import type { Kind } from '../workspace/kinds.js'
 import { syncDirPath } from '../workspace/layout.js'
 
@@ -102,11 +103,12 @@ export class StateStore {
   private lastSaveCostMs = 0
   private saving: Promise<void> | undefined
   /**
-   * Awaited before every save, after the text is taken: makes the workspace files the text
-   * vouches for durable first (LocalWriter's Durability), so the state never claims a file the
-   * disk might lose.
+   * What the runs against this state wrote to the workspace (their LocalWriters note it here).
+   * Flushed before every save, after the text is taken, so the state never claims a file the
+   * disk might lose. One per store: watch keeps its store from run to run, so a save flushes
+   * what every earlier run wrote too.
    */
-  beforeSave: () => Promise<void> = async () => {}
+  readonly durability: Durability
 
   constructor(
     readonly root: string,
@@ -115,7 +117,9 @@ export class StateStore {
     // items, keeps a 2,000-file media pull from spending its time saving; a crash loses at
     // most that many records, which the next run adopts again by comparing both sides.
     private readonly batch = { items: 250, ms: 1000 },
-  ) {}
+  ) {
+    this.durability = new Durability(root)
+  }
 
   get(path: string): ItemState | undefined {
     return this.state.items[path]
@@ -160,7 +164,7 @@ export class StateStore {
     const text = JSON.stringify(this.state)
     const covered = this.unsaved
     this.saving = (async () => {
-      await this.beforeSave()
+      await this.durability.flush()
       await mkdir(syncDirPath(this.root), { recursive: true })
       await writeFileAtomic(statePath(this.root), text)
     })()

@@ -19,8 +19,11 @@ const item = { kind: 'content' as const, id: 'a', path: 'content/a.json', baseHa
 test('the state is written only after the files it records are flushed', async () => {
   const store = new StateStore(root, { version: 1, target, items: {} })
   const onDiskAtFlush: string[] = []
-  store.beforeSave = async () => {
+  // Watch the flush a save makes: what the state file said at that moment.
+  const flush = store.durability.flush.bind(store.durability)
+  store.durability.flush = async () => {
     onDiskAtFlush.push(await readFile(statePath(root), 'utf8').catch(() => 'none'))
+    await flush()
   }
   await store.commit(item)
   await store.flush()
@@ -31,7 +34,7 @@ test('the state is written only after the files it records are flushed', async (
 
 test('a failed flush saves no state that would vouch for the files', async () => {
   const store = new StateStore(root, { version: 1, target, items: {} })
-  store.beforeSave = async () => {
+  store.durability.flush = async () => {
     throw new Error('disk full')
   }
   await store.commit(item).catch(() => {})

@@ -6,6 +6,10 @@ import { expect, test } from 'vitest'
 import { CliError, ExitCode } from '../../src/cli/exit-codes.js'
 import { acquireLock } from '../../src/state/lock.js'
 
+/** The pid of a process that has exited. */
+const deadPid = () =>
+  spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).stdout.toString()
+
 test('a second holder is refused with exit 5 naming the holder pid', async () => {
   const root = await mkdtemp(path.join(tmpdir(), 'lock-'))
   const release = await acquireLock(root)
@@ -20,10 +24,7 @@ test('a second holder is refused with exit 5 naming the holder pid', async () =>
 test('the lock of a killed process is taken over at once', async () => {
   const root = await mkdtemp(path.join(tmpdir(), 'lock-'))
   // Given a lock left behind by a process that no longer exists
-  const dead = spawnSync(process.execPath, [
-    '-e',
-    'process.stdout.write(String(process.pid))',
-  ]).stdout.toString()
+  const dead = deadPid()
   await mkdir(path.join(root, '.cms-sync', 'lock'), { recursive: true })
   await writeFile(path.join(root, '.cms-sync', 'lock.pid'), dead)
   // When we lock, Then it works without waiting for the stale timeout
@@ -33,10 +34,7 @@ test('the lock of a killed process is taken over at once', async () => {
 
 test('a lock whose holder was killed before naming itself is taken over at once, unless a contender lives', async () => {
   const root = await mkdtemp(path.join(tmpdir(), 'lock-'))
-  const dead = spawnSync(process.execPath, [
-    '-e',
-    'process.stdout.write(String(process.pid))',
-  ]).stdout.toString()
+  const dead = deadPid()
   // Given a lock with no lock.pid, and only the dead process's candidate file next to it
   await mkdir(path.join(root, '.cms-sync', 'lock'), { recursive: true })
   await writeFile(path.join(root, '.cms-sync', `lock.${dead}.pid`), dead)
