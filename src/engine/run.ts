@@ -154,16 +154,8 @@ async function readAndPlan(
   const kinds = new Set(deps.codecs.map((codec) => codec.kind))
   // .cmsyncignore'd paths are never synced either way: out of all three sides of the plan.
   const rules = await loadIgnoreRules(deps.root)
-  // The base, the scan and the listing name mostly the same paths: match each one once.
-  const verdicts = new Map<string, boolean>()
-  const synced = (path: string) => {
-    let verdict = verdicts.get(path)
-    if (verdict === undefined) {
-      verdict = !rules.ignores(path)
-      verdicts.set(path, verdict)
-    }
-    return verdict
-  }
+  // The base, the scan and the listing name mostly the same paths: the rules remember each answer.
+  const synced = (path: string) => !rules.ignores(path)
   const baseItems = Object.values(store.state.items).filter(
     (item) => kinds.has(item.kind) && synced(item.path),
   )

@@ -1,46 +1,117 @@
 import path from 'node:path'
+import ignore from 'ignore'
 import { describe, expect, test } from 'vitest'
-import { ignoreRulesFrom, isSyncedPath, loadIgnoreRules } from '../../src/workspace/ignore-rules.js'
+import {
+  ALWAYS_IGNORED,
+  alwaysIgnored,
+  ignoreRulesFrom,
+  isSyncedPath,
+  loadIgnoreRules,
+} from '../../src/workspace/ignore-rules.js'
 import { tempWorkspace } from './helpers.js'
 
 const root = path.resolve('/ws')
 const rules = ignoreRulesFrom(root, '# comment\ndrafts/\n*.bak\n!keep.bak\n/media/raw\n')
+// Without a '!' the built-in rules take their fast path and `ignore` sees only the user's.
+const plainRules = ignoreRulesFrom(root, 'drafts/\n*.bak\n/media/raw\n')
+
+const CASES: [string, boolean, boolean?][] = [
+  ['.cms-sync/state.json', true],
+  ['.cms-sync', true, true],
+  ['.git/HEAD', true],
+  ['media/node_modules/x.js', true],
+  ['content/.home.json.swp', true],
+  ['content/.home.json.swo', true],
+  ['content/home.json.swx', true],
+  ['content/home.json~', true],
+  ['content/.#home.json', true],
+  ['content/#home.json#', true],
+  ['media/.DS_Store', true],
+  ['media/Thumbs.db', true],
+  ['content/home.json.tmp', true],
+  ['content/.home.json.tmp', true],
+  ['content/home.json.2739148261', true], // write-file-atomic
+  ['media/logo.svg.0', true],
+  ['content/4913', true], // vim's write probe
+  ['media/4913', false, true], // ...but a folder of that name is synced
+  ['media/archive.tar.001', false], // split archives have leading zeros; temp names never do
+  ['media/release.1.2', false, true],
+  ['media/v2', false],
+  ['content/home.json', false],
+  ['media/photos/a.png', false],
+  // the user's .cmsyncignore
+  ['content/drafts', true, true],
+  ['content/drafts/x.json', true],
+  ['content/drafts', false], // 'drafts/' only matches a folder, as in git
+  ['content/old.bak', true],
+  ['content/keep.bak', false],
+  ['media/raw/x.png', true],
+  ['content/media/raw/x.png', false], // anchored pattern
+]
 
 describe('ignore rules', () => {
-  test.each([
-    ['.cms-sync/state.json', true],
-    ['.cms-sync', true, true],
-    ['.git/HEAD', true],
-    ['media/node_modules/x.js', true],
-    ['content/.home.json.swp', true],
-    ['content/.home.json.swo', true],
-    ['content/home.json.swx', true],
-    ['content/home.json~', true],
-    ['content/.#home.json', true],
-    ['content/#home.json#', true],
-    ['media/.DS_Store', true],
-    ['media/Thumbs.db', true],
-    ['content/home.json.tmp', true],
-    ['content/.home.json.tmp', true],
-    ['content/home.json.2739148261', true], // write-file-atomic
-    ['media/logo.svg.0', true],
-    ['content/4913', true], // vim's write probe
-    ['media/4913', false, true], // ...but a folder of that name is synced
-    ['media/archive.tar.001', false], // split archives have leading zeros; temp names never do
-    ['media/release.1.2', false, true],
-    ['media/v2', false],
-    ['content/home.json', false],
-    ['media/photos/a.png', false],
-    // the user's .cmsyncignore
-    ['content/drafts', true, true],
-    ['content/drafts/x.json', true],
-    ['content/drafts', false], // 'drafts/' only matches a folder, as in git
-    ['content/old.bak', true],
-    ['content/keep.bak', false],
-    ['media/raw/x.png', true],
-    ['content/media/raw/x.png', false], // anchored pattern
-  ])('%s (dir: %s) ignored: %s', (rel, expected, isDir = false) => {
+  test.each(CASES)('%s (dir: %s) ignored: %s', (rel, expected, isDir = false) => {
     expect(rules.ignores(rel, isDir)).toBe(expected)
+  })
+
+  test.each(CASES)('without a negation: %s (dir: %s) ignored: %s', (rel, expected, isDir = false) => {
+    expect(plainRules.ignores(rel, isDir)).toBe(rel === 'content/keep.bak' ? true : expected)
+  })
+
+  test('the built-in fast path decides every path as gitignore does with ALWAYS_IGNORED', () => {
+    const reference = ignore().add(ALWAYS_IGNORED)
+    const segments = [
+      'a',
+      'home.json',
+      '.cms-sync',
+      '.CMS-SYNC',
+      '.git',
+      'node_modules',
+      '.home.json.swp',
+      '.x.swq',
+      'x.swp',
+      'x.swx',
+      'x.json~',
+      '~',
+      '.#x',
+      '#x#',
+      '#x',
+      'x#',
+      'x.tmp',
+      'X.TMP',
+      'x___jb_tmp___',
+      'x___jb_old___',
+      '.~lock.x#',
+      '.DS_Store',
+      'thumbs.db',
+      'desktop.ini',
+      'git',
+      '.gitx',
+      'x.tmpl',
+      'swp',
+      '.swp',
+      'x.sw',
+      'x.swz',
+      'node_modules2',
+      'a.DS_Store',
+    ]
+    const paths = segments.flatMap((a) => [a, ...segments.flatMap((b) => [`${a}/${b}`, `media/${a}/${b}`])])
+    const disagreements: string[] = []
+    for (const p of paths) {
+      for (const isDir of [false, true]) {
+        const expected = reference.ignores(isDir ? `${p}/` : p)
+        if (alwaysIgnored(p, isDir) !== expected) disagreements.push(`${p}${isDir ? '/' : ''}: ${expected}`)
+      }
+    }
+    expect(disagreements).toEqual([])
+    expect(paths.length).toBeGreaterThan(2000)
+  })
+
+  test("a user's '!' can take back what a built-in rule ignores", () => {
+    const keeps = ignoreRulesFrom(root, '!keep.tmp\n')
+    expect(keeps.ignores('content/keep.tmp')).toBe(false)
+    expect(keeps.ignores('content/other.tmp')).toBe(true)
+    expect(keeps.ignores('.cms-sync/state.json')).toBe(true)
   })
 
   test("'', '.', './x', a trailing '/', backslashes and absolute paths do not throw", () => {
