@@ -93,6 +93,11 @@ export function alwaysIgnored(plainPath: string, isDir: boolean): boolean {
 // it over `<name>`; the number is printed without leading zeros, so a real file such as
 // `archive.tar.001` is not mistaken for one. It needs an extension before the number.
 const ATOMIC_WRITER_TEMP = /^[^/]+\.[^./]+\.(?:0|[1-9]\d{0,9})$/
+/** Both temp-name rules end in a digit: most names need no regex. */
+function endsInDigit(name: string): boolean {
+  const last = name.charCodeAt(name.length - 1)
+  return last >= 48 && last <= 57 // '0'..'9'
+}
 // vim creates and deletes a file named 4913 to test whether it may write in a folder. A file
 // only: a media folder named 4913 stays synced.
 const VIM_WRITE_PROBE = '4913'
@@ -148,7 +153,9 @@ export function ignoreRulesFrom(root: string, cmsyncignoreText: string): IgnoreR
   return {
     userPatterns,
     ignores(relPath: string, isDir = false): boolean {
-      // A full run asks about every path of the workspace, and watch runs one every few seconds.
+      // The built-in rules decide faster than a map lookup; the `ignore` package does not. A
+      // full run asks about every path of the workspace, and watch runs one every few seconds.
+      if (matcher === undefined) return decide(relPath, isDir)
       const key = isDir ? `${relPath}\0d` : relPath
       let verdict = remembered.get(key)
       if (verdict === undefined) {
@@ -166,7 +173,8 @@ export function ignoreRulesFrom(root: string, cmsyncignoreText: string): IgnoreR
     if (normalized.path === '') return false
     const asDir = isDir || normalized.trailingSlash
     const name = path.posix.basename(normalized.path)
-    if (!asDir && (ATOMIC_WRITER_TEMP.test(name) || name === VIM_WRITE_PROBE)) return true
+    if (!asDir && endsInDigit(name) && (ATOMIC_WRITER_TEMP.test(name) || name === VIM_WRITE_PROBE))
+      return true
     if (!negates && alwaysIgnored(normalized.path, asDir)) return true
     // `ignore` matches directory patterns ('drafts/') only against a path ending in '/'.
     return matcher?.ignores(asDir ? `${normalized.path}/` : normalized.path) ?? false
