@@ -141,9 +141,9 @@ export async function execute(
         results[s]![index] = result
         logResult(ctx.logger, item, result)
         if (item.action !== 'none') onProgress(++done, total, item)
-        // A pull of listed items writes small files synchronously and awaits nothing but
-        // promises that are already settled: without a turn of the event loop now and then,
-        // media downloads, sockets and the watcher's events would wait for the whole stage.
+        // Steps that settle at once (merge-base, no-ops, state-only records) await nothing but
+        // settled promises: without a turn of the event loop now and then, media downloads,
+        // sockets and the watcher's events would wait for the whole stage.
         if (++sinceYield >= YIELD_EVERY) {
           sinceYield = 0
           await yieldToLoop()
