@@ -64,13 +64,30 @@ class CompletionWindow {
   }
 
   release(): void {
-    const timer = setTimeout(() => {
-      this.timers.delete(timer)
+    // Node's timers count whole milliseconds from a truncated clock and can fire up to 1 ms
+    // before `intervalMs` has really passed: a push at 50/s once showed 51 requests at the
+    // server within one second. The slot is freed only once the interval has passed by the
+    // monotonic clock.
+    const due = performance.now() + this.intervalMs
+    const free = () => {
+      const left = due - performance.now()
+      if (left > 0) {
+        this.arm(free, Math.ceil(left))
+        return
+      }
       const next = this.waiters.shift()
       // The slot passes straight to the next waiter, so `taken` stays the same.
       if (next) next()
       else this.taken--
-    }, this.intervalMs)
+    }
+    this.arm(free, this.intervalMs)
+  }
+
+  private arm(callback: () => void, ms: number): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer)
+      callback()
+    }, ms)
     // With nobody waiting, a pending release must not delay the end of a short CLI run.
     if (this.waiters.length === 0) timer.unref()
     this.timers.add(timer)
