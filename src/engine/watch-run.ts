@@ -70,6 +70,12 @@ export function createWatchEngine(
      * the pull side this time.
      */
     holdPushes?: (localChanges: { changed: string[]; deleted: string[] }) => Promise<boolean>
+    /**
+     * A full run is over (`full`: it planned everything; `quiet`: it stopped after the
+     * listings), called once nothing of it is reachable any more and before its outcome is
+     * returned: the daemon gives memory back here.
+     */
+    afterFullRun?: (how: 'full' | 'quiet') => void
   },
 ): WatchEngine {
   let store: StateStore | undefined
@@ -137,13 +143,26 @@ export function createWatchEngine(
     paths: ReadonlySet<string>,
     context: { full: boolean; signal: AbortSignal },
   ): Promise<WatchRunOutcome> {
+    // The run's listings, scan and plan belong to runOnce's frame: gone once it has returned.
+    const { result, quiet } = await runOnce(paths, context)
+    if (context.full && result.kind === 'done') opts.afterFullRun?.(quiet ? 'quiet' : 'full')
+    return result
+  }
+
+  async function runOnce(
+    paths: ReadonlySet<string>,
+    context: { full: boolean; signal: AbortSignal },
+  ): Promise<{ result: WatchRunOutcome; quiet?: true }> {
     const empty: Outcome = { applied: [], conflicts: [], failed: [] }
-    if (!context.full && paths.size === 0) return { kind: 'done', retryPaths: [], outcome: empty }
+    if (!context.full && paths.size === 0) return { result: { kind: 'done', retryPaths: [], outcome: empty } }
     try {
       const rehash = context.full && (opts.rehash?.() ?? false)
       if (context.full && !rehash && (await nothingChanged())) {
         // As the last full run left it: its open conflicts and failures stand (told already).
-        return { kind: 'done', retryPaths: [], outcome: { ...lastFull!, applied: [] } }
+        return {
+          result: { kind: 'done', retryPaths: [], outcome: { ...lastFull!, applied: [] } },
+          quiet: true,
+        }
       }
       // From here on the workspace is looked at again; what changes meanwhile is noted anew.
       localChanged = !context.full
@@ -176,10 +195,10 @@ export function createWatchEngine(
         .filter((f) => f.code !== undefined && TRANSIENT.has(f.code))
         .map((f) => f.path)
       if (context.full && !localChanged) lastFull = outcome
-      return { kind: 'done', retryPaths, outcome }
+      return { result: { kind: 'done', retryPaths, outcome } }
     } catch (error) {
       localChanged = true
-      if (unreachable(error)) return { kind: 'offline', cause: error }
+      if (unreachable(error)) return { result: { kind: 'offline', cause: error } }
       throw error
     }
   }

@@ -1,0 +1,32 @@
+// The daemon gives back what a full run allocated without any node flag (release-memory.ts).
+
+import { expect, test } from 'vitest'
+import { releaseMemory } from '../../src/watch/release-memory.js'
+
+/** About 60 MB of small objects, dropped as soon as they are made. */
+function allocateGarbage(): number {
+  let kept = 0
+  for (let round = 0; round < 6; round++) {
+    const batch = Array.from({ length: 100_000 }, (_, i) => ({ id: `item-${round}-${i}`, n: [i, round] }))
+    kept += batch.length
+  }
+  return kept
+}
+
+test('after a full run, the garbage it left is collected at once', () => {
+  releaseMemory('full')
+  const before = process.memoryUsage().heapUsed
+  expect(allocateGarbage()).toBe(600_000)
+  releaseMemory('full')
+  // Without a collection most of those 60 MB would still be counted as used.
+  expect(process.memoryUsage().heapUsed - before).toBeLessThan(5 * 1024 * 1024)
+})
+
+test('after a quiet poll, a young-generation collection frees its short-lived buffers', () => {
+  releaseMemory('young')
+  const before = process.memoryUsage().arrayBuffers
+  for (let i = 0; i < 64; i++) Buffer.alloc(128 * 1024).fill(i)
+  expect(process.memoryUsage().arrayBuffers - before).toBeGreaterThan(4 * 1024 * 1024)
+  releaseMemory('young')
+  expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(1024 * 1024)
+})
