@@ -36,10 +36,32 @@ function collector(): Collect | undefined {
   return collect ?? undefined
 }
 
+/**
+ * A full run's data can still be held for a moment after it is over: an optimising compile of
+ * one of its functions running in the background keeps what it references alive (measured:
+ * 15 MB left after about one run in three; none with that compiler off). A second collection
+ * shortly after gets it.
+ */
+const FOLLOW_UP_MS = 1_000
+let followUp: NodeJS.Timeout | undefined
+
 /** `full`: after a run that allocated a lot (a full reconcile); `young`: after a quiet poll. */
 export function releaseMemory(after: 'full' | 'young'): void {
   const gc = collector()
   if (!gc) return
-  if (after === 'full') gc()
-  else gc({ type: 'minor' })
+  if (after === 'young') {
+    gc({ type: 'minor' })
+    return
+  }
+  collectAll(gc)
+  clearTimeout(followUp)
+  followUp = setTimeout(() => collectAll(gc), FOLLOW_UP_MS)
+  // A daemon shutting down does not wait for it.
+  followUp.unref()
+}
+
+function collectAll(gc: Collect): void {
+  gc()
+  // A big string (a listing's text) is kept outside the heap; a young collection lets it go.
+  gc({ type: 'minor' })
 }
