@@ -1,5 +1,6 @@
 // The daemon gives back what a full run allocated without any node flag (release-memory.ts).
 
+import { getHeapSpaceStatistics } from 'node:v8'
 import { expect, test } from 'vitest'
 import { releaseMemory } from '../../src/watch/release-memory.js'
 
@@ -22,7 +23,17 @@ test('after a full run, the garbage it left is collected at once', () => {
   expect(process.memoryUsage().heapUsed - before).toBeLessThan(5 * 1024 * 1024)
 })
 
-test('after a quiet poll, a young-generation collection frees its short-lived buffers', () => {
+/** Objects that live through a few young collections make V8 grow its young generation. */
+function growYoungGeneration(): number {
+  const survivors: object[] = []
+  for (let i = 0; i < 400_000; i++) survivors.push({ id: `survivor-${i}` })
+  return survivors.length
+}
+
+test('after a quiet poll, a young generation a full run grew is collected: the poll buffers go', () => {
+  expect(growYoungGeneration()).toBe(400_000)
+  const young = getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')!
+  expect(young.space_size).toBeGreaterThan(8 * 1024 * 1024)
   releaseMemory('young')
   const before = process.memoryUsage().arrayBuffers
   for (let i = 0; i < 64; i++) Buffer.alloc(128 * 1024).fill(i)
