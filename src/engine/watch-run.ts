@@ -110,7 +110,7 @@ export function createWatchEngine(
   }
 
   async function open(): Promise<StateStore> {
-    store ??= (await openState(deps, { batch: STATE_BATCH })).store
+    store ??= (await openState(deps, { batch: STATE_BATCH, compact: true })).store
     return store
   }
 
@@ -215,6 +215,6 @@ export function createWatchEngine(
       await open()
     },
     saveState,
-    tracked: () => (store ? Object.keys(store.state.items).length : undefined),
+    tracked: () => store?.size,
   }
 }
