@@ -9,6 +9,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import type { BenchContext } from './context.js'
+import { median, runChild } from './measure.js'
 import { formatTable, type Row } from './report.js'
 import { pullScenario, SYNCED_RESOURCES } from './scenarios/pull.js'
 import { pushScenario } from './scenarios/push.js'
@@ -38,6 +39,18 @@ const int = (name: keyof typeof values) => {
   if (!Number.isInteger(n) || n < 0)
     throw new Error(`--${name} must be a whole number, got "${values[name]}"`)
   return n
+}
+
+/** Node's own start on this machine (median of 5), as the children run it and as the shell would. */
+async function nodeStartSeconds(): Promise<{ bare: number; withExtraCaCerts?: number }> {
+  const time = async (env: NodeJS.ProcessEnv) => {
+    const runs = []
+    for (let i = 0; i < 5; i++)
+      runs.push((await runChild('node', ['-e', '0'], { cwd: os.tmpdir(), env })).wallMs)
+    return median(runs) / 1000
+  }
+  const { NODE_EXTRA_CA_CERTS: extra, ...bare } = process.env
+  return { bare: await time(bare), ...(extra ? { withExtraCaCerts: await time(process.env) } : {}) }
 }
 
 const wanted = (scenario: string) => values.only.split(',').includes(scenario)
@@ -80,7 +93,15 @@ try {
 }
 
 process.stdout.write(`${formatTable(rows)}\n`)
+const nodeStart = await nodeStartSeconds()
+log(
+  `node -e 0 takes ${nodeStart.bare.toFixed(2)} s here` +
+    (nodeStart.withExtraCaCerts === undefined
+      ? ''
+      : `, ${nodeStart.withExtraCaCerts.toFixed(2)} s with this machine's NODE_EXTRA_CA_CERTS (left out of every child; see world.ts)`),
+)
 const machine = {
+  nodeStartSeconds: nodeStart,
   node: process.version,
   cpus: os.cpus().length,
   cpuModel: os.cpus()[0]?.model,

@@ -139,9 +139,16 @@ export async function createWorkspace(
   return root
 }
 
-/** What a child process needs: the token, and a config home of its own. */
+/**
+ * What a child process needs: the token, and a config home of its own. Without
+ * NODE_EXTRA_CA_CERTS: a machine that sets it (a proxy's CA bundle) makes every Node process
+ * parse that bundle before its first line runs, 0.14 s on the machine of docs/benchmarks.md.
+ * The emulator is plain HTTP on loopback, so the bundle is never used; it would only add to
+ * each Node side a cost of the machine. The bench reports Node's start with and without it.
+ */
 export function childEnv(world: World): NodeJS.ProcessEnv {
-  return { ...process.env, CMS_SYNC_TOKEN: world.token, XDG_CONFIG_HOME: path.join(world.dir, 'xdg') }
+  const { NODE_EXTRA_CA_CERTS: _machineSetting, ...env } = process.env
+  return { ...env, CMS_SYNC_TOKEN: world.token, XDG_CONFIG_HOME: path.join(world.dir, 'xdg') }
 }
 
 /** The node arguments that run the built cms-sync CLI, with a CPU profile per run under --profile. */

@@ -3,10 +3,13 @@
 
 import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
+import path from 'node:path'
 import type { BenchContext } from '../context.js'
 import { type ChildRun, median, runChild } from '../measure.js'
 import type { Row } from '../report.js'
 import { childEnv, cliArgs } from '../world.js'
+
+const FLOOR = path.resolve(import.meta.dirname, '..', 'baselines', 'listings-floor.mjs')
 
 /** The listing URLs cms-sync reads for these resources (spec dialect). */
 function listingUrls(ctx: BenchContext, resources: string[]): string[] {
@@ -61,15 +64,19 @@ export async function statusScenario(
       env: childEnv(ctx.world),
     })
   const runBase = () => runChild('sh', ['-c', baseline], { cwd: workspace, env })
+  const runFloor = () => runChild('node', [FLOOR, ...urls], { cwd: workspace, env })
   await runCms()
   await runBase()
+  const floor: ChildRun[] = []
   for (let i = 0; i < ctx.options.repeat; i++) {
     ctx.log(`status ${i + 1}/${ctx.options.repeat}`)
     cms.push(await runCms())
     base.push(await runBase())
+    floor.push(await runFloor())
   }
   const wall = median(cms.map((r) => r.wallMs)) / 1000
   const baseWall = median(base.map((r) => r.wallMs)) / 1000
+  const floorWall = median(floor.map((r) => r.wallMs)) / 1000
   return [
     {
       scenario: 'no-change status',
@@ -80,6 +87,16 @@ export async function statusScenario(
       target: '<= 2x',
       pass: wall / baseWall <= 2,
       note: curl ? 'baseline: git status + curl' : 'baseline: git status + node fetch (no curl here)',
+    },
+    {
+      // Not a target: what a Node program pays before comparing anything (listings-floor.mjs).
+      scenario: 'status floor: Node fetch + parse',
+      cms: floorWall,
+      baseline: baseWall,
+      ratio: floorWall / baseWall,
+      unit: 's',
+      target: 'context',
+      note: 'node: start, fetch and JSON.parse the same listings, nothing else',
     },
   ]
 }

@@ -15,6 +15,7 @@
 // on another's. Reports come out in the same order as if the items had run one by one.
 
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
+import { itemLogger } from '../log/item-lines.js'
 import { RemoteError } from '../remote/errors.js'
 import type { ItemState } from '../state/state-file.js'
 import { inParallel } from '../util/in-parallel.js'
@@ -140,9 +141,9 @@ export async function execute(
         results[s]![index] = result
         logResult(ctx.logger, item, result)
         if (item.action !== 'none') onProgress(++done, total, item)
-        // A pull of listed items writes small files synchronously and awaits nothing but
-        // promises that are already settled: without a turn of the event loop now and then,
-        // media downloads, sockets and the watcher's events would wait for the whole stage.
+        // Steps that settle at once (merge-base, no-ops, state-only records) await nothing but
+        // settled promises: without a turn of the event loop now and then, media downloads,
+        // sockets and the watcher's events would wait for the whole stage.
         if (++sinceYield >= YIELD_EVERY) {
           sinceYield = 0
           await yieldToLoop()
@@ -181,9 +182,10 @@ async function resultOf(step: () => Promise<ItemResult | undefined>): Promise<It
 }
 
 function logResult(logger: ApplyContext['logger'], item: PlanItem, result: ItemResult | undefined): void {
-  if (result?.status === 'applied') logger.info({ path: item.path, action: item.action }, 'applied')
+  if (result?.status === 'applied')
+    itemLogger(logger).info({ path: item.path, action: item.action }, 'applied')
   if (result?.status === 'failed')
-    logger.error({ path: item.path, action: item.action, error: result.error }, 'item failed')
+    itemLogger(logger).error({ path: item.path, action: item.action, error: result.error }, 'item failed')
 }
 
 function fileResult(outcome: Outcome, item: PlanItem, result: ItemResult | undefined): void {

@@ -8,7 +8,7 @@ import pino, { type DestinationStream, type Level, type Logger } from 'pino'
 
 export type { Logger }
 
-const SECRET_KEYS = ['token', 'password', 'authorization', 'cookie', 'secret', 'apiKey', 'accessToken']
+import { SECRET_KEYS } from './secret-keys.js'
 
 /** Redaction paths: the secret keys at the top level and up to two levels down, plus headers. */
 export const REDACT_PATHS: string[] = [

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto'
 import { Readable } from 'node:stream'
 import type { Logger } from 'pino'
-import { Agent, type Dispatcher } from 'undici'
+import type { Dispatcher } from 'undici'
 import { secretFields } from '../workspace/connection-secrets.js'
 import {
   cleanServerMessage,
@@ -25,6 +25,7 @@ import {
   type StatusClass,
 } from './queue.js'
 import { backoffDelayMs, parseRetryAfterMs, sleep } from './retry.js'
+import { Agent } from './undici-agent.js'
 
 export type ResponseType = 'json' | 'text' | 'buffer' | 'auto'
 

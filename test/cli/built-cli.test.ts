@@ -2,17 +2,20 @@
 // `bin` starts, and an internal error still reports src/ files and lines, not bundle columns.
 
 import { execFile } from 'node:child_process'
-import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { expect, test } from 'vitest'
 import { MAIN_JS } from '../helpers/build.js'
+import { startWorld } from '../helpers/sync-world.js'
 
-const run = async (args: string[], cwd: string) =>
+const run = async (args: string[], cwd: string, token = 'token') =>
   promisify(execFile)(process.execPath, [MAIN_JS, ...args], {
     cwd,
-    env: { ...process.env, CMS_SYNC_TOKEN: 'token', NO_COLOR: '1' },
+    env: { ...process.env, CMS_SYNC_TOKEN: token, NO_COLOR: '1' },
+    // A process that does not end by itself (a thread or socket left holding it) fails here.
+    timeout: 20_000,
   }).then(
     (done) => ({ code: 0, ...done }),
     (failed: { code: number; stdout: string; stderr: string }) => failed,
@@ -46,4 +49,22 @@ test('an internal error names the TypeScript sources in its stack trace', async 
   expect(result.stderr).toContain('cms-sync: internal error, please report it:')
   expect(result.stderr).toMatch(/at .*src\/engine\/run\.ts:\d+:\d+/)
   expect(result.stderr).not.toContain('dist/cli/')
+})
+
+test('a pull process writes every file whole and ends by itself', async () => {
+  const ids = Array.from({ length: 60 }, (_, i) => `page-${i}`)
+  const world = await startWorld('spec', { content: ids })
+  try {
+    const result = await run(['pull'], world.root, world.emulator.token())
+    expect(result.code).toBe(0)
+    const files = await readdir(path.join(world.root, 'content'))
+    expect(files.sort()).toEqual(ids.map((id) => `${id}.json`).sort())
+    for (const id of ids) {
+      expect(
+        JSON.parse(await readFile(path.join(world.root, 'content', `${id}.json`), 'utf8')),
+      ).toMatchObject({ id })
+    }
+  } finally {
+    await world.close()
+  }
 })

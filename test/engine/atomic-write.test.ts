@@ -69,7 +69,11 @@ describe('writeFileAtomically', () => {
   })
 })
 
-describe('createFileAtomically', () => {
+// With fsync the file is written here; without, small files go through the writer thread.
+describe.each([
+  ['fsync', { fsync: true }],
+  ['writer thread', { fsync: false }],
+])('createFileAtomically (%s)', (_mode, opts) => {
   let dir: string
   beforeEach(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'cms-sync-create-'))
@@ -79,7 +83,7 @@ describe('createFileAtomically', () => {
   })
 
   test('creates a new file whole and leaves no temp file', async () => {
-    const written = await createFileAtomically(path.join(dir, 'a.json'), '{"a":1}\n')
+    const written = await createFileAtomically(path.join(dir, 'a.json'), '{"a":1}\n', opts)
     expect(await readFile(path.join(dir, 'a.json'), 'utf8')).toBe('{"a":1}\n')
     expect(await readdir(dir)).toEqual(['a.json'])
     expect(written.ino).toBe((await stat(path.join(dir, 'a.json'))).ino)
@@ -88,12 +92,31 @@ describe('createFileAtomically', () => {
   test('never replaces a file that took the name first, nor a link there', async () => {
     const file = path.join(dir, 'a.json')
     await writeFile(file, 'the user wrote this')
-    await expect(createFileAtomically(file, 'ours')).rejects.toBeInstanceOf(FileAppearedError)
+    await expect(createFileAtomically(file, 'ours', opts)).rejects.toBeInstanceOf(FileAppearedError)
     expect(await readFile(file, 'utf8')).toBe('the user wrote this')
     await symlink(path.join(dir, 'nowhere'), path.join(dir, 'b.json'))
-    await expect(createFileAtomically(path.join(dir, 'b.json'), 'ours')).rejects.toBeInstanceOf(
+    await expect(createFileAtomically(path.join(dir, 'b.json'), 'ours', opts)).rejects.toBeInstanceOf(
       FileAppearedError,
     )
     expect((await readdir(dir)).sort()).toEqual(['a.json', 'b.json'])
+  })
+
+  test('many files at once: each whole, each stat its own, no temp file left', async () => {
+    const names = Array.from({ length: 200 }, (_, i) => `n${i}.json`)
+    const stats = await Promise.all(
+      names.map((name) => createFileAtomically(path.join(dir, name), `{"n":"${name}"}`, opts)),
+    )
+    expect((await readdir(dir)).sort()).toEqual([...names].sort())
+    for (const [i, name] of names.entries()) {
+      expect(await readFile(path.join(dir, name), 'utf8')).toBe(`{"n":"${name}"}`)
+      expect(stats[i]!.ino).toBe((await stat(path.join(dir, name))).ino)
+    }
+  })
+
+  test('a folder that is not there fails the write and leaves nothing behind', async () => {
+    await expect(createFileAtomically(path.join(dir, 'missing', 'a.json'), 'x', opts)).rejects.toThrow(
+      /ENOENT/,
+    )
+    expect(await readdir(dir)).toEqual([])
   })
 })
