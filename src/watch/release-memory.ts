@@ -73,6 +73,9 @@ export function releaseMemory(after: 'full' | 'young'): void {
 
 function collectAll(gc: Collect): void {
   gc()
+  // The pages the first one emptied are returned to the system by the next one: RSS right
+  // after a start-up reconcile 117-120 MB with one, 111 MB with two (about 20 ms more).
+  gc()
   // A big string (a listing's text) is kept outside the heap; a young collection lets it go.
   gc({ type: 'minor' })
 }
