@@ -6,6 +6,7 @@
 // from run to run instead of being read again each time.
 
 import { RemoteError } from '../remote/errors.js'
+import { CompactStateStore } from '../state/compact-store.js'
 import type { StateStore } from '../state/state-file.js'
 import { loadIgnoreRules } from '../workspace/ignore-rules.js'
 import { planEdits } from './edit-run.js'
@@ -143,8 +144,17 @@ export function createWatchEngine(
     paths: ReadonlySet<string>,
     context: { full: boolean; signal: AbortSignal },
   ): Promise<WatchRunOutcome> {
-    // The run's listings, scan and plan belong to runOnce's frame: gone once it has returned.
-    const { result, quiet } = await runOnce(paths, context)
+    // A full run reads every item a few times: as objects for its duration, as text after.
+    const compact = store instanceof CompactStateStore ? store : undefined
+    if (context.full) compact?.expand()
+    let ran: Awaited<ReturnType<typeof runOnce>>
+    try {
+      // The run's listings, scan and plan belong to runOnce's frame: gone once it has returned.
+      ran = await runOnce(paths, context)
+    } finally {
+      if (context.full) compact?.compact()
+    }
+    const { result, quiet } = ran
     if (context.full && result.kind === 'done') opts.afterFullRun?.(quiet ? 'quiet' : 'full')
     return result
   }

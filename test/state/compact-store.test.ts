@@ -66,11 +66,16 @@ function saved(): StateFile {
 }
 
 /** The same changes through either store; returns the file each one wrote. */
-async function afterChanges(make: (state: StateFile) => StateStore): Promise<string> {
+async function afterChanges(
+  make: (state: StateFile) => StateStore,
+  between: (store: StateStore) => void = () => {},
+): Promise<string> {
   const store = make(saved())
   await store.commit(content('news', { baseHash: 'changed' }))
+  between(store)
   await store.forget('content/home.json')
   await store.commit(content('home', { createDate: null }))
+  between(store)
   await store.commit(content('fresh'))
   await store.save()
   return readFile(statePath(root), 'utf8')
@@ -80,6 +85,15 @@ test('the file is byte for byte what the object form writes', async () => {
   const objects = await afterChanges((state) => new StateStore(root, state))
   const compact = await afterChanges((state) => new CompactStateStore(root, state))
   expect(compact).toBe(objects)
+  // Packed and expanded again on the way, as full runs do.
+  const cycled = await afterChanges(
+    (state) => new CompactStateStore(root, state),
+    (store) => {
+      ;(store as CompactStateStore).compact()
+      ;(store as CompactStateStore).expand()
+    },
+  )
+  expect(cycled).toBe(objects)
   expect(Object.keys((await loadState(root))!.items)).toEqual([
     'content/news.json',
     media.path,
@@ -92,6 +106,7 @@ test('the file is byte for byte what the object form writes', async () => {
 test('reads answer as the object form does, one kind at a time if asked', async () => {
   const objects = new StateStore(root, saved())
   const compact = new CompactStateStore(root, saved())
+  compact.compact()
   expect(compact.get('content/news.json')).toEqual(objects.get('content/news.json'))
   expect(compact.get('content/gone.json')).toBeUndefined()
   expect(compact.items()).toEqual(objects.items())
@@ -107,4 +122,16 @@ test('reads answer as the object form does, one kind at a time if asked', async 
   // A read is a copy: changing it changes nothing held.
   compact.get('content/news.json')!.baseHash = 'scribbled'
   expect(compact.get('content/news.json')!.baseHash).toBe(content('news').baseHash)
+})
+
+test('expanded, a read item stays one object until the store is compacted', () => {
+  const store = new CompactStateStore(root, saved())
+  store.compact()
+  store.expand()
+  const read = store.get('content/home.json')
+  expect(store.get('content/home.json')).toBe(read)
+  expect(store.items('content')).toContain(read)
+  store.compact()
+  expect(store.get('content/home.json')).not.toBe(read)
+  expect(store.get('content/home.json')).toEqual(read)
 })
