@@ -6,6 +6,7 @@ import { CliError, ExitCode } from '../cli/exit-codes.js'
 import { NATIVE_SCHEMA_IDS } from '../remote/dialect.js'
 import { RemoteError } from '../remote/errors.js'
 import type { MediaApi, RemoteMedia } from '../remote/media.js'
+import { CompactStateStore } from '../state/compact-store.js'
 import {
   emptyState,
   type ItemState,
@@ -97,14 +98,22 @@ function stopUnlessOk(result: GuardResult): void {
 /** The state a run plans against, checked against the configured target. */
 export async function openState(
   deps: Pick<EngineDeps, 'root' | 'target'>,
-  opts: { rebind?: boolean; batch?: ConstructorParameters<typeof StateStore>[2] } = {},
+  opts: {
+    rebind?: boolean
+    batch?: ConstructorParameters<typeof StateStore>[2]
+    /** Items held as their text (CompactStateStore): a process that keeps the state for long. */
+    compact?: boolean
+  } = {},
 ): Promise<{ store: StateStore; rebound: boolean }> {
   const saved = await loadState(deps.root)
   stopUnlessOk(targetGuard(saved?.target, deps.target, opts.rebind ?? false))
   // A new target makes the old base meaningless: start over as a fresh clone, which never deletes.
   const rebound = !!saved && !sameTarget(saved.target, deps.target)
   const state = saved && !rebound ? saved : emptyState(deps.target)
-  return { store: new StateStore(deps.root, state, opts.batch), rebound }
+  const store = opts.compact
+    ? new CompactStateStore(deps.root, state, opts.batch)
+    : new StateStore(deps.root, state, opts.batch)
+  return { store, rebound }
 }
 
 export async function planRun(
@@ -156,9 +165,7 @@ async function readAndPlan(
   const rules = await loadIgnoreRules(deps.root)
   // The base, the scan and the listing name mostly the same paths: the rules remember each answer.
   const synced = (path: string) => !rules.ignores(path)
-  const baseItems = Object.values(store.state.items).filter(
-    (item) => kinds.has(item.kind) && synced(item.path),
-  )
+  const baseItems = store.items().filter((item) => kinds.has(item.kind) && synced(item.path))
   const scan = await scanWorkspace(
     deps.root,
     deps.codecs,
@@ -246,7 +253,7 @@ export function inScope(path: string, scope: readonly string[]): boolean {
 }
 
 function baseSchemas(store: StateStore): ItemState[] {
-  return Object.values(store.state.items).filter((item) => item.kind === 'schema')
+  return store.items('schema')
 }
 
 /** What pushed files are checked against: known only for the kinds being synced. */
@@ -311,7 +318,8 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
   const chosen = run.plan.items.filter((item) => opts.select(item) && inScope(item.path, opts.scope))
   const held = deletesHeldByRenamedFiles(chosen, run.local.values())
   const selected = chosen.filter((item) => !held.has(item.path))
-  const baseItems = Object.values(run.store.state.items)
+  // Counted by the guards only: kind, path and inheritance, not the whole items.
+  const baseItems = [...run.store.summaries()]
   const listed = [...run.remote.values(), ...Array.from({ length: run.media?.remoteCount ?? 0 }, () => MEDIA)]
   try {
     stopUnlessOk(listingGuard(selected, baseItems, listed, { allowDeletes: opts.allowDeletes }))

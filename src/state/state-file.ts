@@ -39,6 +39,8 @@ export interface ItemState {
   inherited?: true
 }
 
+export type ItemSummary = Pick<ItemState, 'path' | 'kind' | 'inherited'>
+
 export interface MediaBase {
   sha256: string
   /** The server's name, which upstream may have rewritten: maps back to the local name without a rename. */
@@ -125,6 +127,21 @@ export class StateStore {
     return this.state.items[path]
   }
 
+  /** Every item (of one kind, if given). */
+  items(kind?: Kind): ItemState[] {
+    const all = Object.values(this.state.items)
+    return kind === undefined ? all : all.filter((item) => item.kind === kind)
+  }
+
+  /** What the guards count: each item's path, kind and whether it is inherited. */
+  summaries(): Iterable<ItemSummary> {
+    return Object.values(this.state.items)
+  }
+
+  get size(): number {
+    return Object.keys(this.state.items).length
+  }
+
   async commit(item: ItemState): Promise<void> {
     this.state.items[item.path] = item
     await this.changed()
@@ -135,7 +152,12 @@ export class StateStore {
     await this.changed()
   }
 
-  private async changed(): Promise<void> {
+  /** The file's text: the state as JSON. */
+  protected serialise(): string {
+    return JSON.stringify(this.state)
+  }
+
+  protected async changed(): Promise<void> {
     this.unsaved++
     // Items committed during a save are left for the next one.
     if (this.saving) return
@@ -161,7 +183,7 @@ export class StateStore {
     // The text and the count it covers are taken together, before any other commit can run.
     // Plain JSON, not the canonical form: this file is ours alone, never diffed, and sorting
     // the keys of 10,000 items on every save cost a pull a second of CPU.
-    const text = JSON.stringify(this.state)
+    const text = this.serialise()
     const covered = this.unsaved
     this.saving = (async () => {
       await this.durability.flush()

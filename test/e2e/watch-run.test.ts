@@ -14,7 +14,7 @@ afterEach(async () => {
   await world?.close()
 })
 
-async function runFor(w: World, paused = false) {
+async function engineFor(w: World, paused = false, afterFullRun?: (how: 'full' | 'quiet') => void) {
   client = await createRemoteClient({
     server: w.proxy.url,
     project: 'demo',
@@ -32,7 +32,11 @@ async function runFor(w: World, paused = false) {
     codecs: CODECS,
     maxDeletePercent: 50,
   }
-  return createWatchEngine(deps, { paused: async () => paused }).run
+  return createWatchEngine(deps, { paused: async () => paused, ...(afterFullRun ? { afterFullRun } : {}) })
+}
+
+async function runFor(w: World, paused = false) {
+  return (await engineFor(w, paused)).run
 }
 
 const context = (full = false) => ({ full, signal: new AbortController().signal })
@@ -82,4 +86,22 @@ test('an aborted run stops between items', async () => {
   const run = await runFor(world)
   const result = await run(new Set(['content/home.json']), { full: false, signal: controller.signal })
   expect(result).toMatchObject({ kind: 'done', outcome: { applied: [] } })
+})
+
+test('the daemon hears when a full run is over, and whether it stopped after the listings', async () => {
+  world = await syncedWorld('spec')
+  const heard: string[] = []
+  const engine = await engineFor(world, false, (how) => heard.push(how))
+  await engine.run(new Set(), context(true))
+  expect(heard).toEqual(['full'])
+  // Nothing changed on either side: the poll stops after the listings.
+  await engine.run(new Set(), context(true))
+  expect(heard).toEqual(['full', 'quiet'])
+  // An edit-only run is not a full run; the next poll plans everything again.
+  await world.editJson('content/home.json', { properties: { title: 'edited' } })
+  engine.noteLocalChange()
+  await engine.run(new Set(['content/home.json']), context())
+  expect(heard).toEqual(['full', 'quiet'])
+  await engine.run(new Set(), context(true))
+  expect(heard).toEqual(['full', 'quiet', 'full'])
 })

@@ -65,8 +65,8 @@ export function tempFileFor(tmpDir: string, id: string): string {
  */
 export function mediaBase(store: StateStore, stale: string[] = []): Map<string, MediaBaseItem> {
   const base = new Map<string, MediaBaseItem>()
-  for (const item of Object.values(store.state.items)) {
-    if (item.kind !== 'media' || !item.media) continue
+  for (const item of store.items('media')) {
+    if (!item.media) continue
     const older = base.get(item.id)
     if (older) stale.push(`${MEDIA_FOLDER}/${older.rel}`)
     base.set(item.id, {
