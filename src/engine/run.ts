@@ -163,7 +163,8 @@ async function readAndPlan(
   const kinds = new Set(deps.codecs.map((codec) => codec.kind))
   // .cmsyncignore'd paths are never synced either way: out of all three sides of the plan.
   const rules = await loadIgnoreRules(deps.root)
-  // The base, the scan and the listing name mostly the same paths: the rules remember each answer.
+  // The base, the scan and the listing name mostly the same paths: the built-in rules settle one
+  // in a few character tests, and a .cmsyncignore's answers are remembered (ignore-rules.ts).
   const synced = (path: string) => !rules.ignores(path)
   const baseItems = store.items().filter((item) => kinds.has(item.kind) && synced(item.path))
   const scan = await scanWorkspace(

@@ -2,8 +2,8 @@
 // a path, an action and an error message. The full redaction (logger.ts: secret keys up to
 // three levels deep, through wildcards) walks every logged object: 27 µs a line against 7 µs,
 // 2.7 s of CPU in a 100,000-item pull. For a flat line the secret keys at the top level are
-// the whole walk; secrets inside an error message are scrubbed where the error is made
-// (remote/errors.ts), as no key-based redaction could see them.
+// the whole walk; secrets inside an error message are scrubbed where the HTTP layer makes the
+// error (`scrub` in remote/http.ts), as no key-based redaction could see them.
 
 import type { EngineLogger } from '../engine/remote-port.js'
 import { SECRET_KEYS } from './secret-keys.js'

@@ -9,7 +9,8 @@
 // again), an edit-only run parses its own few; writes stringify the item, and a save joins the
 // texts: the file is byte for byte what JSON.stringify(state) of the object form writes.
 // One-shot commands keep the object form (StateStore): they read the state once and every
-// item several times.
+// item several times. An item is never changed in place, only replaced by commit(): a text
+// packed before an in-place change would be saved as it was.
 
 import type { Kind } from '../workspace/kinds.js'
 import { type ItemState, type ItemSummary, type StateFile, StateStore } from './state-file.js'

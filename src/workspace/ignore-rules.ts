@@ -140,7 +140,7 @@ export interface IgnoreRules {
   readonly userPatterns: readonly string[]
 }
 
-/** The rules last loaded: `watch` loads them for every run, and they remember their answers. */
+/** The rules last loaded: `watch` loads them for every run, and the user's remember their answers. */
 let lastLoaded: { root: string; text: string; rules: IgnoreRules } | undefined
 
 /** Reads `.cmsyncignore` at the workspace root (absent is fine) and combines it with the built-in rules. */
@@ -157,7 +157,7 @@ export async function loadIgnoreRules(root: string): Promise<IgnoreRules> {
   return rules
 }
 
-/** Answers remembered per rules object; past this many the memory starts afresh. */
+/** Answers of the user's rules remembered per rules object; past this many the memory starts afresh. */
 const MAX_REMEMBERED = 100_000
 
 /** The same rules from a text already read, for tests and callers that hold the file. */
@@ -175,14 +175,14 @@ export function ignoreRulesFrom(root: string, cmsyncignoreText: string): IgnoreR
       ? ignore().add(userPatterns)
       : undefined
   const absoluteRoot = path.resolve(root)
-  const remembered = new Map<string, boolean>()
+  const remembered = matcher ? new Map<string, boolean>() : undefined
 
   return {
     userPatterns,
     ignores(relPath: string, isDir = false): boolean {
       // The built-in rules decide faster than a map lookup; the `ignore` package does not. A
       // full run asks about every path of the workspace, and watch runs one every few seconds.
-      if (matcher === undefined) return decide(relPath, isDir)
+      if (remembered === undefined) return decide(relPath, isDir)
       const key = isDir ? `${relPath}\0d` : relPath
       let verdict = remembered.get(key)
       if (verdict === undefined) {
