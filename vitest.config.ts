@@ -3,8 +3,9 @@ import { defineConfig } from 'vitest/config'
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // The reliability suite has its own config (npm run test:reliability).
-    exclude: ['test/reliability/**', '**/node_modules/**'],
+    // The reliability suite and the real server's contract suite have their own configs
+    // (npm run test:reliability, npm run test:upstream).
+    exclude: ['test/reliability/**', 'test/upstream/**', '**/node_modules/**'],
     // Tests that spawn the built CLI need dist/ current; the build replaces dist/ as a whole.
     globalSetup: ['test/helpers/build.ts'],
     // End-to-end tests start real servers and processes; give them room on a 2-core machine.

@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config'
+
+// The contract suite against the real upstream server (test/upstream, `npm run test:upstream`).
+// The server is one process shared by every file: one file at a time, each with a fresh project.
+export default defineConfig({
+  test: {
+    include: ['test/upstream/**/*.test.ts'],
+    globalSetup: ['test/upstream/global-setup.ts'],
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
+    pool: 'forks',
+    fileParallelism: false,
+  },
+})
