@@ -25,6 +25,12 @@ export interface RemotePort {
   connectionTypes?(): Promise<{ deployers: string[]; processors: string[] }>
   /** `P/<kind>/pull/:id`: the server makes a local copy of an item it inherits from its parent. */
   pullInherited(kind: Kind, id: string): Promise<void>
+  /**
+   * The token's user (`GET /api/user`); throws RemoteError `unauthorized` when the server refuses
+   * the token. Upstream reads, and takes schema, form and media writes, without any token, so
+   * only this tells a refused token apart before a run writes half of its plan.
+   */
+  checkToken?(): Promise<unknown>
 }
 
 /** Minimal logger shape (pino's), so the engine logs without knowing pino. */

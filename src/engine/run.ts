@@ -288,6 +288,22 @@ function changesServer(selected: readonly PlanItem[]): boolean {
   return selected.some((item) => item.action === 'push' || item.action === 'delete-remote')
 }
 
+/**
+ * Checks the token once before a run writes to the server. Upstream answers reads and takes
+ * schema, form and media writes without a token, then refuses the content: without this, a run
+ * with an expired token wrote part of its plan and stopped halfway.
+ */
+async function tokenAccepted(client: RemotePort): Promise<void> {
+  if (!client.checkToken) return
+  try {
+    await client.checkToken()
+  } catch (error) {
+    if (error instanceof RemoteError && error.code === 'unauthorized')
+      throw new CliError(`nothing was sent to the server: ${error.message}`, ExitCode.usage)
+    throw error
+  }
+}
+
 /** The plan entries each command carries out: one plan, different subsets. */
 export const SELECT = {
   pull: (item: PlanItem) => ['pull', 'delete-local', 'merge-base', 'conflict', 'none'].includes(item.action),
@@ -333,6 +349,7 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
         allowDeletes: opts.allowDeletes,
       }),
     )
+    if (!opts.dryRun && changesServer(selected)) await tokenAccepted(deps.client)
   } catch (error) {
     await run.media?.dispose()
     throw error

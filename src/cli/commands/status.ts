@@ -2,12 +2,31 @@
 // writes); an unchanged workspace costs the listing requests and a stat per file.
 
 import type { Command } from 'commander'
+import { RemoteError } from '../../remote/errors.js'
+import type { RemoteClient } from '../../remote/index.js'
 import { globalOptions, printJson } from '../context.js'
 import { withEngine } from '../engine-session.js'
+import { ExitCode } from '../exit-codes.js'
 import type { CliIo } from '../io.js'
 import { itemLine } from '../run-report.js'
 
-export function register(program: Command, io: CliIo): void {
+/**
+ * Why the server refuses the token, or undefined when it takes it. Upstream answers every read
+ * without a token, so a status made only of listings would say "clean" for a token that cannot
+ * push anything.
+ */
+async function tokenRefusal(client: RemoteClient): Promise<string | undefined> {
+  try {
+    await client.checkToken()
+    return undefined
+  } catch (error) {
+    if (error instanceof RemoteError && error.code === 'unauthorized')
+      return `${error.message.replace(/; run .*$/, '')}: reads work, but a push or sync would be refused; run \`cms-sync login\` or set CMS_SYNC_TOKEN`
+    throw error
+  }
+}
+
+export function register(program: Command, io: CliIo, setExit: (code: number) => void): void {
   program
     .command('status')
     .description('Show what changed locally and on the server since the last sync')
@@ -22,7 +41,12 @@ export function register(program: Command, io: CliIo): void {
       ])
       await withEngine(io, cmd, paths, { lock: false }, async ({ deps, scope, client, ws }) => {
         const [{ planRun, inScope }, { changesOf }, { upcomingSchedule }] = await engine
+        // Asked for alongside the listings, so the check costs no extra wait.
+        const refusal = tokenRefusal(client)
+        refusal.catch(() => {})
         const planned = await planRun(deps, {})
+        const tokenRefused = await refusal
+        if (tokenRefused !== undefined) setExit(ExitCode.usage)
         await planned.media?.dispose()
         const changes = changesOf(planned.plan)
           .filter((item) => inScope(item.path, scope))
@@ -59,9 +83,11 @@ export function register(program: Command, io: CliIo): void {
             ...(problems.length ? { problems } : {}),
             ...(inherited.length ? { inherited } : {}),
             ...(scheduled.length ? { scheduled } : {}),
+            ...(tokenRefused === undefined ? {} : { token: { refused: tokenRefused } }),
           })
           return
         }
+        if (tokenRefused !== undefined) io.stderr.write(`cms-sync: ${tokenRefused}\n`)
         if (globals.quiet) return
         for (const change of changes) {
           const line = itemLine({ ...change, error: change.problems?.join('; ') })
