@@ -10,7 +10,9 @@
 //    rename is one item at two paths), which takes the whole listing and the whole index;
 //  - a server deletion (the read by id found nothing for a file left unchanged): a local file
 //    is deleted only on a listing's word, under the listing and inheritance guards;
-//  - a file name that is not the one its id encodes to (the full plan keeps them apart).
+//  - a file name that is not the one its id encodes to (the full plan keeps them apart);
+//  - a schema deleted locally: whether content still uses it takes the content listing
+//    (guards.ts deletesHeldBySchemaUse).
 // A remote delete is held while another file still says it holds that id (a file renamed by
 // hand): such a file need not be in the batch, so the kind's folder is scanned for claims
 // (with the stat cache: only files that differ from their base are read).
@@ -108,6 +110,9 @@ export async function planEdits(
   for (const item of result.items) if (remote.get(item.path)?.inherited) item.inherited = true
   const deletedThere = result.items.find((item) => item.action === 'delete-local')
   if (deletedThere) return full(`the server no longer has ${deletedThere.path}; a listing confirms it`)
+  const schemaDelete = result.items.find((item) => item.kind === 'schema' && item.action === 'delete-remote')
+  if (schemaDelete)
+    return full(`${schemaDelete.path} is deleted; the content listing says whether content still uses it`)
   await addClaimants(deps, store, rules, result.items, local)
   return {
     kind: 'planned',

@@ -132,6 +132,21 @@ export async function execute(
       STAGE_PARALLELISM,
       async (item, index) => {
         let result: ItemResult | undefined
+        if (
+          item.kind === 'schema' &&
+          item.action === 'delete-remote' &&
+          contentWriteFailed(stages, results, s)
+        ) {
+          // The run planned this delete knowing which content it moves or deletes first
+          // (guards.ts deletesHeldBySchemaUse); when some of that failed, the schema may still be
+          // in use, and a delete would leave that content pointing at nothing.
+          results[s]![index] = {
+            status: 'failed',
+            error:
+              'not deleted on the server: content this run should have pushed or deleted first failed (see above), so the schema may still be in use; run again once that content is through',
+          }
+          return
+        }
         try {
           result = await resultOf(() => applyOne(ctx, item, codecOf(codecs, item), prepared))
         } catch (error) {
@@ -154,6 +169,22 @@ export async function execute(
   }
   if (unauthorized) throw unauthorized
   return outcomeOf(stages, results)
+}
+
+/** Whether a content push or remote delete in a stage before `upTo` did not go through. */
+function contentWriteFailed(
+  stages: PlanItem[][],
+  results: Array<ItemResult | undefined>[],
+  upTo: number,
+): boolean {
+  for (let s = 0; s < upTo; s++) {
+    for (const [index, item] of stages[s]!.entries()) {
+      if (item.kind !== 'content' || (item.action !== 'push' && item.action !== 'delete-remote')) continue
+      const status = results[s]![index]?.status
+      if (status === 'failed' || status === 'conflict') return true
+    }
+  }
+  return false
 }
 
 /** The reports in stage order, as if every item had run one after the other. */

@@ -128,3 +128,40 @@ export function deletesHeldByRenamedFiles(
   }
   return held
 }
+
+/** How many users a held schema delete names before "and N more". */
+const USERS_NAMED = 5
+
+/**
+ * A schema deleted while content still uses it: the server takes the delete and leaves that
+ * content pointing at nothing, so it can never be pushed again. Such deletes are held unless
+ * the same run deletes that content or moves it to another schema (content goes before schema
+ * deletes, execute.ts). `schemaAfterRun` gives, per content path, the schema id the server will
+ * hold for it once the run's pushes and deletes are done (undefined: gone). Returns the held
+ * deletes' paths and why.
+ */
+export function deletesHeldBySchemaUse(
+  selected: readonly PlanItem[],
+  schemaAfterRun: ReadonlyMap<string, string | undefined>,
+): Map<string, string> {
+  const held = new Map<string, string>()
+  const deleting = selected.filter((item) => item.kind === 'schema' && item.action === 'delete-remote')
+  if (deleting.length === 0) return held
+  const users = new Map<string, string[]>()
+  for (const [path, schemaId] of schemaAfterRun) {
+    if (schemaId === undefined) continue
+    users.set(schemaId, [...(users.get(schemaId) ?? []), path])
+  }
+  for (const item of deleting) {
+    const using = (users.get(item.id) ?? []).sort()
+    if (using.length === 0) continue
+    const named = using.slice(0, USERS_NAMED).join(', ')
+    const more = using.length > USERS_NAMED ? ` and ${using.length - USERS_NAMED} more` : ''
+    held.set(
+      item.path,
+      `not deleted on the server: the schema is still used by ${named}${more}; ` +
+        `delete that content or give it another schema in the same run, or bring ${item.path} back`,
+    )
+  }
+  return held
+}

@@ -2,6 +2,8 @@
 // guards, then carry out the actions the command selects. status and diff stop after the
 // plan; pull, push, sync and resolve differ only in the actions they select.
 
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { CliError, ExitCode } from '../cli/exit-codes.js'
 import { NATIVE_SCHEMA_IDS } from '../remote/dialect.js'
 import { RemoteError } from '../remote/errors.js'
@@ -22,6 +24,7 @@ import { type LocalEntry, type ScanProblem, scanWorkspace } from '../workspace/s
 import {
   deleteGuard,
   deletesHeldByRenamedFiles,
+  deletesHeldBySchemaUse,
   describeStop,
   type GuardResult,
   inheritanceGuard,
@@ -245,6 +248,37 @@ async function mediaSide(
   }
 }
 
+/**
+ * Per content path, the schema id the server will hold once the chosen pushes and deletes are
+ * done (undefined: deleted). Read only when the run deletes a schema on the server; a pushed
+ * file that cannot be read is left to the executor to report.
+ */
+async function contentSchemasAfterRun(
+  root: string,
+  run: PlannedRun,
+  chosen: readonly PlanItem[],
+): Promise<Map<string, string | undefined>> {
+  const after = new Map<string, string | undefined>()
+  if (!chosen.some((item) => item.kind === 'schema' && item.action === 'delete-remote')) return after
+  const schemaOf = (object: unknown) =>
+    typeof (object as { schemaId?: unknown })?.schemaId === 'string'
+      ? (object as { schemaId: string }).schemaId
+      : undefined
+  for (const entry of run.remote.values())
+    if (entry.kind === 'content') after.set(entry.path, schemaOf(entry.object))
+  for (const item of chosen) {
+    if (item.kind !== 'content') continue
+    if (item.action === 'delete-remote') after.set(item.path, undefined)
+    if (item.action !== 'push') continue
+    try {
+      after.set(item.path, schemaOf(JSON.parse(await readFile(join(root, item.path), 'utf8'))))
+    } catch {
+      // Unreadable or not JSON: it will not be pushed, so the server keeps what it has.
+    }
+  }
+  return after
+}
+
 /** Workspace-relative paths (or folders) the user named; none means everything. */
 export function inScope(path: string, scope: readonly string[]): boolean {
   return (
@@ -334,6 +368,8 @@ export interface ApplyOptions {
 export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOptions): Promise<Outcome> {
   const chosen = run.plan.items.filter((item) => opts.select(item) && inScope(item.path, opts.scope))
   const held = deletesHeldByRenamedFiles(chosen, run.local.values())
+  const usedSchemas = deletesHeldBySchemaUse(chosen, await contentSchemasAfterRun(deps.root, run, chosen))
+  for (const [path, why] of usedSchemas) if (!held.has(path)) held.set(path, why)
   const selected = chosen.filter((item) => !held.has(item.path))
   // Counted by the guards only: kind, path and inheritance, not the whole items.
   const baseItems = [...run.store.summaries()]

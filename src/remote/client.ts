@@ -122,6 +122,8 @@ export interface RemoteClient {
 
 export const DEFAULT_LIST_MAX_BYTES = 128 * 1024 * 1024
 const ITEM_MAX_BYTES = 64 * 1024 * 1024
+/** How long a token check that passed stands for the next runs of the same client. */
+const TOKEN_CHECK_VALID_MS = 60_000
 
 /**
  * Why a listing request failed, in words. An answer over the cap is said so with the setting
@@ -480,8 +482,15 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
       throw fail(request, res, `could not clear the entries of form "${formId}"`)
   }
 
-  function checkToken(): Promise<RemoteObject> {
-    return probeUser(transport, token)
+  // A run checks the token before it writes (engine/run.ts); watch's edit runs come in bursts,
+  // so a check that passed stands for a minute rather than costing a request per edit.
+  let tokenChecked: { at: number; user: RemoteObject } | undefined
+  async function checkToken(): Promise<RemoteObject> {
+    if (tokenChecked && Date.now() - tokenChecked.at < TOKEN_CHECK_VALID_MS) return tokenChecked.user
+    tokenChecked = undefined
+    const user = await probeUser(transport, token)
+    tokenChecked = { at: Date.now(), user }
+    return user
   }
 
   return {
