@@ -187,7 +187,8 @@ async function readAndPlan(
     )
   } catch (error) {
     if (error instanceof ListingFailedError) {
-      const stop = new SafetyStopError(`safety stop: ${error.message}; nothing was changed`)
+      const said = /nothing was changed/.test(error.message)
+      const stop = new SafetyStopError(`safety stop: ${error.message}${said ? '' : '; nothing was changed'}`)
       stop.cause = error
       throw stop
     }

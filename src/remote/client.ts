@@ -19,7 +19,15 @@ import {
   ROUTE_WORDS,
   SEGMENT,
 } from './dialect.js'
-import { cleanServerMessage, ListingError, type RemoteError, remoteError, routeOf } from './errors.js'
+import {
+  cleanServerMessage,
+  ListingError,
+  listingNextStep,
+  RemoteError,
+  remoteError,
+  routeOf,
+  withoutNextStep,
+} from './errors.js'
 import { createTransport, digestSink, type HttpRequest, type HttpResponse, isAmbiguous } from './http.js'
 import type { RequestStats } from './queue.js'
 import { backoffDelayMs, sleep } from './retry.js'
@@ -130,7 +138,10 @@ const TOKEN_CHECK_VALID_MS = 60_000
  * that raises it: a real project that large needs it raised, a hostile server must not get more.
  */
 export function listingFailure(cause: RemoteError, maxBytes: number): string {
-  if (cause.code !== 'too-large' || cause.status === 413) return cause.message
+  if (cause.code !== 'too-large' || cause.status === 413) {
+    if (!(cause instanceof RemoteError)) return String((cause as Error).message)
+    return `${withoutNextStep(cause)}; ${listingNextStep(cause.code)}`
+  }
   const mb = Math.round(maxBytes / 1024 / 1024)
   return `the answer is larger than ${mb} MB, the most cms-sync reads for one listing (${cause.method} ${cause.route}); if the project really holds that much, raise limits.listingMB in cms-sync.yaml`
 }

@@ -132,6 +132,24 @@ export function nextStepFor(code: RemoteErrorCode): string {
 }
 
 /**
+ * What to do after a listing failed for this cause. A listing names no item, so the advice that
+ * speaks of one ("fix the item", "and the id") gives way to the listing's own; the rest
+ * (log in, rights, the network, a busy server) stands as it is.
+ */
+export function listingNextStep(code: RemoteErrorCode): string {
+  if (code === 'rejected') return 'check the server and try again'
+  if (code === 'not-found')
+    return 'check the server URL, project and environment in cms-sync.yaml, and the server, then try again'
+  return NEXT_STEP[code]
+}
+
+/** The error's message without the next step remoteError appended to it. */
+export function withoutNextStep(error: RemoteError): string {
+  const step = `; ${NEXT_STEP[error.code]}`
+  return error.message.endsWith(step) ? error.message.slice(0, -step.length) : error.message
+}
+
+/**
  * Builds the error for `code`: "<what happened> (<METHOD> <route> -> <status>: <server text>);
  * <what to do next>".
  */

@@ -103,14 +103,19 @@ describe.each(['spec', 'upstream'] as const)('safety (%s dialect)', (dialect) =>
     expect(await w.mtimes()).toEqual(before)
   })
 
-  test('status on an unchanged workspace reads no file content and makes only the listing requests', async () => {
+  test('status on an unchanged workspace reads no file content and makes only the listing requests and the token check', async () => {
     const w = await synced()
     fileReads.count = 0
     w.proxy.seen.length = 0
     const status = await w.cli('--json', 'status')
     expect(status.json.clean).toBe(true)
     expect(fileReads.count).toBe(0)
-    expect([...w.proxy.seen].sort()).toEqual(['GET /api/demo/live/content', 'GET /api/demo/live/schemas'])
+    // The token check: upstream answers listings without a token, so they cannot vouch for it.
+    expect([...w.proxy.seen].sort()).toEqual([
+      'GET /api/demo/live/content',
+      'GET /api/demo/live/schemas',
+      'GET /api/user',
+    ])
   })
 
   test('a second cms-sync on the same workspace is refused with exit 5', async () => {
