@@ -81,7 +81,7 @@ describe.skipIf(!SETUP)('the content tree (real upstream server)', () => {
     await ws.writeJson('content/team.json', node('team', 'about', 1))
     await ws.writeJson('content/history.json', node('history', 'about', 2))
     await ws.writeJson('content/about.json', node('about', 'home', 1))
-    await ws.writeJson('content/news.json', node('news', 'home', 2))
+    await ws.writeJson('content/blog.json', node('blog', 'home', 2))
     await ws.writeJson('content/home.json', node('home', '', 1))
     await ws.writeJson('content/note.json', node('note', '', 2, 'leaf'))
     await ws.ok('push')
@@ -89,23 +89,23 @@ describe.skipIf(!SETUP)('the content tree (real upstream server)', () => {
       added: [
         'schemas/section',
         'schemas/leaf',
-        ...['team', 'history', 'about', 'news', 'home', 'note'].map((id) => `content/${id}`),
+        ...['team', 'history', 'about', 'blog', 'home', 'note'].map((id) => `content/${id}`),
       ],
     })
-    for (const id of ['team', 'history', 'about', 'news', 'home', 'note']) {
+    for (const id of ['team', 'history', 'about', 'blog', 'home', 'note']) {
       expect(state.content.get(id), id).toMatchObject(await ws.readJson(`content/${id}.json`))
     }
     await ws.expectClean()
   })
 
   it('moves and re-sorting locally change exactly the moved nodes', async () => {
-    // history moves up under home, before news; team stays where it is.
+    // history moves up under home, before blog; team stays where it is.
     await ws.writeJson('content/history.json', node('history', 'home', 2))
-    await ws.writeJson('content/news.json', node('news', 'home', 3))
+    await ws.writeJson('content/blog.json', node('blog', 'home', 3))
     await ws.ok('push')
-    state = await expectOnly(up.api, state, { changed: ['content/history', 'content/news'] })
+    state = await expectOnly(up.api, state, { changed: ['content/history', 'content/blog'] })
     expect(state.content.get('history')).toMatchObject({ parentId: 'home', sort: 2 })
-    expect(state.content.get('news')).toMatchObject({ parentId: 'home', sort: 3 })
+    expect(state.content.get('blog')).toMatchObject({ parentId: 'home', sort: 3 })
     await ws.expectClean()
   })
 
@@ -126,26 +126,36 @@ describe.skipIf(!SETUP)('the content tree (real upstream server)', () => {
   })
 
   it('schedule dates go up and come back, though the listing hides them', async () => {
+    // The server finds schedule tasks by content id alone, across projects: the node gets an id
+    // of this run, and its dates are cleared at the end, so no other project sees them.
+    const id = `news-${up.project}`
+    const path = `content/${id}.json`
     const publishOn = new Date(Date.now() + 30 * 86400_000).toISOString()
     const unpublishOn = new Date(Date.now() + 60 * 86400_000).toISOString()
-    await ws.writeJson('content/news.json', { ...node('news', 'home', 3), publishOn, unpublishOn })
+    await ws.writeJson(path, { ...node(id, 'home', 4), publishOn, unpublishOn })
     await ws.ok('push')
-    state = await expectOnly(up.api, state, { changed: ['content/news'] })
-    expect(await up.api.get('content', 'news')).toMatchObject({ publishOn, unpublishOn })
+    state = await expectOnly(up.api, state, { added: [`content/${id}`] })
+    expect(await up.api.get('content', id)).toMatchObject({ publishOn, unpublishOn })
     // The server's listing says null for both; that is not an edit on the server.
-    expect(state.content.get('news')).toMatchObject({ publishOn: null, unpublishOn: null })
+    expect(state.content.get(id)).toMatchObject({ publishOn: null, unpublishOn: null })
     await ws.expectClean()
     // An unrelated edit of the node keeps its schedule.
-    const news = await ws.readJson('content/news.json')
-    await ws.writeJson('content/news.json', { ...news, isPublished: false })
+    const file = await ws.readJson(path)
+    await ws.writeJson(path, { ...file, isPublished: false })
     await ws.ok('push')
-    state = await expectOnly(up.api, state, { changed: ['content/news'] })
-    expect(await up.api.get('content', 'news')).toMatchObject({ publishOn, unpublishOn, isPublished: false })
+    state = await expectOnly(up.api, state, { changed: [`content/${id}`] })
+    expect(await up.api.get('content', id)).toMatchObject({ publishOn, unpublishOn, isPublished: false })
     const status = await ws.ok('--json', 'status')
     expect((status.json as { scheduled?: unknown[] }).scheduled).toEqual([
-      expect.objectContaining({ path: 'content/news.json', type: 'publish' }),
-      expect.objectContaining({ path: 'content/news.json', type: 'unpublish' }),
+      expect.objectContaining({ path, type: 'publish' }),
+      expect.objectContaining({ path, type: 'unpublish' }),
     ])
+    // Unscheduled again: both dates cleared on the server.
+    await ws.writeJson(path, { ...file, isPublished: false, publishOn: null, unpublishOn: null })
+    await ws.ok('push')
+    state = await expectOnly(up.api, state, { changed: [`content/${id}`] })
+    expect(await up.api.get('content', id)).toMatchObject({ publishOn: null, unpublishOn: null })
+    await ws.expectClean()
   })
 
   it('a multilingual edit on the server comes down with every language kept', async () => {
