@@ -11,9 +11,8 @@ import { contentOf, SECTION_SCHEMA } from '../helpers/fixtures.js'
 import { MemoryRemote, silentLogger } from '../helpers/memory-remote.js'
 
 const target = { server: 'http://memory', project: 'demo', environment: 'live' }
-const page = contentOf('home', {
-  properties: { title: { _multilingual: true, en: 'Home', de: 'Start' }, body: 'Welcome' },
-})
+const properties = { title: { _multilingual: true, en: 'Home', de: 'Start' }, body: 'Welcome' }
+const page = contentOf('home', { properties })
 
 async function setup() {
   const root = await mkdtemp(path.join(tmpdir(), 'merge-run-'))
@@ -50,7 +49,7 @@ async function setup() {
     const local = await readFileJson()
     local.properties.title.de = 'Startseite'
     await writeFile(file, JSON.stringify(local))
-    remote.seed('content', { ...page, properties: { ...page.properties, body: 'Welcome!' } })
+    remote.seed('content', { ...page, properties: { ...properties, body: 'Welcome!' } })
   }
   return { root, remote, deps, run, readFileJson, editBoth }
 }
@@ -138,7 +137,7 @@ test('--prefer settles only the conflicting leaves; the other side keeps its own
   await writeFile(file, JSON.stringify(local))
   remote.seed('content', {
     ...page,
-    properties: { ...page.properties, body: 'Remote body' },
+    properties: { ...properties, body: 'Remote body' },
     isPublished: true,
   })
   const outcome = await run(SELECT.sync, {}, 'local')
