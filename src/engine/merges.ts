@@ -97,9 +97,17 @@ export async function planMerges(
     delete item.settledFor
     if (merge.chosen.length > 0) item.settledFor = merge.chosen[0]!.kept
     if (conflicts.length > 0) item.leaves = conflicts
-    // A merge with leaves still in conflict is carried out only to settle the chosen ones.
-    item.action = merge.settled || merge.chosen.length > 0 ? 'merge' : 'conflict'
-    if (item.action === 'merge') merges.set(item.path, merge)
+    if (merge.settled && merge.local.hash === merge.before.local.hash) {
+      // The merge is the file as it is (the server's edits were all the file's too, or lost to
+      // --prefer local): a push, as it says.
+      item.action = 'push'
+    } else if (merge.settled && merge.remote.hash === merge.before.remote.hash) {
+      item.action = 'pull'
+    } else {
+      // A merge with leaves still in conflict is carried out only to settle the chosen ones.
+      item.action = merge.settled || merge.chosen.length > 0 ? 'merge' : 'conflict'
+      if (item.action === 'merge') merges.set(item.path, merge)
+    }
   }
   return merges
 }

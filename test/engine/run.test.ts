@@ -109,8 +109,8 @@ test('edits of one leaf on both sides are a conflict; the remote copy is kept; -
     'Remote',
   )
   const settled = await sync({ prefer: 'remote' })
-  // The conflicting leaf takes the remote value; the rest merges (here: nothing else changed).
-  expect(settled.applied).toMatchObject([{ path: 'content/home.json', action: 'merge' }])
+  // The conflicting leaf takes the remote value; nothing else changed, so the merge is the server copy.
+  expect(settled.applied).toMatchObject([{ path: 'content/home.json', action: 'pull' }])
   expect(JSON.parse(await readFile(path.join(root, 'content/home.json'), 'utf8')).properties.title).toBe(
     'Remote',
   )
