@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto'
 import { Readable } from 'node:stream'
 import type { Logger } from 'pino'
 import type { Dispatcher } from 'undici'
+import { Agent } from 'undici'
 import { secretFields } from '../workspace/connection-secrets.js'
 import {
   cleanServerMessage,
@@ -25,7 +26,6 @@ import {
   type StatusClass,
 } from './queue.js'
 import { backoffDelayMs, parseRetryAfterMs, sleep } from './retry.js'
-import { Agent } from './undici-agent.js'
 
 export type ResponseType = 'json' | 'text' | 'buffer' | 'auto'
 
