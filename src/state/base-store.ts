@@ -1,8 +1,8 @@
 // .cms-sync/bases/<hash>: the text of every item's base, so an item changed on both sides can
 // be merged against it (design.md "Merging"). Content-addressed: the name is the sha256 of the
 // canonical text, so a blob is written once, never changed, and checked on every read (a blob
-// cut short by a crash is simply not there). Written by the writer thread without fsync, like
-// a pull's files: the worst a crash costs is a merge that becomes a conflict. Only the items
+// cut short by a crash is simply not there). Written without fsync, like a pull's files: the
+// worst a crash costs is a merge that becomes a conflict. Only the items
 // changed on both sides ever read one, so a no-change run never opens this folder.
 
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises'
