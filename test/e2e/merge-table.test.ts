@@ -4,7 +4,8 @@
 // conflicting leaves), and sync lands both edits on both sides (or keeps the conflict: the file
 // keeps its value, the server copy is kept in .cms-sync/conflicts/).
 
-import { readFile } from 'node:fs/promises'
+import { execFileSync } from 'node:child_process'
+import { readFile, rm } from 'node:fs/promises'
 import { afterEach, describe, expect, test } from 'vitest'
 import { canonicalJson } from '../../src/workspace/canonical-json.js'
 import { startWorld, type World } from '../helpers/sync-world.js'
@@ -347,5 +348,38 @@ describe.each(['spec', 'upstream'] as const)('how edits on both sides merge (%s 
     expect(second.exitCode).toBe(0)
     expect(await world.server.get('content', 'news')).toMatchObject({ properties: { intro: 'local intro' } })
     expect((await world.cli('--json', 'status')).json.clean).toBe(true)
+  })
+
+  test('without .cms-sync/bases/ (a fresh clone), the base is the committed version in git', async () => {
+    world = await startWorld(dialect)
+    expect((await world.cli('sync')).exitCode).toBe(0)
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], {
+        cwd: world.root,
+        stdio: 'pipe',
+      })
+    git('init', '-q')
+    git('add', '-A')
+    git('commit', '-qm', 'synced')
+    await rm(world.file('.cms-sync/bases'), { recursive: true })
+    await onFile('content', (d) => {
+      d.properties.title = 'local title'
+    })(world)
+    await onServer('content', (d) => {
+      d.sort = 8
+    })(world)
+    const status = await world.cli('--json', 'status')
+    expect(status.json.changes).toEqual([
+      expect.objectContaining({ path: 'content/news.json', action: 'merge' }),
+    ])
+    expect((await world.cli('sync')).exitCode).toBe(0)
+    expect(await world.readJson('content/news.json')).toMatchObject({
+      sort: 8,
+      properties: { title: 'local title' },
+    })
+    expect(await world.server.get('content', 'news')).toMatchObject({
+      sort: 8,
+      properties: { title: 'local title' },
+    })
   })
 })
