@@ -9,6 +9,7 @@ import { readFile, rm } from 'node:fs/promises'
 import { afterEach, describe, expect, test } from 'vitest'
 import { canonicalJson } from '../../src/workspace/canonical-json.js'
 import { startWorld, type World } from '../helpers/sync-world.js'
+import { setWatchConfig, watchInProcess } from '../helpers/watch.js'
 
 // biome-ignore lint/suspicious/noExplicitAny: the rows edit documents of any shape
 type Doc = Record<string, any>
@@ -381,5 +382,28 @@ describe.each(['spec', 'upstream'] as const)('how edits on both sides merge (%s 
       sort: 8,
       properties: { title: 'local title' },
     })
+  })
+
+  test('watch merges as it goes: a file saved while the server changed another leaf', async () => {
+    world = await startWorld(dialect)
+    expect((await world.cli('sync')).exitCode).toBe(0)
+    // No poll meanwhile: the save's own run finds the server's edit.
+    await setWatchConfig(world.root, { debounceMs: 50, pollSeconds: 600 })
+    const watching = watchInProcess(world.root, world.env)
+    try {
+      await watching.waitForEvent({ event: 'reconciled' })
+      await onServer('content', (d) => {
+        d.sort = 4
+      })(world)
+      await onFile('content', (d) => {
+        d.properties.title = 'saved while watching'
+      })(world)
+      await watching.waitForEvent({ event: 'merged', path: 'content/news.json' })
+      const both = { sort: 4, properties: { title: 'saved while watching' } }
+      expect(await world.readJson('content/news.json')).toMatchObject(both)
+      expect(await world.server.get('content', 'news')).toMatchObject(both)
+    } finally {
+      await watching.stop()
+    }
   })
 })
