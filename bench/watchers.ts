@@ -9,7 +9,15 @@
 // watches are its alone. Results go to docs/watch.md ("Choosing the watcher").
 
 import { execFileSync, spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
@@ -72,7 +80,9 @@ function osWatches(pid: number): number {
   for (const fd of readdirSync(`/proc/${pid}/fd`)) {
     try {
       if (readlinkSync(`/proc/${pid}/fd/${fd}`) !== 'anon_inode:inotify') continue
-      count += readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'utf8').split('\n').filter((l) => l.startsWith('inotify wd:')).length
+      count += readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'utf8')
+        .split('\n')
+        .filter((l) => l.startsWith('inotify wd:')).length
     } catch {
       // The fd closed meanwhile.
     }
@@ -202,7 +212,9 @@ async function main(): Promise<void> {
       rmSync(root, { recursive: true, force: true })
     }
   }
-  console.log('\n| watcher | files | ready | RSS | OS watches | checkout: changed / reported / missed | events |')
+  console.log(
+    '\n| watcher | files | ready | RSS | OS watches | checkout: changed / reported / missed | events |',
+  )
   console.log('|---|---|---|---|---|---|---|')
   for (const r of rows)
     console.log(
