@@ -24,6 +24,13 @@ export interface CountingProxy {
   override: Override | undefined
   /** When set, every request body is read whole before it is forwarded or answered. */
   overrideWithBody: BodyOverride | undefined
+  /**
+   * Requests this says yes to are forwarded, but their answer never reaches the client (its
+   * connection stays open until the proxy closes): the server acted, the client never heard.
+   * `held` gets each such request once the server has answered it.
+   */
+  hold: ((method: string, path: string) => boolean) | undefined
+  held: { path: string; status: number }[]
   close(): Promise<void>
 }
 
@@ -36,6 +43,8 @@ export async function startCountingProxy(upstream: string): Promise<CountingProx
     seen,
     override: undefined,
     overrideWithBody: undefined,
+    hold: undefined,
+    held: [],
     close: async () => {},
   }
   const server = createServer((req, res) => {
@@ -78,6 +87,11 @@ export async function startCountingProxy(upstream: string): Promise<CountingProx
         headers: req.headers,
       },
       (answer) => {
+        if (proxy.hold?.(req.method ?? 'GET', (req.url ?? '').split('?')[0]!)) {
+          answer.resume()
+          answer.on('end', () => proxy.held.push({ path: req.url ?? '', status: answer.statusCode ?? 0 }))
+          return
+        }
         res.writeHead(answer.statusCode ?? 502, answer.headers)
         answer.pipe(res)
       },
