@@ -127,7 +127,9 @@ describe('upstream dialect media', () => {
     expect(first.status).toBe(500)
     expect(first.text).toMatch(/^ENOENT: no such file or directory, lstat '.*\/storage\/demo\/cache'$/)
     // ... but the file was stored
-    expect((await api.get('P/media')).json()).toMatchObject([{ id: 'aaaa000000000001', name: 'my-photo.png' }])
+    expect((await api.get('P/media')).json()).toMatchObject([
+      { id: 'aaaa000000000001', name: 'my-photo.png' },
+    ])
     expect((await upload('aaaa000000000002', 'two')).status).toBe(500)
     const removed = await api.del('P/media/aaaa000000000001')
     expect([removed.status, removed.text]).toEqual([404, first.text])
@@ -138,7 +140,9 @@ describe('upstream dialect media', () => {
     )
     const texts = await Promise.all(answers.map((a) => a.text()))
     expect(answers.map((a) => a.status).sort()).toEqual([200, 404])
-    expect(texts.find((t) => t.startsWith('EEXIST'))).toMatch(/^EEXIST: file already exists, mkdir '.*\/cache'$/)
+    expect(texts.find((t) => t.startsWith('EEXIST'))).toMatch(
+      /^EEXIST: file already exists, mkdir '.*\/cache'$/,
+    )
     // After one download the folder exists: uploads and deletes answer as they should
     expect((await upload('aaaa000000000001', 'one again')).text).toBe('aaaa000000000001')
     expect((await api.del('P/media/aaaa000000000002')).text).toBe('OK')
