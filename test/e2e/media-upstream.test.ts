@@ -5,7 +5,7 @@
 // byte change under the same name shows only in the bytes.
 
 import { spawn } from 'node:child_process'
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeAll, describe, expect, test } from 'vitest'
 import { createMediaApi } from '../../src/remote/media.js'

@@ -21,6 +21,8 @@ export type BodyOverride = (
 export interface CountingProxy {
   url: string
   seen: string[]
+  /** Each forwarded request with the server's status: `GET /api/... 304`. */
+  answered: string[]
   override: Override | undefined
   /** When set, every request body is read whole before it is forwarded or answered. */
   overrideWithBody: BodyOverride | undefined
@@ -37,10 +39,12 @@ export interface CountingProxy {
 export async function startCountingProxy(upstream: string): Promise<CountingProxy> {
   const target = new URL(upstream)
   const seen: string[] = []
+  const answered: string[] = []
   const sockets = new Set<Socket>()
   const proxy: CountingProxy = {
     url: '',
     seen,
+    answered,
     override: undefined,
     overrideWithBody: undefined,
     hold: undefined,
@@ -87,6 +91,7 @@ export async function startCountingProxy(upstream: string): Promise<CountingProx
         headers: req.headers,
       },
       (answer) => {
+        answered.push(`${req.method} ${(req.url ?? '').split('?')[0]} ${answer.statusCode}`)
         if (proxy.hold?.(req.method ?? 'GET', (req.url ?? '').split('?')[0]!)) {
           answer.resume()
           answer.on('end', () => proxy.held.push({ path: req.url ?? '', status: answer.statusCode ?? 0 }))
