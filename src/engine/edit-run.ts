@@ -28,7 +28,7 @@ import { type LocalEntry, type ScanProblem, scanOne, scanWorkspace } from '../wo
 import { MEDIA_FOLDER } from './media/media-plan.js'
 import { plan, type Version } from './plan.js'
 import { type RemoteEntry, remoteEntry } from './remote-snapshot.js'
-import type { EngineDeps, PlannedRun } from './run.js'
+import { type EngineDeps, mergesFor, type PlannedRun } from './run.js'
 
 export type EditPlan = { kind: 'planned'; run: PlannedRun } | { kind: 'full'; why: string }
 
@@ -114,6 +114,7 @@ export async function planEdits(
   if (schemaDelete)
     return full(`${schemaDelete.path} is deleted; the content listing says whether content still uses it`)
   await addClaimants(deps, store, rules, result.items, local)
+  const { merges, bases } = await mergesFor(deps, store, result, local, remote, {})
   return {
     kind: 'planned',
     run: {
@@ -125,6 +126,8 @@ export async function planEdits(
       remoteProblems: [],
       rebound: false,
       fresh: true,
+      merges,
+      bases,
     },
   }
 }

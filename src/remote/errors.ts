@@ -127,10 +127,6 @@ const NEXT_STEP: Record<RemoteErrorCode, string> = {
   listing: 'nothing was changed; check the server and try again',
 }
 
-export function nextStepFor(code: RemoteErrorCode): string {
-  return NEXT_STEP[code]
-}
-
 /**
  * What to do after a listing failed for this cause. A listing names no item, so the advice that
  * speaks of one ("fix the item", "and the id") gives way to the listing's own; the rest
