@@ -35,12 +35,7 @@ export interface Upstream {
 /** Makes a project of its own on the running server (setup.sh with UP_PROJECT_NAME; ~1 s). */
 export async function freshProject(label: string): Promise<Upstream> {
   const name = `cms-sync-${label}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`
-  const out = execFileSync('bash', [SETUP], {
-    env: { ...process.env, UP_PROJECT_NAME: name },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    encoding: 'utf8',
-    timeout: 600_000,
-  })
+  const out = await setupProject(name)
   const vars = Object.fromEntries(
     [...out.matchAll(/^export (UP_\w+)=(.*)$/gm)].map((m) => [m[1], m[2]] as [string, string]),
   )
@@ -66,6 +61,23 @@ export async function freshProject(label: string): Promise<Upstream> {
     token,
     userId: me.id,
     api,
+  }
+}
+
+/** setup.sh for one project; tried again when the shared server fails a request under load. */
+async function setupProject(name: string): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return execFileSync('bash', [SETUP], {
+        env: { ...process.env, UP_PROJECT_NAME: name },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        encoding: 'utf8',
+        timeout: 600_000,
+      })
+    } catch (error) {
+      if (attempt === 3) throw error
+      await new Promise((resolve) => setTimeout(resolve, 2000))
+    }
   }
 }
 
