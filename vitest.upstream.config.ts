@@ -6,7 +6,8 @@ export default defineConfig({
   test: {
     include: ['test/upstream/**/*.test.ts'],
     globalSetup: ['test/upstream/global-setup.ts'],
-    testTimeout: 120_000,
+    // Generous: the server and the CLI share a machine that may be busy; a step is seconds when not.
+    testTimeout: 300_000,
     hookTimeout: 120_000,
     pool: 'forks',
     fileParallelism: false,
