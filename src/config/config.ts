@@ -80,6 +80,24 @@ function isServerUrl(value: string): boolean {
   }
 }
 
+/** "(did you mean http://host:port?)" for an address typed without its scheme. */
+function schemeHint(value: unknown): string {
+  if (typeof value !== 'string' || /^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return ''
+  const guess = `http://${value}`
+  return isServerUrl(guess) ? ` (did you mean ${guess}?)` : ''
+}
+
+/**
+ * Checks a server URL given on the command line (`--server`) as cms-sync.yaml's server key is
+ * checked, naming the option: `127.0.0.1:8080` gets the config's words, not `Invalid URL`.
+ */
+export function checkServerUrl(value: string, where: string): void {
+  if (!isServerUrl(value))
+    throw new ConfigError(
+      `${where}: expected ${EXPECTED.server}, got ${JSON.stringify(value)}${schemeHint(value)}`,
+    )
+}
+
 // zod/mini: the same checks and issues as zod's chained API, at a twentieth of the code to
 // load on every command (the chained API cannot be tree-shaken).
 const name = z.string().check(z.minLength(1), z.regex(/^[^/?#]+$/))
@@ -163,9 +181,9 @@ function messagesFor(error: z.core.$ZodError, raw: unknown, file: string): strin
       continue
     }
     const expected = EXPECTED[pattern] ?? issue.message
-    lines.push(
-      `${file}: ${where || '(top level)'}: expected ${expected}, got ${describeValue(valueAt(raw, issue.path))}`,
-    )
+    const value = valueAt(raw, issue.path)
+    const hint = pattern === 'server' ? schemeHint(value) : ''
+    lines.push(`${file}: ${where || '(top level)'}: expected ${expected}, got ${describeValue(value)}${hint}`)
   }
   return [...new Set(lines)]
 }

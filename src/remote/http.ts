@@ -11,6 +11,8 @@ import { secretFields } from '../workspace/connection-secrets.js'
 import {
   cleanServerMessage,
   codeForStatus,
+  isForeignErrorPage,
+  notCmsSyncServer,
   RemoteError,
   type RemoteErrorCode,
   remoteError,
@@ -267,6 +269,12 @@ export function createTransport(opts: TransportOptions): Transport {
     given?: RemoteErrorCode,
   ): RemoteError {
     const text = typeof response.body === 'string' ? response.body : ''
+    if (isForeignErrorPage(response.status, text))
+      return notCmsSyncServer(server, {
+        method: request.method,
+        route: request.path,
+        status: response.status,
+      })
     const serverMessage = cleanServerMessage(text, secretsOf(request)) || undefined
     const code = given ?? codeForStatus(response.status)
     return remoteError(code, what ?? describe(code, request), {
