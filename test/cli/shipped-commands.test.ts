@@ -122,6 +122,14 @@ describe('the shipped CLI', () => {
     expect(await world.readJson('content/contact.json')).toMatchObject({ properties: { title: 'Local' } })
   })
 
+  test('restore drops a local edit', async () => {
+    await world.editJson('content/home.json', { properties: { title: 'Unwanted' } })
+    const result = await shipped('restore', ['restore', 'content/home.json'])
+    expectNoCrash(result)
+    expect(result.code).toBe(0)
+    expect(await world.readJson('content/home.json')).toMatchObject({ properties: { title: 'Edited' } })
+  })
+
   test('entries exports a form', async () => {
     const result = await shipped('entries', ['entries', 'contact', '--format', 'json'])
     expectNoCrash(result)
