@@ -25,7 +25,10 @@ test('"How sync decides" is one table with every row', async () => {
     if (!line.startsWith('|')) break
     table.push(line)
   }
-  const numbers = table.map((l) => /^\| (\d+) \|/.exec(l)?.[1]).filter(Boolean).map(Number)
+  const numbers = table
+    .map((l) => /^\| (\d+) \|/.exec(l)?.[1])
+    .filter(Boolean)
+    .map(Number)
   const everyRow = section.match(/^\| (\d+) \|/gm)?.length ?? 0
   expect(numbers.length).toBe(everyRow)
   expect(numbers).toEqual(Array.from({ length: numbers.length }, (_, i) => i + 1))

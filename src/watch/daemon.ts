@@ -21,6 +21,7 @@ import {
 import { createOwnWrites } from './own-writes.js'
 import { startPoller } from './poller.js'
 import { releaseMemory } from './release-memory.js'
+import { serveRequests } from './requests.js'
 import { type ShutdownReport, shutdownOnStop } from './shutdown.js'
 import { createOutcomeReporter, type EventSink } from './watch-events.js'
 import { createWorkQueue, type Settled } from './work-queue.js'
@@ -205,6 +206,13 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
       tracked: engine.tracked() ?? 0,
       durationMs: Math.round(performance.now() - reconcileStart),
     })
+  // `cms-sync resolve` while the daemon runs: carried out here, between two runs, on this state.
+  const stopServing = await serveRequests(root, async (request) => {
+    logger.info({ ...request }, `watch: ${request.command} asked by the CLI`)
+    const outcome = await queue.exclusive(() => engine.settle(request))
+    reporter.outcome(outcome, false)
+    return { outcome }
+  })
   const poll = startPoller({ intervalMs: opts.pollMs, task: fullRun, onError: logRetry })
   const rescan = startPoller({
     intervalMs: opts.rescanMs ?? DEFAULT_RESCAN_MS,
@@ -220,6 +228,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
     {
       stopTakingEvents: async () => {
         stopping = true
+        stopServing()
         await restarting
         await Promise.all([watcher?.close(), poll.stop(0), rescan.stop(0)])
       },

@@ -30,7 +30,8 @@ async function trash(w: World): Promise<Record<string, string>> {
 
 describe.each(['spec', 'upstream'] as const)('restore (%s dialect)', (dialect) => {
   test('an edited, a deleted and a new file get the server copy; the edits go to trash', async () => {
-    const w = (world = await syncedWorld(dialect))
+    const w = await syncedWorld(dialect)
+    world = w
     const serverBefore = await w.serverState()
     await w.editJson('content/home.json', { properties: { title: 'My local edit' } })
     await w.remove('content/news.json')
@@ -38,7 +39,13 @@ describe.each(['spec', 'upstream'] as const)('restore (%s dialect)', (dialect) =
     await w.editJson('content/shop.json', { properties: { title: 'Not restored' } })
     const edited = await readFile(w.file('content/home.json'), 'utf8')
 
-    const result = await w.cli('--json', 'restore', 'content/home.json', 'content/news.json', 'content/draft.json')
+    const result = await w.cli(
+      '--json',
+      'restore',
+      'content/home.json',
+      'content/news.json',
+      'content/draft.json',
+    )
     expect(result.stderr).toBe('')
     expect(result.exitCode).toBe(0)
     expect(result.json.applied.map((i: { path: string; action: string }) => [i.path, i.action])).toEqual([
@@ -63,7 +70,8 @@ describe.each(['spec', 'upstream'] as const)('restore (%s dialect)', (dialect) =
   })
 
   test('a folder restores every edit under it; a path with nothing to restore is said plainly', async () => {
-    const w = (world = await syncedWorld(dialect))
+    const w = await syncedWorld(dialect)
+    world = w
     await w.editJson('content/home.json', { properties: { title: 'one' } })
     await w.editJson('content/news.json', { properties: { title: 'two' } })
     const result = await w.cli('restore', 'content')
@@ -77,7 +85,8 @@ describe.each(['spec', 'upstream'] as const)('restore (%s dialect)', (dialect) =
   })
 
   test('a conflict is settled for the server copy, and the local side goes to trash', async () => {
-    const w = (world = await syncedWorld(dialect))
+    const w = await syncedWorld(dialect)
+    world = w
     await w.editJson('content/home.json', { properties: { title: 'Local' } })
     await w.setContent('home', { properties: { title: 'Remote' } })
     const result = await w.cli('restore', 'content/home.json')
@@ -88,7 +97,8 @@ describe.each(['spec', 'upstream'] as const)('restore (%s dialect)', (dialect) =
 })
 
 test('restore --dry-run says what it would drop and changes nothing', async () => {
-  const w = (world = await syncedWorld('spec'))
+  const w = await syncedWorld('spec')
+  world = w
   await writeFile(w.file('content/home.json'), '{"id": "home", "broken": ')
   const result = await w.cli('restore', '--dry-run', 'content/home.json')
   expect(result.exitCode).toBe(0)
