@@ -32,6 +32,8 @@ export function eventLine(e: WatchEvent): string {
       return `${pc.yellow('⚠')} the server is out of reach (${e.error}); ${e.pending} change(s) queued, retrying`
     case 'online':
       return `${pc.green('✓')} the server is back`
+    case 'token-renewed':
+      return `${pc.green('✓')} using the new token from \`cms-sync login\``
     case 'error':
       return `${pc.red('✗')} ${e.message}`
     case 'warning':

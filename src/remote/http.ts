@@ -100,6 +100,8 @@ export interface Transport {
   send(request: HttpRequest): Promise<HttpResponse>
   /** Turns a final non-2xx response into the RemoteError for it. */
   failure(request: HttpRequest, response: HttpResponse, what?: string, code?: RemoteErrorCode): RemoteError
+  /** Uses this token from the next request on (a daemon that found a new login). */
+  setToken(token: string | undefined): void
   stats(): RequestStats
   close(): Promise<void>
 }
@@ -235,6 +237,7 @@ export function createTransport(opts: TransportOptions): Transport {
   const maxRetryAfterMs = opts.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS
   const backoff = opts.backoff
   const log = opts.logger
+  let token = opts.token
   const queue: SharedQueue = acquireQueue(origin, opts.rateLimit)
   // This client's own counters; the queue (and its limit) may be shared with other clients.
   const stats = emptyStats()
@@ -253,7 +256,7 @@ export function createTransport(opts: TransportOptions): Transport {
     const body = request.body
     const carried =
       body !== null && typeof body === 'object' && !Buffer.isBuffer(body) ? secretFields(body) : []
-    return [opts.token, ...carried.map((field) => field.value)]
+    return [token, opts.token, ...carried.map((field) => field.value)]
   }
 
   function scrub(text: string, request: HttpRequest): string {
@@ -326,7 +329,7 @@ export function createTransport(opts: TransportOptions): Transport {
         }
       }
       Object.assign(headers, request.headers)
-      if (opts.token && opts.authHeaders) Object.assign(headers, opts.authHeaders(opts.token))
+      if (token && opts.authHeaders) Object.assign(headers, opts.authHeaders(token))
       let res: Dispatcher.ResponseData
       try {
         res = await agent.request({
@@ -457,6 +460,9 @@ export function createTransport(opts: TransportOptions): Transport {
     server,
     send,
     failure,
+    setToken(next) {
+      token = next
+    },
     stats: () => structuredClone(stats),
     async close() {
       queue.release()

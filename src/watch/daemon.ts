@@ -4,6 +4,8 @@
 // stat scan), a slower one for a deep rescan that re-reads every file; a stop signal drains it
 // all. The caller holds the workspace lock for as long as this runs.
 
+import { type FSWatcher, watch as watchFolder } from 'node:fs'
+import path from 'node:path'
 import type { EngineDeps } from '../engine/run.js'
 import { createWatchEngine, type WatchRunOutcome } from '../engine/watch-run.js'
 import { RemoteError } from '../remote/errors.js'
@@ -38,6 +40,21 @@ export interface DaemonOptions {
   shutdownDeadlineMs?: number
   stopSignal: Promise<unknown>
   emit: EventSink
+  /**
+   * After the server refused the token: reads the credentials again and uses a token that
+   * changed since (a `cms-sync login` in another terminal). True when there is a new one.
+   */
+  renewToken?: () => Promise<boolean>
+  /** The credentials file renewToken reads: a change to it retries a refused run at once. */
+  credentialsFile?: string
+}
+
+/** Whether the error, or one behind it (a listing stop wraps the client's), is a refused token. */
+function tokenRefused(error: unknown): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof RemoteError && e.code === 'unauthorized') return true
+  }
+  return false
 }
 
 function messageOf(error: unknown): string {
@@ -51,6 +68,20 @@ function rootCauseOf(error: unknown): string {
     if (e instanceof RemoteError) found = e
   }
   return messageOf(found)
+}
+
+/** Calls `onChange` when the credentials file is written; undefined when its folder is missing. */
+function watchCredentials(file: string | undefined, onChange: () => void): FSWatcher | undefined {
+  if (file === undefined) return undefined
+  try {
+    const watcher = watchFolder(path.dirname(file), (_event, name) => {
+      if (name === null || String(name).startsWith(path.basename(file))) onChange()
+    })
+    watcher.on('error', () => {}) // the poller's retries still re-read the credentials
+    return watcher
+  } catch {
+    return undefined
+  }
 }
 
 /** Runs until stopSignal; resolves after a clean shutdown. Rejects only if the start-up reconcile threw. */
@@ -83,8 +114,28 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
       ((watcher?.pending ?? 0) > 0 || (await guard(new Set(changed), new Set(deleted)))),
     afterFullRun: (how) => releaseMemory(how === 'full' ? 'full' : 'young'),
   })
+  // Tokens last 8 hours: an all-day daemon meets a refused one daily. It is not the daemon's to
+  // log in again, but a login elsewhere must be enough: the credentials are read again and the
+  // run is retried with a new token at once.
+  let refused = false
+  async function runWithToken(paths: ReadonlySet<string>, context: { full: boolean; signal: AbortSignal }) {
+    try {
+      const outcome = await engine.run(paths, context)
+      refused = false
+      return outcome
+    } catch (error) {
+      if (!tokenRefused(error) || !opts.renewToken) throw error
+      if (!(await opts.renewToken())) {
+        refused = true
+        throw error
+      }
+      refused = false
+      emit({ event: 'token-renewed' })
+      return engine.run(paths, context)
+    }
+  }
   const queue = createWorkQueue({
-    run: (paths, context) => engine.run(paths, context),
+    run: (paths, context) => runWithToken(paths, context),
     onOutcome: (settled: Settled, _paths, full) => {
       if (settled.kind === 'offline') {
         if (!offline && !stopping)
@@ -213,6 +264,11 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
     reporter.outcome(outcome, false)
     return { outcome }
   })
+  // A login in another terminal rewrites the credentials file: a refused daemon retries then,
+  // not after its backoff (up to minutes).
+  const credentialsWatch = watchCredentials(opts.credentialsFile, () => {
+    if (refused && !stopping) void queue.requestFull()
+  })
   const poll = startPoller({ intervalMs: opts.pollMs, task: fullRun, onError: logRetry })
   const rescan = startPoller({
     intervalMs: opts.rescanMs ?? DEFAULT_RESCAN_MS,
@@ -229,6 +285,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
       stopTakingEvents: async () => {
         stopping = true
         stopServing()
+        credentialsWatch?.close()
         await restarting
         await Promise.all([watcher?.close(), poll.stop(0), rescan.stop(0)])
       },

@@ -53,7 +53,8 @@ afterAll(async () => {
   await world?.close()
 })
 
-describe('the shipped CLI', () => {
+// Each test starts a few Node processes: on a loaded 2-core machine that takes seconds apiece.
+describe('the shipped CLI', { timeout: 120_000 }, () => {
   test('--version and --help', async () => {
     const version = await shipped('--version', ['--version'])
     expect(version.stdout.trim()).toBe('0.1.0')

@@ -23,8 +23,19 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
     .action(async (opts: { rescanSeconds: number }, cmd: Command) => {
       const globals = globalOptions(cmd)
       const { runDaemon } = await import('../../watch/daemon.js')
-      await withEngine(io, cmd, [], { lock: true }, async ({ ws, deps }) => {
+      const { credentialsPath, resolveToken } = await import('../../config/credentials.js')
+      await withEngine(io, cmd, [], { lock: true }, async ({ ws, deps, client }) => {
+        let token = await resolveToken(io.env, ws.config.server)
+        const fromEnv = Boolean(io.env.CMS_SYNC_TOKEN?.trim())
         await runDaemon({
+          renewToken: async () => {
+            const next = await resolveToken(io.env, ws.config.server).catch(() => undefined)
+            if (next === undefined || next === token) return false
+            token = next
+            client.setToken(next)
+            return true
+          },
+          ...(fromEnv ? {} : { credentialsFile: credentialsPath(io.env) }),
           deps,
           debounceMs: ws.config.watch.debounceMs,
           pollMs: ws.config.watch.pollSeconds * 1000,
