@@ -22,7 +22,6 @@ import {
 } from './mass-change.js'
 import { createOwnWrites } from './own-writes.js'
 import { startPoller } from './poller.js'
-import { releaseMemory } from './release-memory.js'
 import { serveRequests } from './requests.js'
 import { type ShutdownReport, shutdownOnStop } from './shutdown.js'
 import { createOutcomeReporter, type EventSink } from './watch-events.js'
@@ -112,7 +111,6 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
     holdPushes: async ({ changed, deleted }) =>
       changed.length > 0 &&
       ((watcher?.pending ?? 0) > 0 || (await guard(new Set(changed), new Set(deleted)))),
-    afterFullRun: (how) => releaseMemory(how === 'full' ? 'full' : 'young'),
   })
   // Tokens last 8 hours: an all-day daemon meets a refused one daily. It is not the daemon's to
   // log in again, but a login elsewhere must be enough: the credentials are read again and the
