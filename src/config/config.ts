@@ -22,7 +22,13 @@ export interface Config {
   environment: string
   resources: ResourceName[]
   rateLimit: { requestsPerSecond: number; concurrency: number }
-  watch: { debounceMs: number; pollSeconds: number }
+  watch: {
+    debounceMs: number
+    pollSeconds: number
+    /** The watcher pauses pushing past more than `files` changed, or `percent` of the items. */
+    massChange: { files: number; percent: number }
+    massDelete: { files: number; percent: number }
+  }
   safety: { maxDeletePercent: number }
   dialect: 'auto' | 'spec' | 'upstream'
   /** `insecure: true` turns off certificate checks for this workspace's server only. */
@@ -49,9 +55,15 @@ const EXPECTED: Record<string, string> = {
   rateLimit: 'a mapping with requestsPerSecond and concurrency',
   'rateLimit.requestsPerSecond': 'a number from 1 to 1000',
   'rateLimit.concurrency': 'a whole number from 1 to 64',
-  watch: 'a mapping with debounceMs and pollSeconds',
+  watch: 'a mapping with debounceMs, pollSeconds, massChange and massDelete',
   'watch.debounceMs': 'a whole number of milliseconds from 0 to 60000',
   'watch.pollSeconds': 'a number of seconds from 1 to 86400',
+  'watch.massChange': 'a mapping with files and percent',
+  'watch.massChange.files': 'a whole number of files from 1 to 1000000',
+  'watch.massChange.percent': 'a number from 0 to 100',
+  'watch.massDelete': 'a mapping with files and percent',
+  'watch.massDelete.files': 'a whole number of files from 1 to 1000000',
+  'watch.massDelete.percent': 'a number from 0 to 100',
   safety: 'a mapping with maxDeletePercent',
   'safety.maxDeletePercent': 'a number from 0 to 100',
   dialect: 'one of auto, spec, upstream',
@@ -102,6 +114,16 @@ export function checkServerUrl(value: string, where: string): void {
 // load on every command (the chained API cannot be tree-shaken).
 const name = z.string().check(z.minLength(1), z.regex(/^[^/?#]+$/))
 
+/** watch.massChange / watch.massDelete (src/watch/mass-change.ts has the same defaults). */
+const pauseThreshold = (files: number, percent: number) =>
+  z.prefault(
+    z.strictObject({
+      files: z._default(z.int().check(z.minimum(1), z.maximum(1_000_000)), files),
+      percent: z._default(z.number().check(z.minimum(0), z.maximum(100)), percent),
+    }),
+    {},
+  )
+
 const schema = z.strictObject({
   server: z.string().check(z.refine(isServerUrl)),
   project: name,
@@ -123,6 +145,8 @@ const schema = z.strictObject({
     z.strictObject({
       debounceMs: z._default(z.int().check(z.minimum(0), z.maximum(60_000)), 100),
       pollSeconds: z._default(z.number().check(z.minimum(1), z.maximum(86_400)), 10),
+      massChange: pauseThreshold(50, 20),
+      massDelete: pauseThreshold(20, 10),
     }),
     {},
   ),
@@ -233,7 +257,9 @@ resources: [${c.resources.join(', ')}]
 rateLimit: { requestsPerSecond: ${c.rateLimit.requestsPerSecond}, concurrency: ${c.rateLimit.concurrency} }
 
 # watch: wait debounceMs after a local edit before pushing; poll the server every pollSeconds.
-watch: { debounceMs: ${c.watch.debounceMs}, pollSeconds: ${c.watch.pollSeconds} }
+# It pauses pushing when more than massChange.files (or percent of the items) change at once,
+# or more than massDelete.files (or percent) are deleted: a checkout, a bulk replace.
+watch: { debounceMs: ${c.watch.debounceMs}, pollSeconds: ${c.watch.pollSeconds}, massChange: { files: ${c.watch.massChange.files}, percent: ${c.watch.massChange.percent} }, massDelete: { files: ${c.watch.massDelete.files}, percent: ${c.watch.massDelete.percent} } }
 
 # Stop (exit 4) instead of deleting more than this share of a kind in one run.
 safety: { maxDeletePercent: ${c.safety.maxDeletePercent} }

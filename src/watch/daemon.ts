@@ -15,7 +15,8 @@ import { type LocalBatchInfo, type WorkspaceWatcher, watchWorkspace } from './lo
 import {
   createChangeWindow,
   decideMassChange,
-  MASS_DELETE_MIN_PATHS,
+  type MassChangeThresholds,
+  minPausePaths,
   pauseInfoFor,
   readPause,
   setPause,
@@ -44,8 +45,21 @@ export interface DaemonOptions {
    * changed since (a `cms-sync login` in another terminal). True when there is a new one.
    */
   renewToken?: () => Promise<boolean>
+  /** When the watcher pauses pushing (watch.massChange / watch.massDelete in cms-sync.yaml). */
+  thresholds?: MassChangeThresholds
   /** The credentials file renewToken reads: a change to it retries a refused run at once. */
   credentialsFile?: string
+}
+
+/**
+ * A safety stop's "re-run with --allow-deletes" names a flag watch does not take: the exact
+ * commands instead (the one-shot run needs the lock the daemon holds).
+ */
+export function forWatch(message: string): string {
+  return message.replace(
+    /re-run with (--[a-z-]+)/,
+    'stop `cms-sync watch` (Ctrl-C), run `cms-sync sync $1` and start watch again',
+  )
 }
 
 /** Whether the error, or one behind it (a listing stop wraps the client's), is a refused token. */
@@ -143,7 +157,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
       }
       if (offline && !stopping) emit({ event: 'online' })
       offline = false
-      if (settled.kind === 'error') reporter.error(messageOf(settled.error))
+      if (settled.kind === 'error') reporter.error(forWatch(messageOf(settled.error)))
       else reporter.outcome((settled as WatchRunOutcome & { kind: 'done' }).outcome, full)
     },
   })
@@ -153,9 +167,9 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
   async function guard(changed: ReadonlySet<string>, deleted: ReadonlySet<string>): Promise<boolean> {
     const counts = recent.add(changed, deleted)
     // Below this many paths no workspace size makes a mass change, so the state is not read.
-    if (counts.changed <= MASS_DELETE_MIN_PATHS) return false
+    if (counts.changed <= minPausePaths(opts.thresholds)) return false
     const tracked = engine.tracked() ?? Object.keys((await loadState(root))?.items ?? {}).length
-    const decision = decideMassChange({ ...counts, tracked })
+    const decision = decideMassChange({ ...counts, tracked }, opts.thresholds)
     if (!decision.pause) return false
     if (!(await readPause(root))) {
       const info = pauseInfoFor(decision, changed)

@@ -6,25 +6,12 @@
 import { type Command, Option } from 'commander'
 import type { Outcome } from '../../engine/outcome.js'
 import type { Side } from '../../engine/plan.js'
-import { globalOptions, openWorkspace } from '../context.js'
-import { scopeOf, withEngine } from '../engine-session.js'
+import { globalOptions } from '../context.js'
+import { withEngine } from '../engine-session.js'
 import { CliError, ExitCode } from '../exit-codes.js'
 import type { CliIo } from '../io.js'
 import { exitCodeFor, printOutcome } from '../run-report.js'
-
-/** The outcome from a running `watch` daemon, or undefined when none holds the workspace. */
-async function viaDaemon(io: CliIo, cmd: Command, paths: string[], keep: Side): Promise<Outcome | undefined> {
-  const ws = await openWorkspace(io, cmd)
-  const { lockHolder } = await import('../../state/lock.js')
-  const holder = await lockHolder(ws.root)
-  if (holder?.command !== 'watch') return undefined
-  const scope = scopeOf(ws.globals.dir ? ws.root : io.cwd, ws.root, paths)
-  const { askDaemon } = await import('../../watch/requests.js')
-  const reply = await askDaemon(ws.root, holder.pid, { command: 'resolve', scope, keep })
-  if (reply === undefined) return undefined // the daemon stopped meanwhile: run here
-  if ('error' in reply) throw new CliError(reply.error.message, reply.error.exitCode as ExitCode)
-  return reply.outcome
-}
+import { viaDaemon } from '../via-daemon.js'
 
 export function register(program: Command, io: CliIo, setExit: (code: number) => void): void {
   program
@@ -47,7 +34,7 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
         printOutcome(io, globals, 'resolve', outcome, false)
         setExit(exitCodeFor(outcome))
       }
-      const fromDaemon = await viaDaemon(io, cmd, paths, opts.keep)
+      const fromDaemon = await viaDaemon(io, cmd, paths, { command: 'resolve', keep: opts.keep })
       if (fromDaemon) return report(fromDaemon)
       const { applyRun, planRun, SELECT } = await import('../../engine/run.js')
       await withEngine(io, cmd, paths, { lock: true }, async ({ deps, scope }) => {

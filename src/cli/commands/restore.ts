@@ -7,6 +7,7 @@ import { globalOptions } from '../context.js'
 import { withEngine } from '../engine-session.js'
 import type { CliIo } from '../io.js'
 import { exitCodeFor, printOutcome, progressFor } from '../run-report.js'
+import { viaDaemon } from '../via-daemon.js'
 
 export function register(program: Command, io: CliIo, setExit: (code: number) => void): void {
   program
@@ -20,6 +21,21 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
     )
     .action(async (paths: string[], opts: { dryRun?: boolean }, cmd: Command) => {
       const globals = globalOptions(cmd)
+      const nothing = () => {
+        if (!globals.json && !globals.quiet)
+          io.stderr.write(`cms-sync: nothing to restore in ${paths.join(', ')}: it has no local edit\n`)
+        if (globals.json) io.stdout.write(`${JSON.stringify({ applied: [], conflicts: [], failed: [] })}\n`)
+      }
+      // While watch runs (a paused one holds the edits a restore is for), the daemon does it.
+      const fromDaemon = opts.dryRun
+        ? undefined
+        : await viaDaemon(io, cmd, paths, { command: 'restore', keep: 'remote' })
+      if (fromDaemon) {
+        if (fromDaemon.applied.length + fromDaemon.conflicts.length + fromDaemon.failed.length === 0)
+          return nothing()
+        printOutcome(io, globals, 'restore', fromDaemon, false)
+        return setExit(exitCodeFor(fromDaemon))
+      }
       const { applyRun, planRun, SELECT } = await import('../../engine/run.js')
       const { restoreLocalEdits } = await import('../../engine/restore.js')
       await withEngine(io, cmd, paths, { lock: !opts.dryRun }, async ({ deps, scope }) => {
@@ -27,10 +43,7 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
         const restored = restoreLocalEdits(planned.plan.items, scope)
         if (restored.length === 0) {
           await planned.media?.dispose()
-          if (!globals.json && !globals.quiet)
-            io.stderr.write(`cms-sync: nothing to restore in ${paths.join(', ')}: it has no local edit\n`)
-          if (globals.json) io.stdout.write(`${JSON.stringify({ applied: [], conflicts: [], failed: [] })}\n`)
-          return
+          return nothing()
         }
         const progress = progressFor(io, globals)
         const outcome = await applyRun(deps, planned, {
