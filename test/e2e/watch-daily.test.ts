@@ -126,13 +126,17 @@ describe('a paused watcher', { timeout: 90_000 }, () => {
     const config = await readFile(w.file('cms-sync.yaml'), 'utf8')
     await writeFile(
       w.file('cms-sync.yaml'),
-      `${config}watch: { debounceMs: 50, pollSeconds: 1, massChange: { files: 2, percent: 0 } }\n`,
+      // A debounce long enough that the three edits below reach the daemon as one batch.
+      `${config}watch: { debounceMs: 1000, pollSeconds: 1, massChange: { files: 2, percent: 0 } }\n`,
     )
     const d = daemon(w.root, w.env)
     await d.waitForEvent({ event: 'reconciled' }, 20_000)
     // Three files at once: more than massChange.files (the default would be 50).
-    for (const id of ['home', 'news', 'contact'])
-      await w.editJson(`content/${id}.json`, { properties: { title: `Bulk ${id}` } })
+    await Promise.all(
+      ['home', 'news', 'contact'].map((id) =>
+        w.editJson(`content/${id}.json`, { properties: { title: `Bulk ${id}` } }),
+      ),
+    )
     const paused = await d.waitForEvent({ event: 'paused' }, 20_000)
     expect(paused).toMatchObject({ reason: 'mass-change', count: 3 })
     expect(await serverTitle(w.server, 'home')).toBe('home')
