@@ -12,6 +12,8 @@ import type { Kind } from '../workspace/kinds.js'
 import { statFingerprint } from '../workspace/stat-check.js'
 import { planEdits } from './edit-run.js'
 import type { Outcome } from './outcome.js'
+import type { Side } from './plan.js'
+import { restoreLocalEdits } from './restore.js'
 import { applyRun, type EngineDeps, openState, type PlannedRun, planRun, SELECT } from './run.js'
 
 /** Failures worth retrying soon: the server or the way to it, not the item. */
@@ -46,6 +48,12 @@ export interface WatchEngine {
   /** Reads the state and checks it is bound to the configured target (a safety stop if not). */
   open(): Promise<void>
   run(paths: ReadonlySet<string>, context: { full: boolean; signal: AbortSignal }): Promise<WatchRunOutcome>
+  /**
+   * `resolve` (or `restore`) asked of the daemon by the CLI, on the daemon's own state: a full
+   * plan with the kept side preferred, carrying out only what it settled under `scope`. The
+   * caller runs it between two runs (WorkQueue.exclusive).
+   */
+  settle(request: { command: 'resolve' | 'restore'; scope: string[]; keep: Side }): Promise<Outcome>
   /** Saves what edit-only runs left unsaved (shutdown). */
   saveState(): Promise<void>
   /** Items the state tracks; undefined before the first run. */
@@ -207,7 +215,30 @@ export function createWatchEngine(
     }
   }
 
+  async function settle(request: {
+    command: 'resolve' | 'restore'
+    scope: string[]
+    keep: Side
+  }): Promise<Outcome> {
+    const store = await open()
+    // What the last full run found no longer stands.
+    localChanged = true
+    lastFull = undefined
+    const planned = await planRun(deps, { store, prefer: request.keep })
+    if (request.command === 'restore') restoreLocalEdits(planned.plan.items, request.scope)
+    return applyRun(deps, planned, {
+      select: SELECT.resolve,
+      scope: request.scope,
+      dryRun: false,
+      // Keeping a deletion is the user's explicit choice for these paths.
+      allowDeletes: true,
+      reportScanProblems: false,
+      reportRemoteProblems: false,
+    })
+  }
+
   return {
+    settle,
     noteLocalChange: () => {
       localChanged = true
     },
