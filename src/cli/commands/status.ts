@@ -38,12 +38,20 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
         import('../../engine/run.js'),
         import('../../engine/plan.js'),
         import('../scheduled.js'),
+        import('../../watch/mass-change.js'),
       ])
       await withEngine(io, cmd, paths, { lock: false }, async ({ deps, scope, client, ws }) => {
-        const [{ planRun, inScope }, { changesOf }, { upcomingSchedule }] = await engine
+        const [
+          { planRun, inScope },
+          { changesOf },
+          { upcomingSchedule },
+          { readPause, describePause, PAUSE_LIFT },
+        ] = await engine
         // Asked for alongside the listings, so the check costs no extra wait.
         const refusal = tokenRefusal(client)
         refusal.catch(() => {})
+        // A paused watcher pushes nothing until told: the first thing to know about this workspace.
+        const watchPaused = await readPause(ws.root)
         const planned = await planRun(deps, {})
         const tokenRefused = await refusal
         if (tokenRefused !== undefined) setExit(ExitCode.usage)
@@ -85,12 +93,14 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
             ...(problems.length ? { problems } : {}),
             ...(inherited.length ? { inherited } : {}),
             ...(scheduled.length ? { scheduled } : {}),
+            ...(watchPaused ? { watchPaused } : {}),
             ...(tokenRefused === undefined ? {} : { token: { refused: tokenRefused } }),
           })
           return
         }
         if (tokenRefused !== undefined) io.stderr.write(`cms-sync: ${tokenRefused}\n`)
         if (globals.quiet) return
+        if (watchPaused) io.stdout.write(`${describePause(watchPaused)}\n  ${PAUSE_LIFT}\n`)
         for (const change of changes) {
           const line = itemLine({ ...change, error: change.problems?.join('; ') })
           io.stdout.write(`${line}${change.inherited ? '  [inherited from the parent project]' : ''}\n`)
