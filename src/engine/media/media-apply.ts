@@ -158,6 +158,8 @@ async function serverBytesChanged(
   ctx.run.verified.add(remote.id)
   if (bytes.sha256 === base.sha256) return undefined
   remote.sha256 = bytes.sha256
+  // The report says what the check found, not what the listing let the plan assume.
+  item.remote = 'modified'
   await recordMediaConflict(ctx, item)
   return { status: 'conflict', reason: 'the server holds other bytes than at the last sync' }
 }
