@@ -318,6 +318,8 @@ function step(ctx: MediaApplyContext, item: PlanItem): Promise<ItemResult | unde
     case 'delete-remote':
       return deleteRemoteMedia(ctx, item)
     case 'conflict':
+    // Media bytes never merge (design.md "Merging"): a plan never marks media `merge`.
+    case 'merge':
       return recordMediaConflict(ctx, item)
     case 'merge-base':
     case 'none':
