@@ -48,7 +48,7 @@ const media: ItemState = {
 
 function saved(): StateFile {
   return {
-    version: 1,
+    version: 2,
     target,
     items: {
       'content/home.json': content('home'),

@@ -172,7 +172,7 @@ export function contentRoutes(route: Route, _core: Core): void {
         store.put(col(ctx, 'content'), child.id as string, {
           ...child,
           parentId: ctx.d.content.orphanParentId,
-          updateDate: now,
+          ...(ctx.d.content.orphanKeepsUpdateDate ? {} : { updateDate: now }),
         })
       }
     }
