@@ -28,6 +28,7 @@ import {
   deleteRemoteItem,
   type ItemResult,
   mergeBaseItem,
+  mergeItem,
   pullItem,
   pushItem,
   recordConflict,
@@ -237,6 +238,8 @@ async function applyOne(
       return deleteRemoteItem(ctx, item, codec)
     case 'merge-base':
       return sortedBase(ctx, item) ? adoptServerOrder(ctx, item, codec) : mergeBaseItem(ctx, item)
+    case 'merge':
+      return mergeItem(ctx, item, codec)
     case 'conflict':
       await recordConflict(ctx, item, codec)
       return { status: 'conflict' }

@@ -26,7 +26,7 @@ export function register(program: Command, io: CliIo): void {
         await planned.media?.dispose()
         const changes = changesOf(planned.plan)
           .filter((item) => inScope(item.path, scope))
-          .map(({ kind, id, path, local, remote, action, from, inherited }) => {
+          .map(({ kind, id, path, local, remote, action, from, inherited, leaves, reason }) => {
             const problems = planned.local.get(path)?.problems
             return {
               kind,
@@ -38,6 +38,8 @@ export function register(program: Command, io: CliIo): void {
               ...(from ? { from } : {}),
               ...(inherited ? { inherited } : {}),
               ...(problems ? { problems } : {}),
+              ...(leaves?.length ? { leaves } : {}),
+              ...(reason ? { reason } : {}),
             }
           })
         // Items the server lists from the parent project it inherits from (locked there).
