@@ -17,7 +17,7 @@ import {
 import { CliError, ExitCode } from '../exit-codes.js'
 import type { CliIo } from '../io.js'
 
-interface LoginOptions {
+export interface LoginOptions {
   username?: string
   passwordStdin?: boolean
   persist?: boolean
@@ -75,11 +75,12 @@ function askHidden(io: CliIo, question: string): Promise<string> {
 }
 
 /** The server to log in to, and the workspace settings that go with it (TLS opt-out). */
-async function target(
+export async function target(
   io: CliIo,
   globals: GlobalOptions,
   opts: LoginOptions,
 ): Promise<{ server: string; config?: Config; root?: string }> {
+  if (opts.server) (await import('../../config/config.js')).checkServerUrl(opts.server, '--server')
   if (opts.server && !globals.dir) return { server: opts.server }
   let root: string
   try {
