@@ -14,6 +14,9 @@ import type { StateStore } from './state-file.js'
 const HASH = /^[0-9a-f]{64}$/
 const TEMP = /^[0-9a-f]{64}\.\d+$/
 
+/** Counts base reads, so tests can see that only items changed on both sides read one. */
+export const baseReads = { count: 0 }
+
 export class BaseStore {
   private folder: Promise<unknown> | undefined
   /** Blobs this store wrote: a run that wrote none leaves the folder alone when it ends. */
@@ -42,6 +45,7 @@ export class BaseStore {
   /** The base's text, or undefined when it was never kept here (or is damaged). */
   async read(hash: string): Promise<string | undefined> {
     if (!HASH.test(hash)) return undefined
+    baseReads.count++
     const text = await readFile(this.path(hash), 'utf8').catch(() => undefined)
     return text !== undefined && hashText(text) === hash ? text : undefined
   }
