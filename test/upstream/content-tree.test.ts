@@ -175,9 +175,9 @@ describe.skipIf(!SETUP)('the content tree (real upstream server)', () => {
     await ws.expectClean()
   })
 
-  // Issue 13 item 4 (up-content): the server fills createdBy with the writing user when the body
+  // Issue 13 item 4: the server fills createdBy with the writing user when the body
   // has none, so a push of someone else's node made the pusher its author.
-  it.fails('an edit pushed by cms-sync keeps the node’s author (issue 13 item 4)', async () => {
+  it('an edit pushed by cms-sync keeps the node’s author (issue 13 item 4)', async () => {
     const byAnn: Item = { ...node('by-ann', '', 3), createdBy: 'ann-user-id' } as Item
     await up.api.put('content', byAnn)
     await ws.ok('pull')
@@ -190,9 +190,9 @@ describe.skipIf(!SETUP)('the content tree (real upstream server)', () => {
     expect(state.content.get('by-ann')).toMatchObject({ createdBy: 'ann-user-id', updatedBy: up.userId })
   })
 
-  // Issue 13 item 3 (up-content): the server keeps keys in the order sent and its editors show
+  // Issue 13 item 3: the server keeps keys in the order sent and its editors show
   // fields in that order; a push of the canonical (sorted) file reordered them.
-  it.fails('a pushed schema edit keeps the order of its fields (issue 13 item 3)', async () => {
+  it('a pushed schema edit keeps the order of its fields (issue 13 item 3)', async () => {
     const ordered = {
       ...SECTION,
       id: 'ordered',
@@ -214,9 +214,9 @@ describe.skipIf(!SETUP)('the content tree (real upstream server)', () => {
     expect(Object.keys(stored.fields.properties)).toEqual(['title', 'body', 'author'])
   })
 
-  // Issue 13 item 2 (up-content): deleting a parent on the server moves its children to the root
+  // Issue 13 item 2: deleting a parent on the server moves its children to the root
   // (parentId null) without touching their updateDate; the workspace must follow.
-  it.fails('a parent deleted on the server leaves its children at the root locally (issue 13 item 2)', async () => {
+  it('a parent deleted on the server leaves its children at the root locally (issue 13 item 2)', async () => {
     await ws.expectClean()
     await up.api.remove('content', 'about')
     await ws.ok('pull')
