@@ -277,7 +277,25 @@ export function createMediaApi(client: RemoteClient, opts: { maxBytes?: number }
     return String(res.body).trim()
   }
 
+  // Upstream makes storage/<project>/temp on each upload's way in; when two uploads race to make
+  // it (a project's first uploads), the loser's EEXIST is an unhandled rejection that ends the
+  // server process (seen by test/upstream/media.test.ts). So this client's first upload goes
+  // alone: once it has been answered the folder exists, and the rest may run side by side.
+  let firstUpload: Promise<unknown> | undefined
   async function upload(
+    file: { path: string; size: number; name: string; sha256?: string },
+    existing?: string,
+  ) {
+    if (firstUpload === undefined) {
+      const first = uploadBytes(file, existing)
+      firstUpload = first.catch(() => {})
+      return first
+    }
+    await firstUpload
+    return uploadBytes(file, existing)
+  }
+
+  async function uploadBytes(
     file: { path: string; size: number; name: string; sha256?: string },
     existing?: string,
   ) {

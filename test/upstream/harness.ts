@@ -144,11 +144,9 @@ export class Api {
   }
 
   /** The bytes of a media item, as a browser reads them. */
-  async mediaBytes(id: string, name: string): Promise<Buffer> {
-    const res = await fetch(
-      `${this.url}/media/${this.project}/${this.environment}/${id}/${encodeURIComponent(name)}`,
-    )
-    if (res.status !== 200) throw new Error(`GET media ${id}/${name} -> ${res.status}`)
+  async mediaBytes(id: string): Promise<Buffer> {
+    const res = await fetch(`${this.url}/media/${this.project}/${this.environment}/${id}`)
+    if (res.status !== 200) throw new Error(`GET media ${id} -> ${res.status}: ${await res.text()}`)
     return Buffer.from(await res.arrayBuffer())
   }
 }
