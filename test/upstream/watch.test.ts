@@ -1,0 +1,100 @@
+// `cms-sync watch` as a real process on the real server: a local edit is pushed within moments,
+// an edit made on the server is pulled by the poll, and nothing else on the server changes.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { setWatchConfig, watchProcess } from '../helpers/watch.js'
+import {
+  cleanupTemps,
+  expectOnly,
+  freshProject,
+  initWorkspace,
+  SETUP,
+  type ServerState,
+  serverState,
+  type Upstream,
+  type Workspace,
+} from './harness.js'
+
+const SECTION = {
+  id: 'section',
+  name: 'Section',
+  icon: 'file',
+  type: 'content',
+  parentSchemaId: 'page',
+  hiddenProperties: [],
+  defaultTabId: 'content',
+  tabs: { content: 'Content' },
+  fields: { properties: { title: { label: 'Title', schemaId: 'string', tabId: 'content' } } },
+  allowedAtRoot: true,
+  allowedChildSchemas: ['section'],
+}
+
+function page(id: string, title: string) {
+  return {
+    id,
+    parentId: '',
+    schemaId: 'section',
+    sort: 1,
+    isPublished: true,
+    publishOn: null,
+    unpublishOn: null,
+    properties: { title },
+    settings: { publishing: { connectionId: '' } },
+  }
+}
+
+describe.skipIf(!SETUP)('watch (real upstream server)', () => {
+  let up: Upstream
+  let ws: Workspace
+  let state: ServerState
+  let daemon: ReturnType<typeof watchProcess> | undefined
+
+  beforeAll(async () => {
+    up = await freshProject('watch')
+    ws = await initWorkspace(up, 'watch')
+    await ws.writeJson('schemas/section.json', SECTION)
+    await ws.writeJson('content/w-home.json', page('w-home', 'Home'))
+    await ws.writeJson('content/w-news.json', page('w-news', 'News'))
+    await ws.ok('sync')
+    state = await serverState(up.api)
+    await setWatchConfig(ws.root, { debounceMs: 100, pollSeconds: 1 })
+    daemon = watchProcess(ws.root, { ...process.env, ...ws.env, NO_COLOR: '1' })
+    await daemon.waitForEvent({ event: 'reconciled' }, 60_000)
+  })
+  afterAll(async () => {
+    if (daemon && daemon.child.exitCode === null) {
+      daemon.child.kill('SIGTERM')
+      await daemon.exited
+    }
+    await cleanupTemps()
+  })
+
+  it('a local edit is pushed, and only that item changes on the server', async () => {
+    await ws.writeJson('content/w-home.json', page('w-home', 'Home (saved in the editor)'))
+    await daemon!.waitForEvent({ event: 'pushed', path: 'content/w-home.json' }, 60_000)
+    state = await expectOnly(up.api, state, { changed: ['content/w-home'] })
+    expect(state.content.get('w-home')).toMatchObject({
+      properties: { title: 'Home (saved in the editor)' },
+      createdBy: up.userId,
+    })
+  })
+
+  it('an edit on the server is pulled by the poll, and nothing is written back', async () => {
+    const news = await up.api.get('content', 'w-news')
+    await up.api.put('content', { ...news, properties: { title: 'News (edited on the server)' } })
+    state = await serverState(up.api)
+    await daemon!.waitForEvent({ event: 'pulled', path: 'content/w-news.json' }, 60_000)
+    expect((await ws.readJson('content/w-news.json')).properties).toEqual({
+      title: 'News (edited on the server)',
+    })
+    // A few polls later the server is as the edit left it.
+    await new Promise((resolve) => setTimeout(resolve, 3000))
+    state = await expectOnly(up.api, state)
+  })
+
+  it('stops cleanly on SIGTERM', async () => {
+    daemon!.child.kill('SIGTERM')
+    expect((await daemon!.exited).code).toBe(0)
+    await ws.expectClean()
+  })
+})
