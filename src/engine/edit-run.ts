@@ -24,7 +24,7 @@ import { itemPath } from '../workspace/layout.js'
 import { statLocalFile } from '../workspace/local-file.js'
 import { type LocalEntry, type ScanProblem, scanOne, scanWorkspace } from '../workspace/scan.js'
 import { MEDIA_FOLDER } from './media/media-plan.js'
-import { plan, type Version } from './plan.js'
+import { type BaseVersion, plan } from './plan.js'
 import { type RemoteEntry, remoteEntry } from './remote-snapshot.js'
 import type { EngineDeps, PlannedRun } from './run.js'
 
@@ -79,7 +79,7 @@ export async function planEdits(
   const cached = (path: string) => store.get(path)
   const local = new Map<string, LocalEntry>()
   const remote = new Map<string, RemoteEntry>()
-  const base = new Map<string, Version>()
+  const base = new Map<string, BaseVersion>()
   const scanProblems: ScanProblem[] = []
   // A file whose name encodes no id is reported, as the scan would, while it exists.
   for (const { codec, path } of found.unnamed) {
@@ -93,7 +93,13 @@ export async function planEdits(
   await Promise.all(
     targets.map(async ({ codec, path, id }) => {
       const known = store.get(path)
-      if (known?.kind === codec.kind) base.set(path, { ...known, hash: known.baseHash })
+      const alt = store.alternates.get(path)
+      if (known?.kind === codec.kind)
+        base.set(path, {
+          ...known,
+          hash: known.baseHash,
+          ...(alt === undefined ? {} : { alt: alt?.baseHash ?? null }),
+        })
       const name = path.slice(path.indexOf('/') + 1)
       const [scanned, object] = await Promise.all([
         scanOne(deps.root, codec, cached, name, path),
@@ -101,7 +107,11 @@ export async function planEdits(
       ])
       if (scanned.entry) local.set(path, scanned.entry)
       if (scanned.problem) scanProblems.push(scanned.problem)
-      if (object) remote.set(path, remoteEntry(codec, object, { id, path, known }))
+      if (object)
+        remote.set(
+          path,
+          remoteEntry(codec, object, { id, path, known: store.baseAt(path, codec.revisionOf(object)) }),
+        )
     }),
   )
   const result = plan(base, local, remote)

@@ -64,7 +64,8 @@ export function settleLater<T>(promise: Promise<T>): Promise<T> {
 export async function snapshotRemote(
   client: RemotePort,
   codecs: readonly Codec[],
-  base: (path: string) => ItemState | undefined,
+  /** The base of a path; given the listed revision, the base that saw it if one did (StateStore.baseAt). */
+  base: (path: string, rev: string) => ItemState | undefined,
   ignored: (path: string) => boolean = () => false,
   /** Listings already asked for (requestListings); a kind missing here is listed now. */
   listings?: Listings,
@@ -101,7 +102,7 @@ export async function snapshotRemote(
         problems.push({ kind: codec.kind, id, problem: `${path}: ${problem}` })
       }
       const complete = !codec.listIsIncomplete(client.dialect)
-      const known = base(path)
+      const known = base(path, codec.revisionOf(listedObject))
       if (known && known.remoteRev === codec.revisionOf(listedObject)) {
         entries.set(path, remoteEntry(codec, listedObject, { id, path, known, complete }))
         continue

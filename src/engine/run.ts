@@ -6,11 +6,13 @@ import { CliError, ExitCode } from '../cli/exit-codes.js'
 import { NATIVE_SCHEMA_IDS } from '../remote/dialect.js'
 import { RemoteError } from '../remote/errors.js'
 import type { MediaApi, RemoteMedia } from '../remote/media.js'
+import { type CommittedBase, loadLock, sameBase } from '../state/committed-base.js'
 import { CompactStateStore } from '../state/compact-store.js'
 import {
   emptyState,
   type ItemState,
   loadState,
+  type StateFile,
   StateStore,
   sameTarget,
   type Target,
@@ -30,7 +32,7 @@ import {
 } from './guards.js'
 import { type MediaRun, snapshotMedia } from './media/media-snapshot.js'
 import { dryRunOutcome, type Outcome, problemReports, reportOf } from './outcome.js'
-import { type Plan, type PlanItem, plan, type Side, type Version } from './plan.js'
+import { type BaseVersion, type Plan, type PlanItem, plan, type Side } from './plan.js'
 import type { EngineLogger, RemotePort } from './remote-port.js'
 import {
   ListingFailedError,
@@ -105,15 +107,46 @@ export async function openState(
     compact?: boolean
   } = {},
 ): Promise<{ store: StateStore; rebound: boolean }> {
-  const saved = await loadState(deps.root)
-  stopUnlessOk(targetGuard(saved?.target, deps.target, opts.rebind ?? false))
+  const rebind = opts.rebind ?? false
+  const [saved, lock] = await Promise.all([loadState(deps.root), loadLock(deps.root)])
+  // Either record binds the workspace: the state on this machine, the lock in every clone.
+  stopUnlessOk(targetGuard(saved?.target, deps.target, rebind))
+  stopUnlessOk(targetGuard(lock?.target, deps.target, rebind))
   // A new target makes the old base meaningless: start over as a fresh clone, which never deletes.
-  const rebound = !!saved && !sameTarget(saved.target, deps.target)
+  const rebound =
+    (!!saved && !sameTarget(saved.target, deps.target)) || (!!lock && !sameTarget(lock.target, deps.target))
   const state = saved && !rebound ? saved : emptyState(deps.target)
+  const alternates = lock && !rebound ? joinCommittedBase(state, lock, !!saved) : undefined
   const store = opts.compact
     ? new CompactStateStore(deps.root, state, opts.batch)
     : new StateStore(deps.root, state, opts.batch)
+  for (const [path, alternate] of alternates ?? []) store.alternates.set(path, alternate)
   return { store, rebound }
+}
+
+/**
+ * Joins the lock's bases to the state's (docs/lock.md) and returns where they disagree. Without
+ * local state the lock is the base. With both, an item the state lacks takes the lock's base;
+ * an item whose bases differ (git moved the lock: a pull, a checkout, a merge) keeps both, and
+ * the planner acts only where both agree or one of them leaves no doubt (plan.ts).
+ */
+function joinCommittedBase(
+  state: StateFile,
+  lock: CommittedBase,
+  hadState: boolean,
+): Map<string, ItemState | null> {
+  const alternates = new Map<string, ItemState | null>()
+  if (hadState) {
+    // Media are planned against the state alone (their base is also their place: media-match.ts).
+    for (const item of Object.values(state.items))
+      if (item.kind !== 'media' && !lock.items.has(item.path)) alternates.set(item.path, null)
+  }
+  for (const [path, item] of lock.items) {
+    const known = state.items[path]
+    if (!known) state.items[path] = item
+    else if (!sameBase(known, item) && item.kind !== 'media') alternates.set(path, item)
+  }
+  return alternates
 }
 
 export async function planRun(
@@ -178,7 +211,7 @@ async function readAndPlan(
     snapshot = await snapshotRemote(
       deps.client,
       deps.codecs,
-      (path) => store.get(path),
+      (path, rev) => store.baseAt(path, rev),
       (path) => !synced(path),
       listings.json,
     )
@@ -190,11 +223,20 @@ async function readAndPlan(
     }
     throw error
   }
-  const base = new Map<string, Version>(
-    baseItems.map((item) => [
-      item.path,
-      { kind: item.kind, id: item.id, path: item.path, hash: item.baseHash },
-    ]),
+  const base = new Map<string, BaseVersion>(
+    baseItems.map((item) => {
+      const alt = store.alternates.get(item.path)
+      return [
+        item.path,
+        {
+          kind: item.kind,
+          id: item.id,
+          path: item.path,
+          hash: item.baseHash,
+          ...(alt === undefined ? {} : { alt: alt?.baseHash ?? null }),
+        },
+      ]
+    }),
   )
   const local = new Map(scan.entries.map((entry) => [entry.path, entry]))
   const planOptions = opts.prefer ? { prefer: opts.prefer } : {}

@@ -95,6 +95,15 @@ export class CompactStateStore extends StateStore {
     await this.changed()
   }
 
+  /** Each item parsed for the lock and let go at once: a save must not expand the whole store. */
+  protected override *lockItems(): Iterable<ItemState> {
+    for (const [path, packed] of this.packed) {
+      const alternate = this.alternates.get(path)
+      if (alternate === null) continue
+      yield alternate ?? this.objects?.get(path) ?? (JSON.parse(this.textOf(path, packed)) as ItemState)
+    }
+  }
+
   /** What JSON.stringify writes for the object form, with each item's text as it is. */
   protected override serialise(): string {
     const fields: string[] = []
