@@ -43,12 +43,16 @@ export function reportOf(item: PlanItem, extra: Partial<ItemReport> = {}): ItemR
   }
 }
 
-/** What a run would do: the selected entries as if applied, and pushes of bad files as failed. */
-export function dryRunOutcome(run: PlannedRun, selected: readonly PlanItem[]): Outcome {
+/** What a run would do: the selected entries as if applied, and those it would refuse as failed. */
+export function dryRunOutcome(
+  selected: readonly PlanItem[],
+  /** predictFailures: path -> why the run would refuse it. */
+  failures: ReadonlyMap<string, string>,
+): Outcome {
   const outcome: Outcome = { applied: [], conflicts: [], failed: [] }
   for (const item of selected) {
-    const problems = item.action === 'push' ? run.local.get(item.path)?.problems : undefined
-    if (problems) outcome.failed.push(reportOf(item, { error: problems.join('; ') }))
+    const error = failures.get(item.path)
+    if (error !== undefined) outcome.failed.push(reportOf(item, { error }))
     else if (item.action === 'conflict') outcome.conflicts.push(reportOf(item))
     else if (item.action !== 'none' && item.action !== 'merge-base') outcome.applied.push(reportOf(item))
   }

@@ -3,7 +3,6 @@
 // plan; pull, push, sync and resolve differ only in the actions they select.
 
 import { CliError, ExitCode } from '../cli/exit-codes.js'
-import { NATIVE_SCHEMA_IDS } from '../remote/dialect.js'
 import { RemoteError } from '../remote/errors.js'
 import type { MediaApi, RemoteMedia } from '../remote/media.js'
 import { type CommittedBase, loadLock, sameBase } from '../state/committed-base.js'
@@ -17,7 +16,7 @@ import {
   sameTarget,
   type Target,
 } from '../state/state-file.js'
-import type { Codec, ReferenceContext } from '../workspace/codec.js'
+import type { Codec } from '../workspace/codec.js'
 import { loadIgnoreRules } from '../workspace/ignore-rules.js'
 import type { BeforeLocalWrite } from '../workspace/local-writes.js'
 import { type LocalEntry, type ScanProblem, scanWorkspace } from '../workspace/scan.js'
@@ -33,6 +32,7 @@ import {
 import { type MediaRun, snapshotMedia } from './media/media-snapshot.js'
 import { dryRunOutcome, type Outcome, problemReports, reportOf } from './outcome.js'
 import { type BaseVersion, type Plan, type PlanItem, plan, type Side } from './plan.js'
+import { predictFailures, referenceContext } from './predict.js'
 import type { EngineLogger, RemotePort } from './remote-port.js'
 import {
   ListingFailedError,
@@ -91,6 +91,20 @@ export class SafetyStopError extends CliError {
   constructor(message: string) {
     super(message, ExitCode.safetyStop)
   }
+}
+
+/**
+ * A path argument that names nothing the run knows (no file, no server item, no base) is a
+ * usage error, as with git: `cms-sync push content/hom.json` must not succeed by doing nothing.
+ */
+export function checkScope(run: Pick<PlannedRun, 'plan' | 'scanProblems'>, scope: readonly string[]): void {
+  const known = [...run.plan.items.map((item) => item.path), ...run.scanProblems.map((p) => p.path)]
+  const unmatched = scope.filter((p) => p !== '' && !known.some((path) => inScope(path, [p])))
+  if (unmatched.length === 0) return
+  throw new CliError(
+    `${unmatched.map((p) => JSON.stringify(p)).join(', ')} did not match any file or server item (check the spelling, or \`cms-sync status\` for what is synced)`,
+    ExitCode.usage,
+  )
 }
 
 function stopUnlessOk(result: GuardResult): void {
@@ -295,36 +309,6 @@ export function inScope(path: string, scope: readonly string[]): boolean {
   )
 }
 
-function baseSchemas(store: StateStore): ItemState[] {
-  return store.items('schema')
-}
-
-/** What pushed files are checked against: known only for the kinds being synced. */
-async function referenceContext(
-  deps: EngineDeps,
-  run: PlannedRun,
-  selected: readonly PlanItem[],
-): Promise<ReferenceContext> {
-  // Schema ids are known only when schemas are synced too; otherwise the check is left to the server.
-  const schemaIds = deps.codecs.some((codec) => codec.kind === 'schema')
-    ? new Set([
-        ...NATIVE_SCHEMA_IDS,
-        // An edit-only run saw only its own paths: the schemas of the last sync stand for the rest.
-        ...[...run.remote.values(), ...run.local.values(), ...(run.fresh ? baseSchemas(run.store) : [])]
-          .filter((e) => e.kind === 'schema')
-          .map((e) => e.id),
-      ])
-    : undefined
-  // One request for the types, and only when a connection is about to be written.
-  const pushesConnection = selected.some((item) => item.kind === 'connection' && item.action === 'push')
-  const types =
-    pushesConnection && deps.client.connectionTypes ? await deps.client.connectionTypes() : undefined
-  return {
-    schemaIds,
-    ...(types ? { deployers: new Set(types.deployers), processors: new Set(types.processors) } : {}),
-  }
-}
-
 /** Whether carrying out these entries writes to the server (anything beyond pulls and base merges). */
 function changesServer(selected: readonly PlanItem[]): boolean {
   return selected.some((item) => item.action === 'push' || item.action === 'delete-remote')
@@ -387,7 +371,7 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
   ]
   if (opts.dryRun) {
     await run.media?.dispose()
-    const planned = dryRunOutcome(run, selected)
+    const planned = dryRunOutcome(selected, await predictFailures(deps, run, selected))
     return { ...planned, failed: [...planned.failed, ...problems] }
   }
   if (run.rebound) await run.store.save()
