@@ -6,7 +6,6 @@ import { CliError, ExitCode } from '../cli/exit-codes.js'
 import { RemoteError } from '../remote/errors.js'
 import type { MediaApi, RemoteMedia } from '../remote/media.js'
 import { type CommittedBase, loadLock, sameBase } from '../state/committed-base.js'
-import { CompactStateStore } from '../state/compact-store.js'
 import {
   emptyState,
   type ItemState,
@@ -117,8 +116,6 @@ export async function openState(
   opts: {
     rebind?: boolean
     batch?: ConstructorParameters<typeof StateStore>[2]
-    /** Items held as their text (CompactStateStore): a process that keeps the state for long. */
-    compact?: boolean
   } = {},
 ): Promise<{ store: StateStore; rebound: boolean }> {
   const rebind = opts.rebind ?? false
@@ -131,9 +128,7 @@ export async function openState(
     (!!saved && !sameTarget(saved.target, deps.target)) || (!!lock && !sameTarget(lock.target, deps.target))
   const state = saved && !rebound ? saved : emptyState(deps.target)
   const alternates = lock && !rebound ? joinCommittedBase(state, lock, !!saved) : undefined
-  const store = opts.compact
-    ? new CompactStateStore(deps.root, state, opts.batch)
-    : new StateStore(deps.root, state, opts.batch)
+  const store = new StateStore(deps.root, state, opts.batch)
   for (const [path, alternate] of alternates ?? []) store.alternates.set(path, alternate)
   return { store, rebound }
 }

@@ -15,7 +15,7 @@ import { pipeline } from 'node:stream/promises'
 import { listingFailure, type RemoteClient, type RemoteResponse } from './client.js'
 import { classify, isItemMissing, projectPath } from './dialect.js'
 import { cleanServerMessage, ListingError, type RemoteError, remoteError, TooLargeError } from './errors.js'
-import { digestSink } from './http.js'
+import { type ListingMarker, listingMarker, listingUnchangedSince } from './http.js'
 import { jsonBase64Body, multipartBody, type StreamedBody } from './media-body.js'
 
 export interface RemoteMedia {
@@ -106,14 +106,15 @@ export function createMediaApi(client: RemoteClient, opts: { maxBytes?: number }
     return res
   }
 
-  /** The sha1 of the last listing body `list` accepted. */
-  let listingDigest: string | undefined
+  /** How the last listing `list` accepted was seen (its ETag, its sha1). */
+  let lastListing: ListingMarker | undefined
 
-  async function listingUnchanged(): Promise<boolean> {
-    if (listingDigest === undefined) return false
-    const hashed = digestSink()
-    const res = await client.request('GET', `${P}/media`, { sink: hashed.sink })
-    return res.status >= 200 && res.status < 300 && hashed.digest() === listingDigest
+  function listingUnchanged(): Promise<boolean> {
+    return listingUnchangedSince(
+      ({ method, path, ...rest }) => client.request(method, path, rest),
+      `${P}/media`,
+      lastListing,
+    )
   }
 
   async function list(opts: { signal?: AbortSignal } = {}): Promise<RemoteMedia[]> {
@@ -151,7 +152,7 @@ export function createMediaApi(client: RemoteClient, opts: { maxBytes?: number }
       seen.add(item.id)
       return mediaOf(item)
     })
-    listingDigest = res.digest
+    lastListing = listingMarker(res)
     return items
   }
 

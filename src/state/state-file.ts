@@ -174,7 +174,7 @@ export class StateStore {
   }
 
   /** The items as the lock records them: the state's, but the lock's own line while the two disagree. */
-  protected *lockItems(): Iterable<ItemState> {
+  private *lockItems(): Iterable<ItemState> {
     for (const item of this.items()) {
       const alternate = this.alternates.get(item.path)
       if (alternate === undefined) yield item
@@ -187,12 +187,7 @@ export class StateStore {
     return lockText(this.state.target, this.lockItems())
   }
 
-  /** The file's text: the state as JSON. */
-  protected serialise(): string {
-    return JSON.stringify(this.state)
-  }
-
-  protected async changed(): Promise<void> {
+  private async changed(): Promise<void> {
     this.unsaved++
     // Items committed during a save are left for the next one.
     if (this.saving) return
@@ -218,7 +213,7 @@ export class StateStore {
     // The text and the count it covers are taken together, before any other commit can run.
     // Plain JSON, not the canonical form: this file is ours alone, never diffed, and sorting
     // the keys of 10,000 items on every save cost a pull a second of CPU.
-    const text = this.serialise()
+    const text = JSON.stringify(this.state)
     const lock = this.lockText()
     const covered = this.unsaved
     this.saving = (async () => {

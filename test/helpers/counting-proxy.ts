@@ -21,6 +21,8 @@ export type BodyOverride = (
 export interface CountingProxy {
   url: string
   seen: string[]
+  /** Each forwarded request with the server's status: `GET /api/... 304`. */
+  answered: string[]
   override: Override | undefined
   /** When set, every request body is read whole before it is forwarded or answered. */
   overrideWithBody: BodyOverride | undefined
@@ -30,10 +32,12 @@ export interface CountingProxy {
 export async function startCountingProxy(upstream: string): Promise<CountingProxy> {
   const target = new URL(upstream)
   const seen: string[] = []
+  const answered: string[] = []
   const sockets = new Set<Socket>()
   const proxy: CountingProxy = {
     url: '',
     seen,
+    answered,
     override: undefined,
     overrideWithBody: undefined,
     close: async () => {},
@@ -78,6 +82,7 @@ export async function startCountingProxy(upstream: string): Promise<CountingProx
         headers: req.headers,
       },
       (answer) => {
+        answered.push(`${req.method} ${(req.url ?? '').split('?')[0]} ${answer.statusCode}`)
         res.writeHead(answer.statusCode ?? 502, answer.headers)
         answer.pipe(res)
       },
