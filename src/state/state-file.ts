@@ -38,6 +38,12 @@ export interface ItemState {
   media?: MediaBase
   /** The server lists the item from the parent project it inherits from (locked there). */
   inherited?: true
+  /**
+   * The base came from cms-sync.lock, not from a sync on this machine: where the server cannot
+   * say whether media bytes changed (upstream has no media dates), they are checked before a
+   * push (media-match.ts). Gone once the item is synced here.
+   */
+  fromLock?: true
 }
 
 export type ItemSummary = Pick<ItemState, 'path' | 'kind' | 'inherited'>

@@ -275,4 +275,36 @@ describe('media in the lock', () => {
     await rm(path.join(clone, '.cms-sync'), { recursive: true })
     expect((await w.cliIn(clone, '--json', 'status')).json.clean).toBe(true)
   })
+
+  test('upstream (no media dates): bytes edited in a fresh clone are checked against the server before a push', async () => {
+    const { startWorld } = await import('../helpers/sync-world.js')
+    const { createMediaApi } = await import('../../src/remote/media.js')
+    world = await startWorld('upstream', { resources: ['schemas', 'content', 'media'], content: [] })
+    const w = world
+    await mkdir(w.file('media'), { recursive: true })
+    await writeFile(w.file('media/note.txt'), 'v1')
+    expect((await w.cli('sync')).exitCode).toBe(0)
+    const id = (await readFile(w.file('media.yaml'), 'utf8')).match(/note\.txt: (\S+)/)![1]!
+    const clone = await committedAndCloned(w)
+    // Someone replaces the bytes on the server: upstream's listing cannot show it
+    const upload = path.join(w.root, '..', 'editor-upload.txt')
+    await writeFile(upload, 'editor')
+    await createMediaApi(w.server).upload({ path: upload, size: 6, name: 'note.txt' }, id)
+    const bytes = async () => (await fetch(`${w.emulator.url}/media/demo/live/${id}`)).text()
+    expect(await bytes()).toBe('editor')
+    // The clone's edit is a conflict, not an overwrite
+    await writeFile(path.join(clone, 'media/note.txt'), 'developer')
+    const push = await w.cliIn(clone, '--json', 'push')
+    expect(push.exitCode, push.stderr).toBe(3)
+    expect(push.json.conflicts).toMatchObject([{ path: 'media/note.txt' }])
+    expect(await bytes()).toBe('editor')
+    // With the server back at the lock's bytes, an edit is pushed as usual
+    const third = cloneOf(w, 'third')
+    await writeFile(path.join(third, 'media/note.txt'), 'v2')
+    await writeFile(upload, 'v1')
+    await createMediaApi(w.server).upload({ path: upload, size: 2, name: 'note.txt' }, id)
+    const ok = await w.cliIn(third, '--json', 'push')
+    expect(ok.exitCode, ok.stderr).toBe(0)
+    expect(await bytes()).toBe('v2')
+  })
 })
