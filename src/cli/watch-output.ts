@@ -20,8 +20,14 @@ export function eventLine(e: WatchEvent): string {
       return `${pc.green('↑')} ${e.action === 'push' ? 'pushed' : 'deleted on the server'} ${e.path}`
     case 'pulled':
       return `${pc.cyan('↓')} ${e.action === 'pull' ? 'pulled' : 'deleted locally'} ${e.path}`
-    case 'conflict':
-      return `${pc.yellow('!')} conflict ${e.path}${e.reason ? ` (${e.reason})` : ''}: both sides changed; the server copy is in .cms-sync/conflicts/, see \`cms-sync diff\` then \`cms-sync resolve\``
+    case 'merged':
+      return `${pc.magenta('⇄')} merged ${e.path}: edits of both sides, on both sides`
+    case 'conflict': {
+      const leaves = e.leaves?.length
+        ? ` at ${e.leaves.map((l) => l.path || '(the document)').join(', ')}`
+        : ''
+      return `${pc.yellow('!')} conflict ${e.path}${leaves}${e.reason && !leaves ? ` (${e.reason})` : ''}: both sides changed; the server copy is in .cms-sync/conflicts/, see \`cms-sync diff\` then \`cms-sync resolve\``
+    }
     case 'failed':
       return `${pc.red('✗')} ${e.action} failed ${e.path}: ${e.error}`
     case 'paused': {

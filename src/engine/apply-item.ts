@@ -3,6 +3,7 @@
 // made since the listing, or a local edit made since the scan, turns into a conflict instead of
 // being overwritten. State for the item is committed only after the change is done.
 
+import type { BaseStore } from '../state/base-store.js'
 import type { ItemState, StateStore, StatSnapshot } from '../state/state-file.js'
 import { FileAppearedError } from '../workspace/atomic-write.js'
 import {
@@ -15,6 +16,7 @@ import {
 import { type ParsedFile, readLocalFile, sameStat, statLocalFile } from '../workspace/local-file.js'
 import { type LocalWriter, removeConflictCopy, writeConflictCopy } from '../workspace/local-writes.js'
 import type { LocalEntry } from '../workspace/scan.js'
+import type { PlannedMerge, SideText } from './merges.js'
 import type { PlanItem } from './plan.js'
 import type { EngineLogger, RemotePort } from './remote-port.js'
 import { fullObject, type RemoteEntry } from './remote-snapshot.js'
@@ -34,6 +36,12 @@ export interface ApplyContext {
   remoteReadJustNow?: boolean
   /** Whether .cms-sync/conflicts/ existed when the run began: if not, no copy needs removing. */
   hadConflicts: boolean
+  /** The planned merges of items changed on both sides, by path (merges.ts). */
+  merges: ReadonlyMap<string, PlannedMerge>
+  /** Which side a merge writes: both, or the file only (pull), or the server only (push). */
+  mergeWrites: 'both' | 'local' | 'remote'
+  /** Where each committed base's text is kept, for later merges. */
+  bases: BaseStore
 }
 
 export type ItemResult =
@@ -95,14 +103,17 @@ async function commit(
   vouch: Vouch,
   /** Still inherited after this step: a pull of a listed inherited item; never after our write. */
   inheritedAfter = false,
+  /** The revision to record when it is not the stored copy's (a push's half of a merge). */
+  remoteRev?: string,
 ) {
   const stat = await vouchedStat(ctx, item, vouch)
+  await ctx.bases.keep(bytes.hash, bytes.text)
   await ctx.store.commit({
     kind: item.kind,
     id: item.id,
     path: item.path,
     baseHash: bytes.hash,
-    remoteRev: codec.revisionOf(stored),
+    remoteRev: remoteRev ?? codec.revisionOf(stored),
     ...(stat ? { stat } : {}),
     ...('createDate' in stored ? { createDate: (stored.createDate as string | null) ?? null } : {}),
     ...(inheritedAfter ? { inherited: true as const } : {}),
@@ -215,6 +226,7 @@ export async function mergeBaseItem(ctx: ApplyContext, item: PlanItem): Promise<
     await clearConflictCopy(ctx, item)
     return applied
   }
+  if (remote.bytes?.hash === local.hash) await ctx.bases.keep(remote.bytes.hash, remote.bytes.text)
   await ctx.store.commit({
     kind: item.kind,
     id: item.id,
@@ -249,4 +261,91 @@ export async function recordConflict(ctx: ApplyContext, item: PlanItem, codec: C
   const entry = ctx.remote.get(item.path)
   const object = entry ? await fullObject(ctx.client, entry) : undefined
   await writeConflictCopy(ctx.root, item.path, object ? fileBytes(codec.toFile(object)).text : undefined)
+}
+
+/**
+ * Both sides changed different leaves: each side gets the merge (design.md "Merging"), or one
+ * half of it (pull: the file; push: the server). As with a push, the file must still be what
+ * was planned and the server copy what was listed, and the server copy that the merge replaces
+ * goes to trash first. The base moves to the merge only when both sides hold it; after a half,
+ * it moves to the side left as it was, so the other half still shows as a change to sync.
+ */
+export async function mergeItem(ctx: ApplyContext, item: PlanItem, codec: Codec): Promise<ItemResult> {
+  const merge = ctx.merges.get(item.path)
+  if (!merge) return { status: 'conflict', reason: 'changed on both sides' }
+  const planned = ctx.local.get(item.path)
+  if (!planned || planned.hash !== merge.before.local.hash || !(await localAsPlanned(ctx, item, codec)))
+    return changedLocally
+  const toServer = ctx.mergeWrites !== 'local' && merge.remote.hash !== merge.before.remote.hash
+  let stored: { object: JsonObject; bytes: FileBytes } | undefined
+  if (toServer) {
+    const written = await writeMergeToServer(ctx, item, codec, merge.remote)
+    if ('status' in written) return written
+    stored = written
+  }
+  // What the server made of the merge (it may normalise), when it was written there, is what
+  // the file gets.
+  const fileText = stored && merge.settled && ctx.mergeWrites === 'both' ? stored.bytes : merge.local
+  let vouch: Vouch = { read: planned.stat }
+  if (ctx.mergeWrites !== 'remote' && fileText.hash !== merge.before.local.hash) {
+    if (await localAsPlanned(ctx, item, codec)) {
+      vouch = { written: await ctx.writer.write(item.path, fileText.text, fileText.hash) }
+    } else if (!stored) {
+      return changedLocally
+    } else {
+      // Edited while the server was written: the new edit shows as a local change next time.
+      vouch = 'none'
+    }
+  }
+  if (!merge.settled) {
+    // Leaves remain in conflict: the base stays, and the settled leaves now agree on both sides.
+    const left = item.leaves?.length ?? 0
+    return { status: 'conflict', reason: `${left} ${left === 1 ? 'leaf' : 'leaves'} still differ` }
+  }
+  const entry = ctx.remote.get(item.path)!
+  if (ctx.mergeWrites === 'both') {
+    const bytes = stored?.bytes ?? merge.local
+    await commit(
+      ctx,
+      item,
+      bytes,
+      stored?.object ?? entry.object,
+      codec,
+      vouch,
+      false,
+      stored ? undefined : entry.rev,
+    )
+  } else if (ctx.mergeWrites === 'local') {
+    // The file holds the merge; the base is the server copy, so the local edits are still to push.
+    await commit(ctx, item, merge.before.remote, entry.object, codec, 'none', entry.inherited, entry.rev)
+  } else {
+    // The server holds the merge; the base is the file, and no revision matches the server copy,
+    // so the next listing reads it and the server's edits are still to pull.
+    await commit(ctx, item, merge.before.local, stored?.object ?? entry.object, codec, vouch, false, '')
+  }
+  return applied
+}
+
+async function writeMergeToServer(
+  ctx: ApplyContext,
+  item: PlanItem,
+  codec: Codec,
+  side: SideText,
+): Promise<{ object: JsonObject; bytes: FileBytes } | ItemResult> {
+  const problems = codec.checkReferences(side.file, ctx.references)
+  if (problems.length > 0)
+    return { status: 'failed', error: `the merge of both sides: ${problems.join('; ')}` }
+  const remote = await remoteAsPlanned(ctx, item, codec)
+  if (!remote.ok || !remote.current) return changedRemotely
+  await ctx.writer.keepRemoteInTrash(item.path, fileBytes(codec.toFile(remote.current)).text)
+  if (ctx.remote.get(item.path)?.inherited) await ctx.client.pullInherited(item.kind, item.id)
+  const body = codec.toBody(side.file, {
+    current: remote.current,
+    baseCreateDate: ctx.store.get(item.path)?.createDate,
+    now: ctx.now(),
+  })
+  const object = await ctx.client.put(item.kind, item.id, body, {
+    expected: (current) => (current ? codec.revisionOf(current) : undefined) === remote.rev,
+  })
+  return { object, bytes: fileBytes(codec.fromWriteAnswer(object, side.file)) }
 }

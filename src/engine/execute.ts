@@ -27,6 +27,7 @@ import {
   deleteRemoteItem,
   type ItemResult,
   mergeBaseItem,
+  mergeItem,
   pullItem,
   pushItem,
   recordConflict,
@@ -233,6 +234,8 @@ async function applyOne(
       return deleteRemoteItem(ctx, item, codec)
     case 'merge-base':
       return mergeBaseItem(ctx, item)
+    case 'merge':
+      return mergeItem(ctx, item, codec)
     case 'conflict':
       await recordConflict(ctx, item, codec)
       return { status: 'conflict' }

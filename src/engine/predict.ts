@@ -33,7 +33,9 @@ export async function referenceContext(
       ])
     : undefined
   // One request for the types, and only when a connection is about to be written.
-  const pushesConnection = selected.some((item) => item.kind === 'connection' && item.action === 'push')
+  const pushesConnection = selected.some(
+    (item) => item.kind === 'connection' && (item.action === 'push' || item.action === 'merge'),
+  )
   const types =
     pushesConnection && deps.client.connectionTypes ? await deps.client.connectionTypes() : undefined
   return {

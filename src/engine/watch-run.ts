@@ -151,7 +151,9 @@ export function createWatchEngine(
       const planned = await planFor(paths, context.full, rehash)
       let pullOnly = await opts.paused()
       if (!pullOnly && context.full && opts.holdPushes) {
-        const pushSide = planned.plan.items.filter((i) => i.action === 'push' || i.action === 'delete-remote')
+        const pushSide = planned.plan.items.filter(
+          (i) => i.action === 'push' || i.action === 'delete-remote' || i.action === 'merge',
+        )
         pullOnly = await opts.holdPushes({
           changed: pushSide.map((i) => i.path),
           deleted: pushSide.filter((i) => i.action === 'delete-remote').map((i) => i.path),
@@ -161,6 +163,7 @@ export function createWatchEngine(
       try {
         outcome = await applyRun(deps, planned, {
           select: pullOnly ? SELECT.pull : SELECT.sync,
+          mergeWrites: pullOnly ? 'local' : 'both',
           scope: context.full ? [] : [...paths],
           dryRun: false,
           allowDeletes: false,

@@ -26,6 +26,13 @@ export interface CountingProxy {
   override: Override | undefined
   /** When set, every request body is read whole before it is forwarded or answered. */
   overrideWithBody: BodyOverride | undefined
+  /**
+   * Requests this says yes to are forwarded, but their answer never reaches the client (its
+   * connection stays open until the proxy closes): the server acted, the client never heard.
+   * `held` gets each such request once the server has answered it.
+   */
+  hold: ((method: string, path: string) => boolean) | undefined
+  held: { path: string; status: number }[]
   close(): Promise<void>
 }
 
@@ -40,6 +47,8 @@ export async function startCountingProxy(upstream: string): Promise<CountingProx
     answered,
     override: undefined,
     overrideWithBody: undefined,
+    hold: undefined,
+    held: [],
     close: async () => {},
   }
   const server = createServer((req, res) => {
@@ -83,6 +92,11 @@ export async function startCountingProxy(upstream: string): Promise<CountingProx
       },
       (answer) => {
         answered.push(`${req.method} ${(req.url ?? '').split('?')[0]} ${answer.statusCode}`)
+        if (proxy.hold?.(req.method ?? 'GET', (req.url ?? '').split('?')[0]!)) {
+          answer.resume()
+          answer.on('end', () => proxy.held.push({ path: req.url ?? '', status: answer.statusCode ?? 0 }))
+          return
+        }
         res.writeHead(answer.statusCode ?? 502, answer.headers)
         answer.pipe(res)
       },

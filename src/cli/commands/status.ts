@@ -37,22 +37,26 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
         const pending = changesOf(planned.plan).filter((item) => inScope(item.path, scope))
         // What the run would refuse: the same checks as `--dry-run` and the executor.
         const failures = await predictFailures(deps, planned, pending)
-        const changes = pending.map(({ kind, id, path, local, remote, action, from, inherited }) => {
-          const problems = planned.local.get(path)?.problems
-          const error = failures.get(path)
-          return {
-            kind,
-            id,
-            path,
-            local,
-            remote,
-            action,
-            ...(from ? { from } : {}),
-            ...(inherited ? { inherited } : {}),
-            ...(problems ? { problems } : {}),
-            ...(error !== undefined ? { error } : {}),
-          }
-        })
+        const changes = pending.map(
+          ({ kind, id, path, local, remote, action, from, inherited, leaves, reason }) => {
+            const problems = planned.local.get(path)?.problems
+            const error = failures.get(path)
+            return {
+              kind,
+              id,
+              path,
+              local,
+              remote,
+              action,
+              ...(from ? { from } : {}),
+              ...(inherited ? { inherited } : {}),
+              ...(problems ? { problems } : {}),
+              ...(leaves?.length ? { leaves } : {}),
+              ...(reason ? { reason } : {}),
+              ...(error !== undefined ? { error } : {}),
+            }
+          },
+        )
         // Items the server lists from the parent project it inherits from (locked there).
         const inherited = [...planned.remote.values()]
           .filter((entry) => entry.inherited && inScope(entry.path, scope))
