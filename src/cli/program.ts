@@ -19,6 +19,7 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   push: () => import('./commands/push.js'),
   sync: () => import('./commands/sync.js'),
   resolve: () => import('./commands/resolve.js'),
+  restore: () => import('./commands/restore.js'),
   entries: () => import('./commands/entries.js'),
   watch: () => import('./commands/watch.js'),
   promote: () => import('./commands/promote.js'),

@@ -20,6 +20,8 @@ export type WatchEvent =
   | ({ event: 'paused' } & PauseInfo)
   | { event: 'offline'; pending: number; error: string }
   | { event: 'online' }
+  /** The server had refused the token; a new one from the credentials file is in use. */
+  | { event: 'token-renewed' }
   | { event: 'error'; message: string }
   | { event: 'warning'; message: string }
   | { event: 'stopped'; pending: number; finished: boolean; durationMs: number }

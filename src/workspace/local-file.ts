@@ -30,7 +30,30 @@ export const fileReads = { count: 0 }
  */
 export const MAX_JSON_FILE_BYTES = 50 * 1024 * 1024
 
-export function parseFileText(codec: Codec, text: string, expectedId: string): ParsedFile {
+/** 1-based line and column of a character offset, as editors count them. */
+function lineAndColumn(text: string, offset: number): { line: number; column: number } {
+  const before = text.slice(0, Math.max(0, Math.min(offset, text.length)))
+  const lastBreak = before.lastIndexOf('\n')
+  return { line: before.split('\n').length, column: before.length - lastBreak }
+}
+
+/**
+ * JSON.parse's complaint as `file:line:column: invalid JSON: ...`, the form editors and
+ * terminals jump to. V8 gives a character offset ("at position 39"), or none when the text
+ * ends early (then the error is at the end).
+ */
+function jsonProblem(error: Error, text: string, file: string | undefined): string {
+  const at = /at position (\d+)/.exec(error.message)
+  const where = lineAndColumn(text, at ? Number(at[1]) : text.length)
+  const what = error.message
+    .replace(/ in JSON at position \d+( \(line \d+ column \d+\))?/, '')
+    .replace(/, ".*" is not valid JSON$/s, '')
+  return `${file ?? '(file)'}:${where.line}:${where.column}: invalid JSON: ${what}`
+}
+
+export function parseFileText(codec: Codec, rawText: string, expectedId: string, file?: string): ParsedFile {
+  // A UTF-8 byte-order mark (some Windows editors write one) is no part of the JSON.
+  const text = rawText.charCodeAt(0) === 0xfeff ? rawText.slice(1) : rawText
   const bytes = Buffer.byteLength(text)
   if (bytes > MAX_JSON_FILE_BYTES) {
     return {
@@ -48,7 +71,7 @@ export function parseFileText(codec: Codec, text: string, expectedId: string): P
     return {
       ok: false,
       hash: hashText(`invalid\0${text}`),
-      problems: [`invalid JSON: ${(error as Error).message}`],
+      problems: [jsonProblem(error as Error, text, file)],
     }
   }
   const checked = codec.validate(value, expectedId)
@@ -79,7 +102,7 @@ export async function readLocalFile(
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     throw error
   }
-  return parseFileText(codec, text, id)
+  return parseFileText(codec, text, id, relativePath)
 }
 
 /** The file's stat, or undefined when it is gone. Symlinks are followed only inside the workspace. */

@@ -15,7 +15,7 @@ import { leafLines } from '../run-report.js'
 /** The local file in canonical form when it parses, so only real edits show; else as written. */
 async function localText(root: string, path: string, codec: Codec, id: string): Promise<string> {
   const text = await readFile(absolute(root, path), 'utf8').catch(() => '')
-  const parsed = parseFileText(codec, text, id)
+  const parsed = parseFileText(codec, text, id, path)
   return parsed.ok ? parsed.text : text
 }
 

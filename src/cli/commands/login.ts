@@ -80,6 +80,7 @@ async function target(
   globals: GlobalOptions,
   opts: LoginOptions,
 ): Promise<{ server: string; config?: Config; root?: string }> {
+  if (opts.server) (await import('../../config/config.js')).checkServerUrl(opts.server, '--server')
   if (opts.server && !globals.dir) return { server: opts.server }
   let root: string
   try {

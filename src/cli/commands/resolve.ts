@@ -4,14 +4,18 @@
 // conflicting leaves take the kept side and every other edit of both sides is merged. A path
 // may name single leaves as `<file>#<JSON Pointer>` (`content/home.json#/properties/title/de`):
 // only those are settled, and the item stays a conflict while other leaves still differ.
+// While `cms-sync watch` holds the workspace, the daemon carries the resolve out on its own
+// state (src/watch/requests.ts): one command either way.
 
 import { type Command, Option } from 'commander'
+import type { Outcome } from '../../engine/outcome.js'
 import type { Side } from '../../engine/plan.js'
 import { globalOptions } from '../context.js'
 import { withEngine } from '../engine-session.js'
 import { CliError, ExitCode } from '../exit-codes.js'
 import type { CliIo } from '../io.js'
 import { exitCodeFor, printOutcome } from '../run-report.js'
+import { viaDaemon } from '../via-daemon.js'
 
 /** `file#/pointer` -> the file and the pointer (a JSON Pointer: empty or starting with `/`). */
 function splitLeaf(arg: string): { file: string; pointer?: string } {
@@ -36,9 +40,25 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
     .addOption(
       new Option('--keep <side>', 'the side to keep').choices(['local', 'remote']).makeOptionMandatory(),
     )
+    .addHelpText(
+      'after',
+      '\nWorks while `cms-sync watch` runs: the daemon carries the resolve out.\n\nExamples:\n  cms-sync diff content/home.json                    # see both sides first\n  cms-sync resolve content/home.json --keep local    # the server gets the local file\n  cms-sync resolve content --keep remote             # every conflict under content/\n',
+    )
     .action(async (paths: string[], opts: { keep: Side }, cmd: Command) => {
       const globals = globalOptions(cmd)
       const args = paths.map(splitLeaf)
+      const report = (outcome: Outcome) => {
+        if (outcome.applied.length + outcome.conflicts.length + outcome.failed.length === 0) {
+          throw new CliError(`no conflicts in ${paths.join(', ')}`, ExitCode.usage)
+        }
+        printOutcome(io, globals, 'resolve', outcome, false)
+        setExit(exitCodeFor(outcome))
+      }
+      // Whole items while watch runs: the daemon settles them (leaves are settled here only).
+      if (args.every((a) => a.pointer === undefined)) {
+        const fromDaemon = await viaDaemon(io, cmd, paths, { command: 'resolve', keep: opts.keep })
+        if (fromDaemon) return report(fromDaemon)
+      }
       const { applyRun, planRun, SELECT } = await import('../../engine/run.js')
       await withEngine(
         io,
@@ -72,11 +92,7 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
             reportScanProblems: false,
             reportRemoteProblems: false,
           })
-          if (outcome.applied.length + outcome.conflicts.length + outcome.failed.length === 0) {
-            throw new CliError(`no conflicts in ${paths.join(', ')}`, ExitCode.usage)
-          }
-          printOutcome(io, globals, 'resolve', outcome, false)
-          setExit(exitCodeFor(outcome))
+          report(outcome)
         },
       )
     })

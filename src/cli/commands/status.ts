@@ -27,10 +27,18 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
         import('../../engine/plan.js'),
         import('../scheduled.js'),
         import('../../engine/predict.js'),
+        import('../../watch/mass-change.js'),
       ])
       await withEngine(io, cmd, paths, { lock: false }, async ({ deps, scope, client, ws }) => {
-        const [{ planRun, inScope, checkScope }, { changesOf }, { upcomingSchedule }, { predictFailures }] =
-          await engine
+        const [
+          { planRun, inScope, checkScope },
+          { changesOf },
+          { upcomingSchedule },
+          { predictFailures },
+          { readPause, describePause, PAUSE_LIFT },
+        ] = await engine
+        // A paused watcher pushes nothing until told: the first thing to know about this workspace.
+        const watchPaused = await readPause(ws.root)
         const planned = await planRun(deps, {})
         await planned.media?.dispose()
         checkScope(planned, scope)
@@ -93,10 +101,12 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
             ...(problems.length ? { problems } : {}),
             ...(inherited.length ? { inherited } : {}),
             ...(scheduled.length ? { scheduled } : {}),
+            ...(watchPaused ? { watchPaused } : {}),
           })
           return
         }
         if (globals.quiet) return
+        if (watchPaused) io.stdout.write(`${describePause(watchPaused)}\n  ${PAUSE_LIFT}\n`)
         for (const change of changes) {
           const line = itemLine({
             ...change,
