@@ -21,11 +21,15 @@ let world: World
 let env: NodeJS.ProcessEnv
 
 /** Runs the built CLI in the workspace and records which command it ran. */
-async function shipped(command: string, args: string[], opts: { cwd?: string; stdin?: string } = {}) {
+async function shipped(
+  command: string,
+  args: string[],
+  opts: { cwd?: string; stdin?: string; env?: NodeJS.ProcessEnv } = {},
+) {
   ran.add(command)
   return runBuilt(args, {
     cwd: opts.cwd ?? world.root,
-    env,
+    env: opts.env ?? env,
     ...(opts.stdin === undefined ? {} : { stdin: opts.stdin }),
   })
 }
@@ -80,8 +84,9 @@ describe('the shipped CLI', { timeout: 120_000 }, () => {
     expect(await readFile(path.join(dir, 'cms-sync.yaml'), 'utf8')).toContain('project: "demo"')
   })
 
+  let xdg = ''
   test('login reads the password from stdin and stores the token', async () => {
-    const xdg = await mkdtemp(path.join(os.tmpdir(), 'cms-sync-shipped-xdg-'))
+    xdg = await mkdtemp(path.join(os.tmpdir(), 'cms-sync-shipped-xdg-'))
     ran.add('login')
     const result = await runBuilt(['login', '--username', 'admin', '--password-stdin'], {
       cwd: world.root,
@@ -91,6 +96,22 @@ describe('the shipped CLI', { timeout: 120_000 }, () => {
     expectNoCrash(result)
     expect(result.code).toBe(0)
     expect(await readFile(path.join(xdg, 'cms-sync', 'credentials.yaml'), 'utf8')).toContain('token')
+  })
+
+  test('whoami, then logout', async () => {
+    const who = await shipped('whoami', ['whoami'], { env: { XDG_CONFIG_HOME: xdg, NO_COLOR: '1' } })
+    expectNoCrash(who)
+    expect(who.stdout).toContain('as admin')
+    const out = await shipped('logout', ['logout'], { env: { XDG_CONFIG_HOME: xdg, NO_COLOR: '1' } })
+    expectNoCrash(out)
+    expect(out.code).toBe(0)
+    expect(out.stdout).toContain('logged out of')
+  })
+
+  test('completion bash is a script bash accepts', async () => {
+    const result = await shipped('completion', ['completion', 'bash'])
+    expect(result.code).toBe(0)
+    expect(result.stdout).toContain('complete -o filenames -F _cms_sync cms-sync')
   })
 
   test('pull, status, diff, push, sync', async () => {

@@ -17,7 +17,7 @@ import {
 import { CliError, ExitCode } from '../exit-codes.js'
 import type { CliIo } from '../io.js'
 
-interface LoginOptions {
+export interface LoginOptions {
   username?: string
   passwordStdin?: boolean
   persist?: boolean
@@ -75,7 +75,7 @@ function askHidden(io: CliIo, question: string): Promise<string> {
 }
 
 /** The server to log in to, and the workspace settings that go with it (TLS opt-out). */
-async function target(
+export async function target(
   io: CliIo,
   globals: GlobalOptions,
   opts: LoginOptions,

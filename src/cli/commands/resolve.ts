@@ -40,10 +40,7 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
     .addOption(
       new Option('--keep <side>', 'the side to keep').choices(['local', 'remote']).makeOptionMandatory(),
     )
-    .addHelpText(
-      'after',
-      '\nWorks while `cms-sync watch` runs: the daemon carries the resolve out.\n\nExamples:\n  cms-sync diff content/home.json                    # see both sides first\n  cms-sync resolve content/home.json --keep local    # the server gets the local file\n  cms-sync resolve content --keep remote             # every conflict under content/\n',
-    )
+    .addHelpText('after', '\nWorks while `cms-sync watch` runs: the daemon carries the resolve out.\n')
     .action(async (paths: string[], opts: { keep: Side }, cmd: Command) => {
       const globals = globalOptions(cmd)
       const args = paths.map(splitLeaf)

@@ -15,10 +15,6 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
     .description('Drop local edits: each file gets the server copy; the edit is kept in .cms-sync/trash/')
     .argument('<paths...>', 'the files or folders to restore')
     .option('--dry-run', 'say what would be restored, change nothing')
-    .addHelpText(
-      'after',
-      '\nExamples:\n  cms-sync restore content/home.json     # undo an edit of one file\n  cms-sync restore media/                # every local media change under media/\n',
-    )
     .action(async (paths: string[], opts: { dryRun?: boolean }, cmd: Command) => {
       const globals = globalOptions(cmd)
       const nothing = () => {
