@@ -51,7 +51,11 @@ const EXAMPLES: Record<string, string[]> = {
   pull: ['cms-sync pull', 'cms-sync pull --dry-run media/'],
   push: ['cms-sync push content/home.json', 'cms-sync push --prefer local'],
   sync: ['cms-sync sync', 'cms-sync -C my-site sync --json'],
-  resolve: ['cms-sync resolve content/home.json --keep local', 'cms-sync resolve content --keep remote'],
+  resolve: [
+    'cms-sync resolve content/home.json --keep local',
+    'cms-sync resolve content --keep remote',
+    "cms-sync resolve 'content/home.json#/properties/title/de' --keep remote",
+  ],
   restore: ['cms-sync restore content/home.json', 'cms-sync restore --dry-run media/'],
   entries: ['cms-sync entries contact --format csv -o contact.csv', 'cms-sync entries contact --clear --yes'],
   watch: ['cms-sync watch', 'cms-sync --json watch > watch.ndjson'],

@@ -34,3 +34,23 @@ describe('a closed pipe', () => {
     }
   })
 })
+
+describe('on a terminal', () => {
+  test('login asks for the password without echoing it, on the shipped CLI', async () => {
+    const { mkdtemp } = await import('node:fs/promises')
+    const os = await import('node:os')
+    const path = await import('node:path')
+    const xdg = await mkdtemp(path.join(os.tmpdir(), 'cms-sync-tty-'))
+    const { runBuiltInTty } = await import('../helpers/built-cli.js')
+    const result = await runBuiltInTty(['login', '--username', 'admin'], {
+      cwd: world.root,
+      env: { XDG_CONFIG_HOME: xdg, NO_COLOR: '1' },
+      waitFor: 'Password for admin: ',
+      input: 'admin\r',
+    })
+    expect(result.output).toContain('Password for admin: ')
+    expect(result.output).toContain(`logged in to ${world.proxy.url} as admin`)
+    expect(result.output).not.toContain('Password for admin: admin')
+    expect(result.code).toBe(0)
+  })
+})

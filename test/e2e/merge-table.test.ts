@@ -5,7 +5,7 @@
 // keeps its value, the server copy is kept in .cms-sync/conflicts/).
 
 import { execFileSync } from 'node:child_process'
-import { readFile, rm } from 'node:fs/promises'
+import { readdir, readFile, rm } from 'node:fs/promises'
 import { afterEach, describe, expect, test } from 'vitest'
 import { canonicalJson } from '../../src/workspace/canonical-json.js'
 import { startWorld, type World } from '../helpers/sync-world.js'
@@ -405,5 +405,41 @@ describe.each(['spec', 'upstream'] as const)('how edits on both sides merge (%s 
     } finally {
       await watching.stop()
     }
+  })
+
+  test('a connection merges on its file form: secrets stay references, never in a file or a base', async () => {
+    world = await startWorld(dialect, { resources: ['schemas', 'content', 'connections'] })
+    world.extraEnv.CMS_SYNC_SITE_DEPLOYER_PASSWORD = 's3cret-pw'
+    const connection = {
+      id: 'site',
+      title: 'Site',
+      url: 'https://example.test',
+      processor: { alias: 'json' },
+      deployer: {
+        alias: 'git',
+        username: 'deploy',
+        password: 's3cret-pw',
+        repo: 'https://git.test/r.git',
+        branch: 'main',
+      },
+    }
+    await world.server.put('connection', 'site', connection)
+    expect((await world.cli('sync')).exitCode).toBe(0)
+    const rel = 'connections/site.json'
+    await world.editJson(rel, { title: 'Site (renamed)' })
+    await world.server.put('connection', 'site', { ...connection, url: 'https://new.example.test' })
+    const sync = await world.cli('--json', 'sync')
+    expect(sync.json.applied).toMatchObject([{ path: rel, action: 'merge' }])
+    expect(await world.server.get('connection', 'site')).toMatchObject({
+      title: 'Site (renamed)',
+      url: 'https://new.example.test',
+      deployer: { password: 's3cret-pw' },
+    })
+    const file = await readFile(world.file(rel), 'utf8')
+    expect(JSON.parse(file)).toMatchObject({ title: 'Site (renamed)', url: 'https://new.example.test' })
+    expect(file).not.toContain('s3cret-pw')
+    for (const name of await readdir(world.file('.cms-sync/bases')))
+      expect(await readFile(world.file(`.cms-sync/bases/${name}`), 'utf8')).not.toContain('s3cret-pw')
+    expect((await world.cli('--json', 'status')).json.clean).toBe(true)
   })
 })

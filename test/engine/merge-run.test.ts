@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { expect, test } from 'vitest'
 import { type ApplyOptions, applyRun, type EngineDeps, planRun, SELECT } from '../../src/engine/run.js'
+import { baseReads } from '../../src/state/base-store.js'
 import { CODECS } from '../../src/workspace/codecs.js'
 import { contentOf, SECTION_SCHEMA } from '../helpers/fixtures.js'
 import { MemoryRemote, silentLogger } from '../helpers/memory-remote.js'
@@ -148,4 +149,18 @@ test('--prefer settles only the conflicting leaves; the other side keeps its own
     properties: { body: 'Local body' },
   })
   expect(await readFileJson()).toMatchObject({ sort: 3, isPublished: true })
+})
+
+test('only items changed on both sides read a base: a no-change plan and one-sided changes read none', async () => {
+  const { root, remote, deps, run, editBoth } = await setup()
+  baseReads.count = 0
+  await planRun(deps, {})
+  const file = path.join(root, 'content/home.json')
+  await writeFile(file, (await readFile(file, 'utf8')).replace('Welcome', 'Hello'))
+  remote.seed('schema', { ...SECTION_SCHEMA, name: 'Renamed' })
+  expect((await run(SELECT.sync)).applied).toHaveLength(2)
+  expect(baseReads.count).toBe(0)
+  await editBoth()
+  await planRun(deps, {})
+  expect(baseReads.count).toBe(1)
 })

@@ -42,8 +42,10 @@ async function ask(io: CliIo, question: string): Promise<string> {
 /** Reads a line from the terminal in raw mode, echoing nothing. */
 function askHidden(io: CliIo, question: string): Promise<string> {
   const input = io.stdin!
-  io.stderr.write(question)
+  // Raw (no echo) before the prompt shows: a password typed or pasted the moment the prompt
+  // appears would otherwise be echoed by the terminal (seen on a pty in terminal-and-pipes.test.ts).
   input.setRawMode?.(true)
+  io.stderr.write(question)
   input.resume()
   input.setEncoding('utf8')
   return new Promise((resolve, reject) => {

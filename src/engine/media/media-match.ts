@@ -62,6 +62,8 @@ export interface MatchInput {
   remote: readonly RemoteMedia[]
   /** spec: updateDate changes with every upload; upstream has none, so bytes count as unchanged unless `checksum`. */
   checksum: boolean
+  /** Ids whose server bytes must be compared again whatever the listing says (an open conflict). */
+  recheck?: ReadonlySet<string>
 }
 
 export function joinRel(folder: string, name: string): string {
@@ -209,6 +211,7 @@ export function matchMedia(input: MatchInput): MediaMatch {
     const unverifiedEdit = base?.fromLock === true && mine !== undefined && mine.sha256 !== base.sha256
     const unchanged =
       base !== undefined &&
+      !input.recheck?.has(item.id) &&
       (item.updateDate !== null ? rev === base.rev : !moved && !input.checksum && !unverifiedEdit)
     const sha256 = unchanged ? base.sha256 : undefined
     if (sha256 === undefined && mine) needBytes.push(item.id)
