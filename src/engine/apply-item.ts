@@ -3,6 +3,7 @@
 // made since the listing, or a local edit made since the scan, turns into a conflict instead of
 // being overwritten. State for the item is committed only after the change is done.
 
+import { RemoteError } from '../remote/errors.js'
 import type { BaseStore } from '../state/base-store.js'
 import type { ItemState, StateStore, StatSnapshot } from '../state/state-file.js'
 import { FileAppearedError } from '../workspace/atomic-write.js'
@@ -12,8 +13,16 @@ import {
   fileBytes,
   type JsonObject,
   type ReferenceContext,
+  sortedHash,
 } from '../workspace/codec.js'
-import { type ParsedFile, readLocalFile, sameStat, statLocalFile } from '../workspace/local-file.js'
+import { orderLike } from '../workspace/key-order.js'
+import {
+  hashAgainst,
+  type ParsedFile,
+  readLocalFile,
+  sameStat,
+  statLocalFile,
+} from '../workspace/local-file.js'
 import { type LocalWriter, removeConflictCopy, writeConflictCopy } from '../workspace/local-writes.js'
 import type { LocalEntry } from '../workspace/scan.js'
 import type { PlannedMerge, SideText } from './merges.js'
@@ -61,7 +70,8 @@ async function localAsPlanned(ctx: ApplyContext, item: PlanItem, codec: Codec): 
   const now = await statLocalFile(ctx.root, item.path)
   if (!planned || !now) return !planned && !now
   if (sameStat(planned.stat, now)) return true
-  return (await readLocalFile(ctx.root, item.path, codec, item.id))?.hash === planned.hash
+  const parsed = await readLocalFile(ctx.root, item.path, codec, item.id)
+  return !!parsed && hashAgainst(parsed, ctx.store.get(item.path)) === planned.hash
 }
 
 async function remoteAsPlanned(ctx: ApplyContext, item: PlanItem, codec: Codec) {
@@ -128,7 +138,8 @@ export async function pushItem(
   prepared: { parsed: ParsedFile; stat: ItemState['stat'] },
 ): Promise<ItemResult> {
   const { parsed } = prepared
-  if (parsed.hash !== ctx.local.get(item.path)?.hash) return changedLocally
+  const known = ctx.store.get(item.path)
+  if (hashAgainst(parsed, known) !== ctx.local.get(item.path)?.hash) return changedLocally
   if (!parsed.ok) return { status: 'failed', error: parsed.problems.join('; ') }
   const problems = codec.checkReferences(parsed.file, ctx.references)
   if (problems.length > 0) return { status: 'failed', error: problems.join('; ') }
@@ -142,15 +153,26 @@ export async function pushItem(
   // equals what we planned against), so the write below edits that copy, never the parent's.
   if (ctx.remote.get(item.path)?.inherited && remote.current)
     await ctx.client.pullInherited(item.kind, item.id)
-  const body = codec.toBody(parsed.file, {
+  // A file written with sorted keys (a version-1 base) says nothing by its order: it is sent in
+  // the server's, so the push never reorders what editors see.
+  const file =
+    known?.sortedBase && remote.current ? orderLike(parsed.file, codec.toFile(remote.current)) : parsed.file
+  const body = codec.toBody(file, {
     current: remote.current,
-    baseCreateDate: ctx.store.get(item.path)?.createDate,
+    baseCreateDate: known?.createDate,
     now: ctx.now(),
   })
-  const stored = await ctx.client.put(item.kind, item.id, body, {
-    expected: (current) => (current ? codec.revisionOf(current) : undefined) === remote.rev,
-  })
-  const storedBytes = fileBytes(codec.fromWriteAnswer(stored, parsed.file))
+  let stored: JsonObject
+  try {
+    stored = await ctx.client.put(item.kind, item.id, body, {
+      expected: (current) => (current ? codec.revisionOf(current) : undefined) === remote.rev,
+    })
+  } catch (error) {
+    const missing = missingParent(codec, file, error)
+    if (missing) return missing
+    throw error
+  }
+  const storedBytes = fileBytes(codec.fromWriteAnswer(stored, file))
   // The server normalised something (a recomputed sort, a renamed editor): mirror it now, so
   // the file equals the base and the next run sees no echo.
   if (storedBytes.text === parsed.text) {
@@ -164,6 +186,26 @@ export async function pushItem(
     await commit(ctx, item, storedBytes, stored, codec, 'none')
   }
   return applied
+}
+
+/**
+ * The server refused the write because the parent the file names does not exist (a parent
+ * deleted on the server, a typo): said as such, instead of the generic "not found" advice to
+ * check the server URL.
+ */
+function missingParent(codec: Codec, file: JsonObject, error: unknown): ItemResult | undefined {
+  const parent = codec.parentOf(file)
+  if (parent === undefined || !codec.parentField) return undefined
+  if (!(error instanceof RemoteError) || error.code !== 'not-found') return undefined
+  if (!error.serverMessage?.includes(JSON.stringify(parent))) return undefined
+  return {
+    status: 'failed',
+    code: 'rejected',
+    error:
+      `${codec.parentField} ${JSON.stringify(parent)} does not exist on the server ` +
+      `(${error.method} ${error.route} -> ${error.status}: ${error.serverMessage}); ` +
+      `create that ${codec.kind} first, or change ${codec.parentField} in the file`,
+  }
 }
 
 export async function pullItem(ctx: ApplyContext, item: PlanItem, codec: Codec): Promise<ItemResult> {
@@ -243,6 +285,49 @@ export async function mergeBaseItem(ctx: ApplyContext, item: PlanItem): Promise<
   return applied
 }
 
+/**
+ * An item whose base a version-1 state recorded (sorted keys), equal on both sides (the plan's
+ * `none` or `merge-base`): the file is rewritten in the order the server gives, the same value
+ * only reordered, and the base recorded in today's form. Content was judged unchanged by its
+ * updateDate alone, which some server changes leave alone (a deleted parent), so its revision
+ * is recorded for the file's content: if the server's listing differs, the next run sees it.
+ */
+export async function adoptServerOrder(ctx: ApplyContext, item: PlanItem, codec: Codec): Promise<ItemResult> {
+  const known = ctx.store.get(item.path)
+  const local = ctx.local.get(item.path)
+  const remote = ctx.remote.get(item.path)
+  if (!local || !remote) return mergeBaseItem(ctx, item)
+  const parsed = await readLocalFile(ctx.root, item.path, codec, item.id)
+  if (!parsed?.ok || hashAgainst(parsed, known) !== local.hash) return changedLocally
+  const file = orderLike(parsed.file, codec.toFile(remote.object))
+  const bytes = fileBytes(file)
+  const listedBase = item.kind === 'content' ? { ...remote.object, ...file } : remote.object
+  let vouch: Vouch = { read: local.stat }
+  if (bytes.text !== parsed.text) {
+    if (!(await localAsPlanned(ctx, item, codec))) return changedLocally
+    vouch = { written: await ctx.writer.write(item.path, bytes.text, bytes.hash) }
+  }
+  const stat = await vouchedStat(ctx, item, vouch)
+  await ctx.bases.keep(bytes.hash, bytes.text)
+  await ctx.store.commit({
+    kind: item.kind,
+    id: item.id,
+    path: item.path,
+    baseHash: bytes.hash,
+    remoteRev: codec.revisionOf(listedBase),
+    ...(stat ? { stat } : {}),
+    ...createDateOf(remote.object, known),
+    ...(remote.inherited ? { inherited: true as const } : {}),
+  })
+  await clearConflictCopy(ctx, item)
+  return applied
+}
+
+function createDateOf(object: JsonObject, known: ItemState | undefined): Pick<ItemState, 'createDate'> {
+  if ('createDate' in object) return { createDate: (object.createDate as string | null) ?? null }
+  return known && 'createDate' in known ? { createDate: known.createDate ?? null } : {}
+}
+
 /** Unchanged, but the file was touched (same content, new mtime): its stat cache needs a refresh. */
 export function statCacheStale(ctx: Pick<ApplyContext, 'store' | 'local'>, item: PlanItem): boolean {
   const known = ctx.store.get(item.path)
@@ -274,8 +359,11 @@ export async function mergeItem(ctx: ApplyContext, item: PlanItem, codec: Codec)
   const merge = ctx.merges.get(item.path)
   if (!merge) return { status: 'conflict', reason: 'changed on both sides' }
   const planned = ctx.local.get(item.path)
-  if (!planned || planned.hash !== merge.before.local.hash || !(await localAsPlanned(ctx, item, codec)))
-    return changedLocally
+  // The scan hashed the file in the form its base was recorded in (sorted keys for a version-1 base).
+  const before = ctx.store.get(item.path)?.sortedBase
+    ? sortedHash(merge.before.local.file)
+    : merge.before.local.hash
+  if (!planned || planned.hash !== before || !(await localAsPlanned(ctx, item, codec))) return changedLocally
   const toServer = ctx.mergeWrites !== 'local' && merge.remote.hash !== merge.before.remote.hash
   let stored: { object: JsonObject; bytes: FileBytes } | undefined
   if (toServer) {

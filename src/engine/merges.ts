@@ -7,7 +7,7 @@
 
 import type { BaseStore } from '../state/base-store.js'
 import type { StateStore } from '../state/state-file.js'
-import { type Codec, fileBytes, type JsonObject } from '../workspace/codec.js'
+import { type Codec, fileBytes, hashText, type JsonObject } from '../workspace/codec.js'
 import { readLocalFile } from '../workspace/local-file.js'
 import type { LocalEntry } from '../workspace/scan.js'
 import { mergeItem } from './merge/item-merge.js'
@@ -156,7 +156,8 @@ async function mergeOne(
       settled: result.conflicts.length === 0,
       before: {
         local: sideText(parsed.file),
-        remote: { file: JSON.parse(remoteText) as JsonObject, text: remoteText, hash: entry.hash },
+        // The hash of the text itself: entry.hash is of the sorted form for a version-1 base.
+        remote: { file: JSON.parse(remoteText) as JsonObject, text: remoteText, hash: hashText(remoteText) },
       },
       chosen: result.settled,
     },

@@ -1,13 +1,14 @@
 // Reading one workspace file into its validated file object and hash. A valid file's hash is
-// the hash of its canonical form, so re-indenting or re-ordering keys is not an edit; an
+// the hash of its canonical form, so re-indenting (or moving a top-level key, whose order the
+// server fixes) is not an edit, while reordering nested keys (fields, tabs, inputs) is; an
 // invalid file gets a hash of its raw bytes, so it shows as a local change and its problems
 // are reported when it would be pushed.
 
 import { lstatSync } from 'node:fs'
 import { lstat, readFile, realpath, stat } from 'node:fs/promises'
 import path from 'node:path'
-import type { StatSnapshot } from '../state/state-file.js'
-import { type Codec, fileBytes, hashText, type JsonObject } from './codec.js'
+import type { ItemState, StatSnapshot } from '../state/state-file.js'
+import { type Codec, fileBytes, hashText, type JsonObject, sortedHash } from './codec.js'
 import { absolute } from './layout.js'
 
 export type ParsedFile =
@@ -86,6 +87,14 @@ export function parseFileText(codec: Codec, rawText: string, expectedId: string,
   }
   const canonical = fileBytes(checked.file)
   return { ok: true, hash: canonical.hash, file: checked.file, text: canonical.text }
+}
+
+/**
+ * The file's hash in the form `base` recorded: sorted keys for a base a version-1 state
+ * recorded (ItemState.sortedBase), else the canonical form's.
+ */
+export function hashAgainst(parsed: ParsedFile, base: Pick<ItemState, 'sortedBase'> | undefined): string {
+  return parsed.ok && base?.sortedBase ? sortedHash(parsed.file) : parsed.hash
 }
 
 export async function readLocalFile(

@@ -9,7 +9,14 @@ import type { Codec } from './codec.js'
 import { decodeId } from './file-names.js'
 import { FOLDER_OF, type Kind } from './kinds.js'
 import { absolute } from './layout.js'
-import { OutsideWorkspaceError, plainFileStat, readLocalFile, sameStat, statForScan } from './local-file.js'
+import {
+  hashAgainst,
+  OutsideWorkspaceError,
+  plainFileStat,
+  readLocalFile,
+  sameStat,
+  statForScan,
+} from './local-file.js'
 
 export interface LocalEntry {
   kind: Kind
@@ -129,7 +136,7 @@ export async function scanOne(
         kind: codec.kind,
         id,
         path,
-        hash: parsed.hash,
+        hash: hashAgainst(parsed, base),
         stat,
         ...(parsed.ok ? {} : { problems: parsed.problems }),
         ...(!parsed.ok && parsed.claimsId !== undefined ? { claimsId: parsed.claimsId } : {}),
