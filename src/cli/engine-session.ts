@@ -62,6 +62,7 @@ export async function withEngine<T>(
           enabled.has(FOLDER_OF[codec.kind]),
         ),
         maxDeletePercent: ws.config.safety.maxDeletePercent,
+        maxDeletes: ws.config.safety.maxDeletes,
         ...(enabled.has('media')
           ? {
               media: {

@@ -23,7 +23,7 @@ export interface Config {
   resources: ResourceName[]
   rateLimit: { requestsPerSecond: number; concurrency: number }
   watch: { debounceMs: number; pollSeconds: number }
-  safety: { maxDeletePercent: number }
+  safety: { maxDeletePercent: number; maxDeletes: number }
   dialect: 'auto' | 'spec' | 'upstream'
   /** `insecure: true` turns off certificate checks for this workspace's server only. */
   tls: { insecure: boolean }
@@ -52,8 +52,9 @@ const EXPECTED: Record<string, string> = {
   watch: 'a mapping with debounceMs and pollSeconds',
   'watch.debounceMs': 'a whole number of milliseconds from 0 to 60000',
   'watch.pollSeconds': 'a number of seconds from 1 to 86400',
-  safety: 'a mapping with maxDeletePercent',
+  safety: 'a mapping with maxDeletePercent and maxDeletes',
   'safety.maxDeletePercent': 'a number from 0 to 100',
+  'safety.maxDeletes': 'a whole number from 0 up',
   dialect: 'one of auto, spec, upstream',
   tls: 'a mapping with insecure',
   'tls.insecure': 'true or false',
@@ -109,7 +110,11 @@ const schema = z.strictObject({
     {},
   ),
   safety: z.prefault(
-    z.strictObject({ maxDeletePercent: z._default(z.number().check(z.minimum(0), z.maximum(100)), 50) }),
+    z.strictObject({
+      maxDeletePercent: z._default(z.number().check(z.minimum(0), z.maximum(100)), 50),
+      // An absolute count beside the share: 30 of 10,000 is a small share but many items to lose.
+      maxDeletes: z._default(z.int().check(z.minimum(0)), 20),
+    }),
     {},
   ),
   dialect: z._default(z.enum(['auto', 'spec', 'upstream']), 'auto'),
@@ -217,8 +222,9 @@ rateLimit: { requestsPerSecond: ${c.rateLimit.requestsPerSecond}, concurrency: $
 # watch: wait debounceMs after a local edit before pushing; poll the server every pollSeconds.
 watch: { debounceMs: ${c.watch.debounceMs}, pollSeconds: ${c.watch.pollSeconds} }
 
-# Stop (exit 4) instead of deleting more than this share of a kind in one run.
-safety: { maxDeletePercent: ${c.safety.maxDeletePercent} }
+# Stop (exit 4) instead of deleting this share of a kind or more, or more than maxDeletes of it,
+# in one run (--allow-deletes lifts it).
+safety: { maxDeletePercent: ${c.safety.maxDeletePercent}, maxDeletes: ${c.safety.maxDeletes} }
 
 dialect: ${c.dialect}          # auto | spec | upstream
 ${c.tls.insecure ? '' : '# '}tls: { insecure: true }   # only for a server with a self-signed certificate

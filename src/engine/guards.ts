@@ -8,7 +8,15 @@ import type { PlanItem } from './plan.js'
 
 export type GuardResult =
   | { ok: true }
-  | { ok: false; reason: 'max-delete'; kind: Kind; deleting: number; of: number; maxPercent: number }
+  | {
+      ok: false
+      reason: 'max-delete'
+      kind: Kind
+      deleting: number
+      of: number
+      maxPercent: number
+      maxDeletes: number
+    }
   | { ok: false; reason: 'listing-emptied'; kind: Kind; had: number }
   | { ok: false; reason: 'wrong-target'; bound: Target; configured: Target }
   | { ok: false; reason: 'inheritance-lost'; had: number }
@@ -23,18 +31,37 @@ function countByKind(items: Iterable<{ kind: Kind }>): Map<Kind, number> {
 
 const isDelete = (item: PlanItem) => item.action === 'delete-local' || item.action === 'delete-remote'
 
-/** Deleting more than maxPercent of a kind's synced items in one run needs --allow-deletes. */
+/** safety.maxDeletes when cms-sync.yaml does not say. */
+export const DEFAULT_MAX_DELETES = 20
+
+/**
+ * Deleting maxPercent of a kind's synced items or more, or more than maxDeletes of them, in one
+ * run needs --allow-deletes. Both sides count: a listing that shrank (local deletes) and files
+ * gone from a bad checkout (remote deletes). The share stops at exactly half too (a listing cut
+ * in two is the classic broken page); one deletion alone is an edit (unless it is the kind's last item).
+ */
 export function deleteGuard(
   selected: readonly PlanItem[],
   base: Iterable<{ kind: Kind }>,
-  opts: { maxDeletePercent: number; allowDeletes: boolean },
+  opts: { maxDeletePercent: number; maxDeletes?: number; allowDeletes: boolean },
 ): GuardResult {
   if (opts.allowDeletes) return { ok: true }
   const had = countByKind(base)
+  const maxDeletes = opts.maxDeletes ?? DEFAULT_MAX_DELETES
   for (const [kind, deleting] of countByKind(selected.filter(isDelete))) {
     const of = had.get(kind) ?? 0
-    if (deleting * 100 > of * opts.maxDeletePercent) {
-      return { ok: false, reason: 'max-delete', kind, deleting, of, maxPercent: opts.maxDeletePercent }
+    const alone = deleting === 1 && of > 1 && opts.maxDeletePercent > 0
+    const share = !alone && deleting * 100 >= of * opts.maxDeletePercent
+    if (share || deleting > maxDeletes) {
+      return {
+        ok: false,
+        reason: 'max-delete',
+        kind,
+        deleting,
+        of,
+        maxPercent: opts.maxDeletePercent,
+        maxDeletes,
+      }
     }
   }
   return { ok: true }
@@ -89,7 +116,7 @@ export function targetGuard(bound: Target | undefined, configured: Target, rebin
 export function describeStop(stop: GuardStop): string {
   switch (stop.reason) {
     case 'max-delete':
-      return `safety stop: this run would delete ${stop.deleting} of ${stop.of} ${stop.kind} items (more than ${stop.maxPercent}%); nothing was changed. Check with \`cms-sync status\`, then re-run with --allow-deletes if that is intended`
+      return `safety stop: this run would delete ${stop.deleting} of ${stop.of} ${stop.kind} items (a run may delete less than ${stop.maxPercent}% of a kind and at most ${stop.maxDeletes} items: safety.maxDeletePercent, safety.maxDeletes); nothing was changed. Check with \`cms-sync status\`, then re-run with --allow-deletes if that is intended`
     case 'listing-emptied':
       return `safety stop: the server listed no ${stop.kind} items although ${stop.had} were synced; nothing was changed. If they really were all deleted, re-run with --allow-deletes`
     case 'inheritance-lost':

@@ -20,6 +20,7 @@ import { loadIgnoreRules } from '../workspace/ignore-rules.js'
 import type { BeforeLocalWrite } from '../workspace/local-writes.js'
 import { type LocalEntry, type ScanProblem, scanWorkspace } from '../workspace/scan.js'
 import {
+  DEFAULT_MAX_DELETES,
   deleteGuard,
   deletesHeldByRenamedFiles,
   describeStop,
@@ -49,6 +50,8 @@ export interface EngineDeps {
   logger: EngineLogger
   codecs: readonly Codec[]
   maxDeletePercent: number
+  /** More deletions of one kind than this in one run stop it too, whatever their share. */
+  maxDeletes?: number
   /** Called before each workspace file the run writes or deletes (the watcher skips its echo). */
   beforeLocalWrite?: BeforeLocalWrite
   /** Set when media are synced (docs/media.md). */
@@ -330,6 +333,7 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
     stopUnlessOk(
       deleteGuard(selected, baseItems, {
         maxDeletePercent: deps.maxDeletePercent,
+        maxDeletes: deps.maxDeletes ?? DEFAULT_MAX_DELETES,
         allowDeletes: opts.allowDeletes,
       }),
     )

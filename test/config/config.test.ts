@@ -33,7 +33,7 @@ describe('loading cms-sync.yaml', () => {
       resources: ['schemas', 'content', 'media', 'forms', 'connections'],
       rateLimit: { requestsPerSecond: 10, concurrency: 4 },
       watch: { debounceMs: 100, pollSeconds: 10 },
-      safety: { maxDeletePercent: 50 },
+      safety: { maxDeletePercent: 50, maxDeletes: 20 },
       dialect: 'auto',
       tls: { insecure: false },
       limits: { listingMB: 128, mediaMB: 1024 },
