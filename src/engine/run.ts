@@ -18,7 +18,7 @@ import {
 import type { Codec, ReferenceContext } from '../workspace/codec.js'
 import { loadIgnoreRules } from '../workspace/ignore-rules.js'
 import type { BeforeLocalWrite } from '../workspace/local-writes.js'
-import { type LocalEntry, type ScanProblem, scanWorkspace } from '../workspace/scan.js'
+import { type LocalEntry, type ScanProblem, scanWorkspace, unsyncedPaths } from '../workspace/scan.js'
 import {
   DEFAULT_MAX_DELETES,
   deleteGuard,
@@ -193,11 +193,15 @@ async function readAndPlan(
     }
     throw error
   }
+  // A path holding no file and no deletion (a FIFO, a folder, an unreadable file, a server item
+  // too deep to compare) is out of the plan on every side: reported, never deleted or overwritten.
+  const held = unsyncedPaths(scan.problems)
+  for (const problem of snapshot.problems) if (problem.unsynced) held.add(problem.unsynced)
+  for (const path of held) snapshot.entries.delete(path)
   const base = new Map<string, Version>(
-    baseItems.map((item) => [
-      item.path,
-      { kind: item.kind, id: item.id, path: item.path, hash: item.baseHash },
-    ]),
+    baseItems
+      .filter((item) => !held.has(item.path))
+      .map((item) => [item.path, { kind: item.kind, id: item.id, path: item.path, hash: item.baseHash }]),
   )
   const local = new Map(scan.entries.map((entry) => [entry.path, entry]))
   const planOptions = opts.prefer ? { prefer: opts.prefer } : {}
