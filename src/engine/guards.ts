@@ -20,6 +20,7 @@ export type GuardResult =
   | { ok: false; reason: 'listing-emptied'; kind: Kind; had: number }
   | { ok: false; reason: 'wrong-target'; bound: Target; configured: Target }
   | { ok: false; reason: 'inheritance-lost'; had: number }
+  | { ok: false; reason: 'form-entries'; forms: { path: string; entries: number }[] }
 
 export type GuardStop = Exclude<GuardResult, { ok: true }>
 
@@ -107,6 +108,20 @@ export function inheritanceGuard(
   return deleting ? { ok: false, reason: 'inheritance-lost', had: inherited.size } : { ok: true }
 }
 
+/**
+ * Deleting a form deletes its entries with it: people's submissions, in no file. A form file
+ * gone by hand or by a `git checkout` under watch must not take them along unasked, so a run
+ * that would delete a form holding entries needs --allow-deletes, however few it deletes (the
+ * entries are exported to trash before any form delete, allowed or not).
+ */
+export function formEntriesGuard(
+  withEntries: readonly { path: string; entries: number }[],
+  opts: { allowDeletes: boolean },
+): GuardResult {
+  if (opts.allowDeletes || withEntries.length === 0) return { ok: true }
+  return { ok: false, reason: 'form-entries', forms: [...withEntries] }
+}
+
 /** A workspace bound to one server/project/environment never syncs with another until --rebind. */
 export function targetGuard(bound: Target | undefined, configured: Target, rebind: boolean): GuardResult {
   if (!bound || rebind || sameTarget(bound, configured)) return { ok: true }
@@ -121,6 +136,12 @@ export function describeStop(stop: GuardStop): string {
       return `safety stop: the server listed no ${stop.kind} items although ${stop.had} were synced; nothing was changed. If they really were all deleted, re-run with --allow-deletes`
     case 'inheritance-lost':
       return `safety stop: the server no longer lists any of the ${stop.had} items it inherited from its parent project, so its sync with the parent is probably off (see \`cms-sync doctor\`); nothing was changed. If the inheritance really ended, re-run with --allow-deletes`
+    case 'form-entries': {
+      const forms = stop.forms
+        .map((f) => `${f.path} (${f.entries} entr${f.entries === 1 ? 'y' : 'ies'})`)
+        .join(', ')
+      return `safety stop: this run would delete forms that hold entries, and the entries with them: ${forms}; nothing was changed. Export them with \`cms-sync entries <formId>\` or restore the file; re-run with --allow-deletes to delete (the entries are kept in .cms-sync/trash/ first)`
+    }
     case 'wrong-target': {
       const show = (t: Target) => `${t.server} ${t.project}/${t.environment}`
       return `safety stop: this workspace is bound to ${show(stop.bound)}, but cms-sync.yaml names ${show(stop.configured)}; nothing was changed. Re-run with --rebind to sync with the new target`

@@ -24,6 +24,7 @@ import {
   deleteGuard,
   deletesHeldByRenamedFiles,
   describeStop,
+  formEntriesGuard,
   type GuardResult,
   inheritanceGuard,
   listingGuard,
@@ -290,6 +291,20 @@ async function referenceContext(
   }
 }
 
+/** The forms this run would delete on the server that hold entries (one read per form deleted). */
+async function formsWithEntries(
+  client: RemotePort,
+  selected: readonly PlanItem[],
+): Promise<{ path: string; entries: number }[]> {
+  const found: { path: string; entries: number }[] = []
+  for (const item of selected) {
+    if (item.kind !== 'form' || item.action !== 'delete-remote' || !client.formEntries) continue
+    const entries = (await client.formEntries(item.id))?.length ?? 0
+    if (entries > 0) found.push({ path: item.path, entries })
+  }
+  return found
+}
+
 /** Whether carrying out these entries writes to the server (anything beyond pulls and base merges). */
 function changesServer(selected: readonly PlanItem[]): boolean {
   return selected.some((item) => item.action === 'push' || item.action === 'delete-remote')
@@ -338,6 +353,11 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
       deleteGuard(selected, baseItems, {
         maxDeletePercent: deps.maxDeletePercent,
         maxDeletes: deps.maxDeletes ?? DEFAULT_MAX_DELETES,
+        allowDeletes: opts.allowDeletes,
+      }),
+    )
+    stopUnlessOk(
+      formEntriesGuard(opts.allowDeletes ? [] : await formsWithEntries(deps.client, selected), {
         allowDeletes: opts.allowDeletes,
       }),
     )
