@@ -1,15 +1,5 @@
 #!/usr/bin/env node
-import { setFlagsFromString } from 'node:v8'
 import { run } from './program.js'
-
-// undici parses HTTP with llhttp compiled to WebAssembly. V8 recompiles its hot functions with
-// the optimizing compiler on background threads, and a process waits for those compiles before
-// it exits: 0.1 s of CPU and up to 0.2 s of wall time at the end of every command, measured with
-// strace and GNU time. The baseline code is fast enough for a parser that reads headers and
-// chunk framing and passes bodies through as spans. Set before the first connection compiles it.
-// V8 calls it a testing flag and would print an error for a flag it no longer knows, so it is
-// set only on the Node versions whose V8 is known to have it.
-if (Number(process.versions.node.split('.')[0]) <= 24) setFlagsFromString('--liftoff-only')
 
 // SIGINT/SIGTERM: a command that reads io.stopSignal (watch, emulator) stops gracefully on the
 // first one and a second one means "now"; any other command ends at once (128 + signal number),

@@ -98,6 +98,13 @@ export type Dialect = {
     setsUpdateDate: boolean
     rewriteUploadNames: boolean
     deleteRemovesTreeItem: boolean
+    /**
+     * Upstream's cache-folder bug (upstream-server.md 8.4): a project's media cache folder is
+     * made by its first download; until then an upload answers 500 ENOENT after storing the
+     * file, a delete answers 404 ENOENT and deletes nothing, and concurrent first downloads
+     * race on making the folder (404 EEXIST). EmulatorOptions.mediaCacheReady turns it off.
+     */
+    cacheFolderBug: boolean
   }
   forms: {
     unknownGetIsEmptyForm: boolean
@@ -172,6 +179,7 @@ const spec: Dialect = {
     setsUpdateDate: true,
     rewriteUploadNames: false,
     deleteRemovesTreeItem: true,
+    cacheFolderBug: false,
   },
   forms: {
     unknownGetIsEmptyForm: false,
@@ -248,6 +256,7 @@ const upstream: Dialect = {
     setsUpdateDate: false,
     rewriteUploadNames: true,
     deleteRemovesTreeItem: false,
+    cacheFolderBug: true,
   },
   forms: {
     unknownGetIsEmptyForm: true,

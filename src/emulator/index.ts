@@ -39,6 +39,12 @@ export type EmulatorOptions = {
   faultSeed?: number
   rateLimit?: number
   maxBodyMb?: number
+  /**
+   * Upstream only: every project starts with its media cache folder made, as on a server whose
+   * projects have served a file before. Without it a new project shows the real server's
+   * cache-folder bug (Dialect.media.cacheFolderBug), as the real server does on every new project.
+   */
+  mediaCacheReady?: boolean
   logger?: Logger
   /** The clock, for tests of expiry and dates. */
   now?: () => number
@@ -85,7 +91,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
 
 async function serve(store: Store, options: EmulatorOptions & { dialect: DialectName }): Promise<Emulator> {
   const dialectName = options.dialect
-  const dialect = DIALECTS[dialectName]
+  const plain = DIALECTS[dialectName]
+  const dialect = options.mediaCacheReady
+    ? { ...plain, media: { ...plain.media, cacheFolderBug: false } }
+    : plain
   const log = options.logger ?? SILENT
   const now = options.now ?? Date.now
   const projectId = options.project ?? 'demo'

@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
 import type { User } from './auth.js'
 import { type Core, type Handler, makeCtx, type Route, type RouteOptions } from './context.js'
+import { conditional } from './etag.js'
 import type { Faults } from './faults.js'
 import { HttpError, type Reply, Router, readCookies, text } from './http.js'
 import { Projects } from './projects.js'
@@ -87,7 +88,7 @@ export async function handle(
       resolveProject(core, found.params)
       authorize(core, options, user)
     }
-    return await handler(makeCtx(core, req, url, found.params, user, token))
+    return conditional(req, await handler(makeCtx(core, req, url, found.params, user, token)))
   } catch (error) {
     if (error instanceof HttpError) {
       const reply = text(error.message, error.status, core.d.textType)

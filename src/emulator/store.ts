@@ -20,6 +20,8 @@ export const names = {
   env: (project: string, environment: string, kind: EnvKind) => `${project}${SEP}${environment}${SEP}${kind}`,
   envPrefix: (project: string, environment: string) => `${project}${SEP}${environment}${SEP}`,
   projectPrefix: (project: string) => `${project}${SEP}`,
+  /** Upstream's media cache folder (`storage/<project>/cache`): one per project, no environment. */
+  mediaCache: (project: string) => `${project}${SEP}media-cache`,
   taskKey: (project: string, environment: string, content: string, type: string) =>
     [project, environment, content, type].join(SEP),
 }

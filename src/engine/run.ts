@@ -6,7 +6,6 @@ import { CliError, ExitCode } from '../cli/exit-codes.js'
 import { NATIVE_SCHEMA_IDS } from '../remote/dialect.js'
 import { RemoteError } from '../remote/errors.js'
 import type { MediaApi, RemoteMedia } from '../remote/media.js'
-import { CompactStateStore } from '../state/compact-store.js'
 import {
   emptyState,
   type ItemState,
@@ -105,8 +104,6 @@ export async function openState(
   opts: {
     rebind?: boolean
     batch?: ConstructorParameters<typeof StateStore>[2]
-    /** Items held as their text (CompactStateStore): a process that keeps the state for long. */
-    compact?: boolean
   } = {},
 ): Promise<{ store: StateStore; rebound: boolean }> {
   const saved = await loadState(deps.root)
@@ -114,9 +111,7 @@ export async function openState(
   // A new target makes the old base meaningless: start over as a fresh clone, which never deletes.
   const rebound = !!saved && !sameTarget(saved.target, deps.target)
   const state = saved && !rebound ? saved : emptyState(deps.target)
-  const store = opts.compact
-    ? new CompactStateStore(deps.root, state, opts.batch)
-    : new StateStore(deps.root, state, opts.batch)
+  const store = new StateStore(deps.root, state, opts.batch)
   return { store, rebound }
 }
 

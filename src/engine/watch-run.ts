@@ -6,7 +6,6 @@
 // from run to run instead of being read again each time.
 
 import { RemoteError } from '../remote/errors.js'
-import { CompactStateStore } from '../state/compact-store.js'
 import type { StateStore } from '../state/state-file.js'
 import { loadIgnoreRules } from '../workspace/ignore-rules.js'
 import { planEdits } from './edit-run.js'
@@ -71,12 +70,6 @@ export function createWatchEngine(
      * the pull side this time.
      */
     holdPushes?: (localChanges: { changed: string[]; deleted: string[] }) => Promise<boolean>
-    /**
-     * A full run is over (`full`: it planned everything; `quiet`: it stopped after the
-     * listings), called once nothing of it is reachable any more and before its outcome is
-     * returned: the daemon gives memory back here.
-     */
-    afterFullRun?: (how: 'full' | 'quiet') => void
   },
 ): WatchEngine {
   let store: StateStore | undefined
@@ -111,7 +104,7 @@ export function createWatchEngine(
   }
 
   async function open(): Promise<StateStore> {
-    store ??= (await openState(deps, { batch: STATE_BATCH, compact: true })).store
+    store ??= (await openState(deps, { batch: STATE_BATCH })).store
     return store
   }
 
@@ -144,35 +137,13 @@ export function createWatchEngine(
     paths: ReadonlySet<string>,
     context: { full: boolean; signal: AbortSignal },
   ): Promise<WatchRunOutcome> {
-    // A full run reads every item a few times: as objects for its duration, as text after.
-    const compact = store instanceof CompactStateStore ? store : undefined
-    if (context.full) compact?.expand()
-    let ran: Awaited<ReturnType<typeof runOnce>>
-    try {
-      // The run's listings, scan and plan belong to runOnce's frame: gone once it has returned.
-      ran = await runOnce(paths, context)
-    } finally {
-      if (context.full) compact?.compact()
-    }
-    const { result, quiet } = ran
-    if (context.full && result.kind === 'done') opts.afterFullRun?.(quiet ? 'quiet' : 'full')
-    return result
-  }
-
-  async function runOnce(
-    paths: ReadonlySet<string>,
-    context: { full: boolean; signal: AbortSignal },
-  ): Promise<{ result: WatchRunOutcome; quiet?: true }> {
     const empty: Outcome = { applied: [], conflicts: [], failed: [] }
-    if (!context.full && paths.size === 0) return { result: { kind: 'done', retryPaths: [], outcome: empty } }
+    if (!context.full && paths.size === 0) return { kind: 'done', retryPaths: [], outcome: empty }
     try {
       const rehash = context.full && (opts.rehash?.() ?? false)
       if (context.full && !rehash && (await nothingChanged())) {
         // As the last full run left it: its open conflicts and failures stand (told already).
-        return {
-          result: { kind: 'done', retryPaths: [], outcome: { ...lastFull!, applied: [] } },
-          quiet: true,
-        }
+        return { kind: 'done', retryPaths: [], outcome: { ...lastFull!, applied: [] } }
       }
       // From here on the workspace is looked at again; what changes meanwhile is noted anew.
       localChanged = !context.full
@@ -205,10 +176,10 @@ export function createWatchEngine(
         .filter((f) => f.code !== undefined && TRANSIENT.has(f.code))
         .map((f) => f.path)
       if (context.full && !localChanged) lastFull = outcome
-      return { result: { kind: 'done', retryPaths, outcome } }
+      return { kind: 'done', retryPaths, outcome }
     } catch (error) {
       localChanged = true
-      if (unreachable(error)) return { result: { kind: 'offline', cause: error } }
+      if (unreachable(error)) return { kind: 'offline', cause: error }
       throw error
     }
   }

@@ -20,7 +20,15 @@ import {
   SEGMENT,
 } from './dialect.js'
 import { cleanServerMessage, ListingError, type RemoteError, remoteError, routeOf } from './errors.js'
-import { createTransport, digestSink, type HttpRequest, type HttpResponse, isAmbiguous } from './http.js'
+import {
+  createTransport,
+  type HttpRequest,
+  type HttpResponse,
+  isAmbiguous,
+  type ListingMarker,
+  listingMarker,
+  listingUnchangedSince,
+} from './http.js'
 import type { RequestStats } from './queue.js'
 import { backoffDelayMs, sleep } from './retry.js'
 
@@ -244,15 +252,11 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     return res.body
   }
 
-  /** The sha1 of each kind's last listing body that `list` accepted. */
-  const listingDigests = new Map<RemoteKind, string>()
+  /** How each kind's last listing that `list` accepted was seen (its ETag, its sha1). */
+  const listingMarkers = new Map<RemoteKind, ListingMarker>()
 
-  async function listingUnchanged(kind: RemoteKind): Promise<boolean> {
-    const known = listingDigests.get(kind)
-    if (known === undefined) return false
-    const hashed = digestSink()
-    const res = await transport.send({ method: 'GET', path: `${P}/${SEGMENT[kind]}`, sink: hashed.sink })
-    return res.status >= 200 && res.status < 300 && hashed.digest() === known
+  function listingUnchanged(kind: RemoteKind): Promise<boolean> {
+    return listingUnchangedSince(transport.send, `${P}/${SEGMENT[kind]}`, listingMarkers.get(kind))
   }
 
   async function list(kind: RemoteKind, opts: { signal?: AbortSignal } = {}): Promise<RemoteObject[]> {
@@ -311,7 +315,8 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
       items.push(withoutEntries(kind, item))
     }
     listedIds.set(kind, seen)
-    if (res.digest) listingDigests.set(kind, res.digest)
+    const marker = listingMarker(res)
+    if (marker) listingMarkers.set(kind, marker)
     return items
   }
 

@@ -79,6 +79,24 @@ export function classify(dialect: Dialect, status: number, text: string): Remote
   return codeForStatus(status)
 }
 
+/**
+ * Upstream's media cache folder (`storage/<project>/cache`) is made by a project's first
+ * download; until then the cache step of an upload or a delete fails with ENOENT naming it
+ * (upstream-server.md 8.4): an upload answers 500 after it stored the file, a delete 404
+ * before it deleted anything.
+ */
+export function isMissingMediaCache(dialect: Dialect, text: string): boolean {
+  return dialect === 'upstream' && /\bENOENT\b.*[/\\]cache\b/.test(text)
+}
+
+/**
+ * Concurrent first downloads of an upstream project race on making that folder and the losers
+ * answer 404 EEXIST: a transient failure, gone on the next try.
+ */
+export function isMediaCacheRace(dialect: Dialect, status: number, text: string): boolean {
+  return dialect === 'upstream' && status === 404 && /\bEEXIST\b/.test(text)
+}
+
 /** Whether an answer means "this item does not exist" (and not "no such project" or "no such route"). */
 export function isItemMissing(dialect: Dialect, status: number, text: string): boolean {
   if (status !== 404 || TARGET_NOT_FOUND.test(text) || ROUTE_MISSING.test(text)) return false

@@ -127,10 +127,6 @@ const NEXT_STEP: Record<RemoteErrorCode, string> = {
   listing: 'nothing was changed; check the server and try again',
 }
 
-export function nextStepFor(code: RemoteErrorCode): string {
-  return NEXT_STEP[code]
-}
-
 /**
  * Builds the error for `code`: "<what happened> (<METHOD> <route> -> <status>: <server text>);
  * <what to do next>".

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto'
 import { Readable } from 'node:stream'
 import type { Logger } from 'pino'
 import type { Dispatcher } from 'undici'
+import { Agent } from 'undici'
 import { secretFields } from '../workspace/connection-secrets.js'
 import {
   cleanServerMessage,
@@ -25,7 +26,6 @@ import {
   type StatusClass,
 } from './queue.js'
 import { backoffDelayMs, parseRetryAfterMs, sleep } from './retry.js'
-import { Agent } from './undici-agent.js'
 
 export type ResponseType = 'json' | 'text' | 'buffer' | 'auto'
 
@@ -75,6 +75,44 @@ export interface HttpResponse {
   body: unknown
   /** With `digest`: the sha1 of the 2xx body's bytes, hex. */
   digest?: string
+}
+
+/**
+ * How a listing was last seen, to ask whether it changed since: the server's ETag when it sends
+ * one (then one 304 answers, with no body to read), else the sha1 of its bytes.
+ */
+export interface ListingMarker {
+  etag?: string
+  digest?: string
+}
+
+export function listingMarker(res: HttpResponse): ListingMarker | undefined {
+  const etag = res.headers.etag
+  if (typeof etag === 'string' && etag !== '') return { etag, ...(res.digest ? { digest: res.digest } : {}) }
+  return res.digest ? { digest: res.digest } : undefined
+}
+
+/**
+ * Whether the listing at `path` is what `marker` saw: a conditional GET answered 304, or a body
+ * whose bytes hash to the same sha1 (a server without ETags, or one that ignores If-None-Match).
+ */
+export async function listingUnchangedSince(
+  send: (request: HttpRequest) => Promise<HttpResponse>,
+  path: string,
+  marker: ListingMarker | undefined,
+): Promise<boolean> {
+  if (marker === undefined) return false
+  const hashed = digestSink()
+  const res = await send({
+    method: 'GET',
+    path,
+    sink: hashed.sink,
+    ...(marker.etag ? { headers: { 'if-none-match': marker.etag } } : {}),
+  })
+  if (res.status === 304) return marker.etag !== undefined
+  return (
+    res.status >= 200 && res.status < 300 && marker.digest !== undefined && hashed.digest() === marker.digest
+  )
 }
 
 export interface TransportOptions {
@@ -402,7 +440,8 @@ export function createTransport(opts: TransportOptions): Transport {
       try {
         const response = await attempt(request, retry > 0)
         const { status } = response
-        if (status >= 300 && status < 400) {
+        // 304 answers a conditional GET (If-None-Match): "what you hold is current", no redirect.
+        if (status >= 300 && status < 400 && status !== 304) {
           const location = response.headers.location
           const to = typeof location === 'string' ? routeOf(location) : 'elsewhere'
           throw remoteError(

@@ -9,14 +9,25 @@
 // costs one extra request, and a lost answer at worst wastes an empty id.
 
 import { createHash, randomBytes } from 'node:crypto'
-import { createWriteStream } from 'node:fs'
+import { createReadStream, createWriteStream } from 'node:fs'
 import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { listingFailure, type RemoteClient, type RemoteResponse } from './client.js'
-import { classify, isItemMissing, projectPath } from './dialect.js'
+import { classify, isItemMissing, isMediaCacheRace, isMissingMediaCache, projectPath } from './dialect.js'
 import { cleanServerMessage, ListingError, type RemoteError, remoteError, TooLargeError } from './errors.js'
-import { digestSink } from './http.js'
+import { isAmbiguous, type ListingMarker, listingMarker, listingUnchangedSince } from './http.js'
 import { jsonBase64Body, multipartBody, type StreamedBody } from './media-body.js'
+import { backoffDelayMs, sleep } from './retry.js'
+
+/** How often a media transfer is tried again after a failure it can tell is passing. */
+const MEDIA_RETRIES = 4
+
+/** The sha256 of a local file, streamed. */
+async function fileSha256(file: string): Promise<string> {
+  const hash = createHash('sha256')
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer)
+  return hash.digest('hex')
+}
 
 export interface RemoteMedia {
   id: string
@@ -56,14 +67,20 @@ export interface MediaApi {
   get(id: string): Promise<RemoteMedia | undefined>
   /** Streams the bytes into `dest` (created or truncated) and returns their sha256 and size. */
   download(id: string, dest: string): Promise<{ sha256: string; size: number }>
+  /** The sha256 and size of the bytes the server holds, read and dropped; undefined when the item is gone. */
+  hash(id: string): Promise<{ sha256: string; size: number } | undefined>
   /**
    * An id for a new item, before its bytes exist: spec's `GET P/media/new`, upstream one cms-sync
    * makes (16 hex). Lets the tree item be placed before the upload makes the item appear.
    */
   newId(): Promise<string>
-  /** Uploads a new item, or new bytes for `id`; returns the id and the name the server stored. */
+  /**
+   * Uploads a new item, or new bytes for `id`; returns the id and the name the server stored.
+   * After an ambiguous answer (a 5xx, a lost connection) the server's bytes are hashed: when they
+   * are the file's (`sha256`, else hashed from the file), the upload landed and counts as done.
+   */
   upload(
-    file: { path: string; size: number; name: string },
+    file: { path: string; size: number; name: string; sha256?: string },
     id?: string,
   ): Promise<{ id: string; name: string }>
   rename(id: string, name: string): Promise<void>
@@ -106,14 +123,15 @@ export function createMediaApi(client: RemoteClient, opts: { maxBytes?: number }
     return res
   }
 
-  /** The sha1 of the last listing body `list` accepted. */
-  let listingDigest: string | undefined
+  /** How the last listing `list` accepted was seen (its ETag, its sha1). */
+  let lastListing: ListingMarker | undefined
 
-  async function listingUnchanged(): Promise<boolean> {
-    if (listingDigest === undefined) return false
-    const hashed = digestSink()
-    const res = await client.request('GET', `${P}/media`, { sink: hashed.sink })
-    return res.status >= 200 && res.status < 300 && hashed.digest() === listingDigest
+  function listingUnchanged(): Promise<boolean> {
+    return listingUnchangedSince(
+      ({ method, path, ...rest }) => client.request(method, path, rest),
+      `${P}/media`,
+      lastListing,
+    )
   }
 
   async function list(opts: { signal?: AbortSignal } = {}): Promise<RemoteMedia[]> {
@@ -151,7 +169,7 @@ export function createMediaApi(client: RemoteClient, opts: { maxBytes?: number }
       seen.add(item.id)
       return mediaOf(item)
     })
-    listingDigest = res.digest
+    lastListing = listingMarker(res)
     return items
   }
 
@@ -165,26 +183,41 @@ export function createMediaApi(client: RemoteClient, opts: { maxBytes?: number }
     throw failure('GET', route, res, `could not read media "${id}"`, id)
   }
 
+  const bytesRoute = (id: string) => `/media/${enc(project)}/${enc(environment)}/${enc(id)}`
+
+  /**
+   * GET of an item's bytes into `sink`. Upstream's first downloads of a project race on making
+   * its cache folder (404 EEXIST): tried again, as the passing failure it is.
+   */
+  async function getBytes(id: string, sink: (body: AsyncIterable<Buffer>) => Promise<void>) {
+    const route = bytesRoute(id)
+    for (let attempt = 0; ; attempt++) {
+      const res = await client.request('GET', route, { itemId: id, maxBytes, sink })
+      if (res.status >= 200 && res.status < 300) return
+      const text = typeof res.body === 'string' ? res.body : ''
+      if (attempt >= MEDIA_RETRIES || !isMediaCacheRace(d, res.status, text))
+        throw failure('GET', route, res, `could not download media "${id}"`, id)
+      await sleep(backoffDelayMs(attempt + 1))
+    }
+  }
+
   async function download(id: string, dest: string) {
     let result = { sha256: '', size: 0 }
-    const route = `/media/${enc(project)}/${enc(environment)}/${enc(id)}`
+    const route = bytesRoute(id)
     try {
-      await call('GET', route, `could not download media "${id}"`, id, {
-        maxBytes,
-        // Called again on a retry: the temp file starts over.
-        sink: async (body: AsyncIterable<Buffer>) => {
-          const hash = createHash('sha256')
-          let size = 0
-          const tap = new Transform({
-            transform(chunk: Buffer, _enc, done) {
-              hash.update(chunk)
-              size += chunk.length
-              done(null, chunk)
-            },
-          })
-          await pipeline(body, tap, createWriteStream(dest))
-          result = { sha256: hash.digest('hex'), size }
-        },
+      // Called again on a retry: the temp file starts over.
+      await getBytes(id, async (body: AsyncIterable<Buffer>) => {
+        const hash = createHash('sha256')
+        let size = 0
+        const tap = new Transform({
+          transform(chunk: Buffer, _enc, done) {
+            hash.update(chunk)
+            size += chunk.length
+            done(null, chunk)
+          },
+        })
+        await pipeline(body, tap, createWriteStream(dest))
+        result = { sha256: hash.digest('hex'), size }
       })
     } catch (error) {
       // Said with the setting that raises the cap: a real file that large needs it raised.
@@ -195,6 +228,26 @@ export function createMediaApi(client: RemoteClient, opts: { maxBytes?: number }
         `media "${id}" is larger than ${Math.round(maxBytes / 1024 / 1024)} MB, the most cms-sync downloads of one file (GET ${route}), so it was not written; if the server really holds files that large, raise limits.mediaMB in cms-sync.yaml`,
         { method: 'GET', route, status: e.status, itemId: id },
       )
+    }
+    return result
+  }
+
+  async function hash(id: string) {
+    let result = { sha256: '', size: 0 }
+    try {
+      await getBytes(id, async (body) => {
+        const digest = createHash('sha256')
+        let size = 0
+        for await (const chunk of body) {
+          digest.update(chunk)
+          size += chunk.length
+        }
+        result = { sha256: digest.digest('hex'), size }
+      })
+    } catch (error) {
+      const e = error as RemoteError
+      if (e.status !== undefined && isItemMissing(d, e.status, e.serverMessage ?? '')) return undefined
+      throw error
     }
     return result
   }
@@ -224,23 +277,48 @@ export function createMediaApi(client: RemoteClient, opts: { maxBytes?: number }
     return String(res.body).trim()
   }
 
-  async function upload(file: { path: string; size: number; name: string }, existing?: string) {
+  async function upload(
+    file: { path: string; size: number; name: string; sha256?: string },
+    existing?: string,
+  ) {
     const id = existing ?? (await newId())
     const body = bodyFor(file, id)
     const route = `${P}/media/${enc(id)}`
-    const res = await call('POST', route, `could not upload ${file.name}`, id, {
-      bodyStream: body.stream,
-      contentType: body.contentType,
-      contentLength: body.contentLength,
-      // Same bytes to the same id: repeating it after a dropped connection is harmless.
-      idempotent: true,
-    })
-    const answer = res.body as { name?: unknown } | undefined
-    if (typeof answer === 'object' && answer !== null && typeof answer.name === 'string')
-      return { id, name: answer.name }
-    // Upstream answers with the id only, and stores a rewritten name: read it back.
-    const stored = await call('GET', route, `could not read media "${id}" after its upload`, id)
-    return { id, name: String((stored.body as { name?: unknown }).name ?? file.name) }
+    let sha256 = file.sha256
+    for (let attempt = 0; ; attempt++) {
+      let res: RemoteResponse
+      try {
+        res = await client.request('POST', route, {
+          itemId: id,
+          bodyStream: body.stream,
+          contentType: body.contentType,
+          contentLength: body.contentLength,
+          // Not repeated blindly: after an ambiguous answer the server's bytes are looked at first.
+          idempotent: false,
+        })
+      } catch (error) {
+        if (!isAmbiguous(error)) throw error
+        // Upstream's first upload of a project answers 500 after storing the file (its cache
+        // folder is missing), and any answer may be lost after the server acted: the bytes it
+        // holds tell. Hashing them downloads them, which also makes upstream's cache folder.
+        const stored = await get(id)
+        const held = stored && (await hash(id))
+        sha256 ??= await fileSha256(file.path)
+        if (stored && held && held.sha256 === sha256) return { id, name: stored.name }
+        if (attempt >= MEDIA_RETRIES) throw error
+        // Not landed (or other bytes): the same bytes to the same id, again.
+        await sleep(backoffDelayMs(attempt + 1))
+        continue
+      }
+      if (res.status < 200 || res.status >= 300)
+        throw failure('POST', route, res, `could not upload ${file.name}`, id)
+      const answer = res.body as { name?: unknown } | undefined
+      if (typeof answer === 'object' && answer !== null && typeof answer.name === 'string')
+        return { id, name: answer.name }
+      // Upstream answers with the id only, and stores a rewritten name: read it back.
+      const stored = await call('GET', route, `could not read media "${id}" after its upload`, id)
+      return { id, name: String((stored.body as { name?: unknown }).name ?? file.name) }
+    }
   }
 
   async function rename(id: string, name: string) {
@@ -265,12 +343,21 @@ export function createMediaApi(client: RemoteClient, opts: { maxBytes?: number }
 
   async function remove(id: string) {
     const route = `${P}/media/${enc(id)}`
-    const res = await client.request('DELETE', route, { itemId: id })
-    if (res.status >= 200 && res.status < 300) return
-    const text = typeof res.body === 'string' ? cleanServerMessage(res.body) : ''
-    if (isItemMissing(d, res.status, text)) return
-    throw failure('DELETE', route, res, `could not delete media "${id}"`, id)
+    for (let attempt = 0; ; attempt++) {
+      const res = await client.request('DELETE', route, { itemId: id })
+      if (res.status >= 200 && res.status < 300) return
+      const raw = typeof res.body === 'string' ? res.body : ''
+      const text = cleanServerMessage(raw)
+      if (isItemMissing(d, res.status, text)) return
+      // Upstream's delete on a project without a cache folder deleted nothing (404 ENOENT): one
+      // download makes the folder, then the delete works. An item gone meanwhile is deleted.
+      if (attempt === 0 && isMissingMediaCache(d, raw)) {
+        if ((await hash(id)) === undefined) return
+        continue
+      }
+      throw failure('DELETE', route, res, `could not delete media "${id}"`, id)
+    }
   }
 
-  return { list, listingUnchanged, get, download, newId, upload, rename, move, remove }
+  return { list, listingUnchanged, get, download, hash, newId, upload, rename, move, remove }
 }

@@ -26,15 +26,6 @@ export async function projectChoices(client: RemoteClient): Promise<string[] | u
   return res.status === 200 ? stringList(res.body) : undefined
 }
 
-/** A project's environments; undefined when the project does not exist or is not visible. */
-export async function environmentChoices(
-  client: RemoteClient,
-  project: string,
-): Promise<string[] | undefined> {
-  const res = await client.request('GET', `/api/${encodeURIComponent(project)}/environments`)
-  return res.status === 200 ? stringList(res.body) : undefined
-}
-
 /** Whether the client's project and environment exist, with the choices when one does not. */
 export async function checkTarget(client: RemoteClient): Promise<TargetCheck> {
   const { project, environment } = client.target

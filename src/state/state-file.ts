@@ -152,12 +152,7 @@ export class StateStore {
     await this.changed()
   }
 
-  /** The file's text: the state as JSON. */
-  protected serialise(): string {
-    return JSON.stringify(this.state)
-  }
-
-  protected async changed(): Promise<void> {
+  private async changed(): Promise<void> {
     this.unsaved++
     // Items committed during a save are left for the next one.
     if (this.saving) return
@@ -183,7 +178,7 @@ export class StateStore {
     // The text and the count it covers are taken together, before any other commit can run.
     // Plain JSON, not the canonical form: this file is ours alone, never diffed, and sorting
     // the keys of 10,000 items on every save cost a pull a second of CPU.
-    const text = this.serialise()
+    const text = JSON.stringify(this.state)
     const covered = this.unsaved
     this.saving = (async () => {
       await this.durability.flush()

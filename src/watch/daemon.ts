@@ -20,7 +20,6 @@ import {
 } from './mass-change.js'
 import { createOwnWrites } from './own-writes.js'
 import { startPoller } from './poller.js'
-import { releaseMemory } from './release-memory.js'
 import { type ShutdownReport, shutdownOnStop } from './shutdown.js'
 import { createOutcomeReporter, type EventSink } from './watch-events.js'
 import { createWorkQueue, type Settled } from './work-queue.js'
@@ -80,7 +79,6 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
     holdPushes: async ({ changed, deleted }) =>
       changed.length > 0 &&
       ((watcher?.pending ?? 0) > 0 || (await guard(new Set(changed), new Set(deleted)))),
-    afterFullRun: (how) => releaseMemory(how === 'full' ? 'full' : 'young'),
   })
   const queue = createWorkQueue({
     run: (paths, context) => engine.run(paths, context),

@@ -8,16 +8,10 @@
 // Both writers return the written file's stat, taken from the open handle: the path may be
 // edited again the moment it appears, and the stat cache must vouch for our bytes, not those.
 // `fsync: false` leaves durability to the caller (durability.ts flushes in groups).
-//
-// A small file without fsync is written by one worker thread (temp-writer.ts), which for a new
-// file also claims its name: creating files blocked a pull's main thread for seconds, and a
-// promise's trip through libuv's thread pool per call costs more than the call (a 10,000-file
-// pull spent a quarter more CPU that way).
 
 import { existsSync, linkSync, renameSync, rmSync, unlinkSync } from 'node:fs'
 import { chmod, type FileHandle, open, realpath, rename, rm, stat } from 'node:fs/promises'
 import type { StatSnapshot } from '../state/state-file.js'
-import { writeOnThread } from './temp-writer.js'
 
 let counter = 0
 
@@ -32,11 +26,6 @@ export interface WriteOptions {
   fsync?: boolean
 }
 
-/** Below this, and without fsync, a file is written by the writer thread (see above). */
-const SMALL_FILE = 256 * 1024
-
-const onThread = (text: string, opts: WriteOptions) => !(opts.fsync ?? true) && text.length < SMALL_FILE
-
 /** Writes `text` to a fresh temp file next to `target`; returns its name and stat, closed. */
 async function writeTemp(
   target: string,
@@ -44,8 +33,6 @@ async function writeTemp(
   mode: number | undefined,
   opts: WriteOptions,
 ): Promise<{ temp: string; stat: StatSnapshot }> {
-  if (onThread(text, opts))
-    return writeOnThread(target, text, { mode: mode ?? 0o666, suffix: tempSuffix(), claim: false })
   let temp = ''
   let handle: FileHandle | undefined
   try {
@@ -133,12 +120,6 @@ export async function createFileAtomically(
   text: string,
   opts: WriteOptions = {},
 ): Promise<StatSnapshot> {
-  if (onThread(text, opts)) {
-    const written = await writeOnThread(file, text, { mode: 0o666, suffix: tempSuffix(), claim: true })
-    // The name was taken meanwhile, or hard links are not allowed here: as claimName decides.
-    if (written.linkError) claimName(written.temp, file)
-    return written.stat
-  }
   const written = await writeTemp(file, text, undefined, opts)
   claimName(written.temp, file)
   return written.stat

@@ -28,7 +28,12 @@ function syncfs(dir: string): Promise<boolean> {
 async function fsyncFile(file: string): Promise<void> {
   let handle: Awaited<ReturnType<typeof open>> | undefined
   try {
-    handle = await open(file, 'r')
+    // Opened for writing where it may be: Windows refuses to flush a read-only handle (EPERM).
+    // A file the user made read-only can still be flushed through one on POSIX systems.
+    handle = await open(file, 'r+').catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'EACCES' || error.code === 'EPERM') return open(file, 'r')
+      throw error
+    })
     await handle.sync()
   } catch (error) {
     // Moved away or deleted since: whatever replaced it was noted on its own.

@@ -117,18 +117,23 @@ describe.each(['spec', 'upstream'] as const)('watch edit-only runs (%s dialect)'
     })
   })
 
-  test('a poll over a quiet workspace stops after the listings; a server edit is still pulled', async () => {
+  test('a poll over a quiet workspace is one 304 per kind; a server edit is still pulled', async () => {
     const w = await world(dialect)
     const d = await watched(w, 1)
     const runsLogged = async () =>
       (await readFile(w.file('.cms-sync/logs/cms-sync.log'), 'utf8')).split('"msg":"run finished"').length - 1
     const before = await runsLogged()
     const requests = requestsFrom(w)
+    const answeredFrom = w.proxy.answered.length
     await waitFor(() => requests().filter(isListing).length >= 4, { what: 'two polls', timeoutMs: 8_000 })
     expect(await runsLogged()).toBe(before) // listed, found nothing new: no plan, no run
     expect(requests().filter((r) => !isListing(r) && !r.endsWith('/media') && !r.endsWith('/forms'))).toEqual(
       [],
     )
+    // Each listing was asked for with its ETag and answered "not modified", without a body.
+    const polled = w.proxy.answered.slice(answeredFrom).filter((a) => isListing(a.replace(/ \d+$/, '')))
+    expect(polled.length).toBeGreaterThanOrEqual(4)
+    expect(polled.filter((a) => !a.endsWith(' 304'))).toEqual([])
 
     await w.setContent('shop', { properties: { title: 'changed on the server' } })
     await d.waitForEvent({ event: 'pulled', path: 'content/shop.json' })

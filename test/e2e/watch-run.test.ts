@@ -14,7 +14,7 @@ afterEach(async () => {
   await world?.close()
 })
 
-async function engineFor(w: World, paused = false, afterFullRun?: (how: 'full' | 'quiet') => void) {
+async function engineFor(w: World, paused = false) {
   client = await createRemoteClient({
     server: w.proxy.url,
     project: 'demo',
@@ -32,7 +32,7 @@ async function engineFor(w: World, paused = false, afterFullRun?: (how: 'full' |
     codecs: CODECS,
     maxDeletePercent: 50,
   }
-  return createWatchEngine(deps, { paused: async () => paused, ...(afterFullRun ? { afterFullRun } : {}) })
+  return createWatchEngine(deps, { paused: async () => paused })
 }
 
 async function runFor(w: World, paused = false) {
@@ -88,20 +88,23 @@ test('an aborted run stops between items', async () => {
   expect(result).toMatchObject({ kind: 'done', outcome: { applied: [] } })
 })
 
-test('the daemon hears when a full run is over, and whether it stopped after the listings', async () => {
+test('a full run over a quiet workspace stops at 304 listings; after a local change it plans again', async () => {
   world = await syncedWorld('spec')
-  const heard: string[] = []
-  const engine = await engineFor(world, false, (how) => heard.push(how))
+  const engine = await engineFor(world)
+  const listings = (from: number) =>
+    world.proxy.answered.slice(from).filter((a) => /^GET \/api\/demo\/live\/(content|schemas) /.test(a))
+  let from = world.proxy.answered.length
   await engine.run(new Set(), context(true))
-  expect(heard).toEqual(['full'])
-  // Nothing changed on either side: the poll stops after the listings.
+  expect(listings(from).map((a) => a.slice(-3))).toEqual(['200', '200'])
+  // Nothing changed on either side: the poll asks with the ETags and stops at the 304s.
+  from = world.proxy.answered.length
   await engine.run(new Set(), context(true))
-  expect(heard).toEqual(['full', 'quiet'])
+  expect(listings(from).map((a) => a.slice(-3))).toEqual(['304', '304'])
   // An edit-only run is not a full run; the next poll plans everything again.
   await world.editJson('content/home.json', { properties: { title: 'edited' } })
   engine.noteLocalChange()
   await engine.run(new Set(['content/home.json']), context())
-  expect(heard).toEqual(['full', 'quiet'])
+  from = world.proxy.answered.length
   await engine.run(new Set(), context(true))
-  expect(heard).toEqual(['full', 'quiet', 'full'])
+  expect(listings(from).map((a) => a.slice(-3))).toContain('200')
 })

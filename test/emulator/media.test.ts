@@ -83,6 +83,8 @@ describe('upstream dialect media', () => {
     expect(json.status).toBe(500)
     expect(json.text).toBe('No files provided')
 
+    // A download makes the project's cache folder, after which replacing and deleting work.
+    expect((await fetch(`${emu.url}/media/demo/live/${id}`)).status).toBe(200)
     const replace = new FormData()
     replace.append('media', new Blob(['<svg/>']), 'Logo File.svg')
     const replaced = await api.post(`P/media/${id}`, undefined, { raw: replace })
@@ -111,6 +113,46 @@ describe('upstream dialect media', () => {
 
     expect((await api.del(`P/media/${id}`)).text).toBe('OK')
     expect((await api.get('P/media/tree')).json()).toHaveLength(2)
+  })
+
+  it("models the cache-folder bug of a new project: 500 after storing, a delete that deletes nothing, the first downloads' race", async () => {
+    const emu = await start({ dialect: 'upstream' })
+    const api = client(emu, await login(emu))
+    const upload = (id: string, text: string) => {
+      const form = new FormData()
+      form.append('media', new Blob([text]), 'My Photo.png')
+      return api.post(`P/media/${id}`, undefined, { raw: form })
+    }
+    const first = await upload('aaaa000000000001', 'one')
+    expect(first.status).toBe(500)
+    expect(first.text).toMatch(/^ENOENT: no such file or directory, lstat '.*\/storage\/demo\/cache'$/)
+    // ... but the file was stored
+    expect((await api.get('P/media')).json()).toMatchObject([
+      { id: 'aaaa000000000001', name: 'my-photo.png' },
+    ])
+    expect((await upload('aaaa000000000002', 'two')).status).toBe(500)
+    const removed = await api.del('P/media/aaaa000000000001')
+    expect([removed.status, removed.text]).toEqual([404, first.text])
+    expect((await api.get('P/media')).json()).toHaveLength(2)
+    // Downloads sent side by side race on making the cache folder: one gets 404 EEXIST
+    const answers = await Promise.all(
+      ['aaaa000000000001', 'aaaa000000000002'].map((id) => fetch(`${emu.url}/media/demo/live/${id}`)),
+    )
+    const texts = await Promise.all(answers.map((a) => a.text()))
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 404])
+    expect(texts.find((t) => t.startsWith('EEXIST'))).toMatch(
+      /^EEXIST: file already exists, mkdir '.*\/cache'$/,
+    )
+    // After one download the folder exists: uploads and deletes answer as they should
+    expect((await upload('aaaa000000000001', 'one again')).text).toBe('aaaa000000000001')
+    expect((await api.del('P/media/aaaa000000000002')).text).toBe('OK')
+    expect((await api.get('P/media')).json()).toHaveLength(1)
+    // Another project has its own cache folder; spec and mediaCacheReady have no such bug
+    const ready = await start({ dialect: 'upstream', mediaCacheReady: true })
+    const readyApi = client(ready, await login(ready))
+    const form = new FormData()
+    form.append('media', new Blob(['x']), 'x.png')
+    expect((await readyApi.post('P/media/aaaa000000000003', undefined, { raw: form })).status).toBe(200)
   })
 
   it('serves media bytes without a token but only for a known project', async () => {

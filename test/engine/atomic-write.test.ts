@@ -69,10 +69,10 @@ describe('writeFileAtomically', () => {
   })
 })
 
-// With fsync the file is written here; without, small files go through the writer thread.
+// With and without fsync: the same writer, durability left to the caller in the second case.
 describe.each([
   ['fsync', { fsync: true }],
-  ['writer thread', { fsync: false }],
+  ['no fsync', { fsync: false }],
 ])('createFileAtomically (%s)', (_mode, opts) => {
   let dir: string
   beforeEach(async () => {

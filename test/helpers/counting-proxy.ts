@@ -21,21 +21,34 @@ export type BodyOverride = (
 export interface CountingProxy {
   url: string
   seen: string[]
+  /** Each forwarded request with the server's status: `GET /api/... 304`. */
+  answered: string[]
   override: Override | undefined
   /** When set, every request body is read whole before it is forwarded or answered. */
   overrideWithBody: BodyOverride | undefined
+  /**
+   * Requests this says yes to are forwarded, but their answer never reaches the client (its
+   * connection stays open until the proxy closes): the server acted, the client never heard.
+   * `held` gets each such request once the server has answered it.
+   */
+  hold: ((method: string, path: string) => boolean) | undefined
+  held: { path: string; status: number }[]
   close(): Promise<void>
 }
 
 export async function startCountingProxy(upstream: string): Promise<CountingProxy> {
   const target = new URL(upstream)
   const seen: string[] = []
+  const answered: string[] = []
   const sockets = new Set<Socket>()
   const proxy: CountingProxy = {
     url: '',
     seen,
+    answered,
     override: undefined,
     overrideWithBody: undefined,
+    hold: undefined,
+    held: [],
     close: async () => {},
   }
   const server = createServer((req, res) => {
@@ -78,6 +91,12 @@ export async function startCountingProxy(upstream: string): Promise<CountingProx
         headers: req.headers,
       },
       (answer) => {
+        answered.push(`${req.method} ${(req.url ?? '').split('?')[0]} ${answer.statusCode}`)
+        if (proxy.hold?.(req.method ?? 'GET', (req.url ?? '').split('?')[0]!)) {
+          answer.resume()
+          answer.on('end', () => proxy.held.push({ path: req.url ?? '', status: answer.statusCode ?? 0 }))
+          return
+        }
         res.writeHead(answer.statusCode ?? 502, answer.headers)
         answer.pipe(res)
       },

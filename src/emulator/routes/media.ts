@@ -8,6 +8,7 @@ import { isPlainFileName, newId, type Obj } from '../entities.js'
 import { HttpError, json, type Reply } from '../http.js'
 import { contentTypeOf } from '../mime.js'
 import { parentOf, parentTree, remoteSet } from '../parent-sync.js'
+import { names } from '../store.js'
 import { col, envItem, envItems } from './resource.js'
 
 const P = '/api/:project/:environment'
@@ -20,6 +21,10 @@ export function upstreamName(original: string): string {
   const clean = base.replace(/\W/g, '-').toLowerCase()
   return ext === undefined ? clean : `${clean}.${ext}`
 }
+
+/** How long the emulator's first download of a project spends making the cache folder: long
+ * enough that downloads sent side by side meet it, as on the real server. */
+const CACHE_MKDIR_MS = 30
 
 export function normaliseFolder(folder: unknown): string {
   const parts = String(folder ?? '')
@@ -54,6 +59,21 @@ function view(ctx: Ctx, record: MediaRecord, single: boolean): Obj {
     viewedBy: '',
     viewedOn: null,
   }
+}
+
+/** Where upstream keeps its download cache: one folder per project (its messages name it). */
+function cacheFolder(ctx: Ctx): string {
+  return path.join(ctx.core.store.dataDir ?? '/srv/cms-emulator', 'storage', ctx.project, 'cache')
+}
+
+/** Whether the project's cache folder is still missing (upstream's bug: see Dialect.media.cacheFolderBug). */
+function cacheMissing(ctx: Ctx): boolean {
+  return ctx.d.media.cacheFolderBug && !ctx.core.store.has(names.mediaCache(ctx.project), 'folder')
+}
+
+/** Upstream's `removeCachedMedia` on a project whose cache folder does not exist yet. */
+function missingCacheError(ctx: Ctx, status: number): HttpError {
+  return new HttpError(status, `ENOENT: no such file or directory, lstat '${cacheFolder(ctx)}'`)
 }
 
 export function storeMedia(ctx: Ctx, id: string, name: string, bytes: Buffer): MediaRecord {
@@ -184,6 +204,8 @@ export function mediaRoutes(route: Route, core: Core): void {
     if (!ctx.d.media.jsonUpload) {
       const [file] = await multipartFiles(ctx)
       storeMedia(ctx, id, upstreamName(file!.name), Buffer.from(await file!.arrayBuffer()))
+      // The file is stored before the cache step fails: the 500 comes after the write.
+      if (cacheMissing(ctx)) throw missingCacheError(ctx, 500)
       return ctx.text(id)
     }
     if (!/^[A-Za-z0-9_-]+$/.test(id) || id === 'new') {
@@ -195,6 +217,8 @@ export function mediaRoutes(route: Route, core: Core): void {
   })
 
   route('DELETE', `${P}/media/:id`, { auth: 'user' }, (ctx) => {
+    // The cache step runs first: nothing is deleted.
+    if (cacheMissing(ctx)) throw missingCacheError(ctx, 404)
     const found = record(ctx, ctx.params.id!)
     ctx.core.store.del(col(ctx, 'media'), found.id)
     ctx.core.store.releaseBlob(found.blob)
@@ -202,8 +226,24 @@ export function mediaRoutes(route: Route, core: Core): void {
     return { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: 'OK' }
   })
 
-  route('GET', '/media/:project/:environment/:id', { auth: 'none' }, (ctx): Reply => {
+  // Projects whose first download is making the cache folder right now.
+  const makingCache = new Set<string>()
+
+  route('GET', '/media/:project/:environment/:id', { auth: 'none' }, async (ctx): Promise<Reply> => {
     const found = record(ctx, ctx.params.id!)
+    if (cacheMissing(ctx)) {
+      // Upstream checks that the folder exists, then makes it asynchronously: a download that
+      // comes while another is making it tries too, and fails.
+      if (makingCache.has(ctx.project))
+        throw new HttpError(404, `EEXIST: file already exists, mkdir '${cacheFolder(ctx)}'`)
+      makingCache.add(ctx.project)
+      try {
+        await new Promise((resolve) => setTimeout(resolve, CACHE_MKDIR_MS))
+        ctx.core.store.put(names.mediaCache(ctx.project), 'folder', true)
+      } finally {
+        makingCache.delete(ctx.project)
+      }
+    }
     const blob = ctx.core.store.openBlob(found.blob)
     if (!blob) throw ctx.d.errors.notFound(`Media "${found.id}" not found`)
     return {

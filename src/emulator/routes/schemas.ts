@@ -43,10 +43,6 @@ export function findSchema(ctx: Ctx, id: string): Obj | undefined {
   return nativeSchema(id) ?? envItem(ctx, 'schemas', id)
 }
 
-export function allSchemas(ctx: Ctx): Obj[] {
-  return [...nativeSchemas(), ...envItems(ctx, 'schemas')]
-}
-
 export function schemaRoutes(route: Route, core: Core): void {
   const list = async (ctx: Ctx) => {
     const customOnly = ctx.query('customOnly')

@@ -160,14 +160,18 @@ async function pushMedia(ctx: MediaApplyContext, item: PlanItem): Promise<ItemRe
     // and upload again; a tree item whose bytes never came is harmless (the tree only places
     // ids that exist).
     // (An id media.yaml already gives it is kept: the item is re-created under it.)
-    id ??= await api.newId()
+    if (id === undefined) {
+      id = await api.newId()
+      // On disk before a byte is sent: whatever the answer (or none), the next run re-uses it.
+      await ctx.run.pending.record(local.rel, id)
+    }
     await api.move(id, folder)
-    id = (await api.upload(file, id)).id
+    id = (await api.upload({ ...file, sha256: local.sha256 }, id)).id
     // The report names the id the new item got (the plan could not know it).
     item.id = id
   } else if (local.sha256 !== (remote.sha256 ?? base?.sha256)) {
     // New bytes: the upload also sets the name.
-    id = (await api.upload(file, id)).id
+    id = (await api.upload({ ...file, sha256: local.sha256 }, id)).id
   } else if ((base ? splitRel(base.rel).name : remote.name) !== name) {
     await api.rename(remote.id, name)
   }
@@ -317,6 +321,7 @@ export async function executeMedia(
       if (!signal?.aborted) await run(item)
   } finally {
     await writeIndex(ctx)
+    await ctx.run.pending.prune(ctx.run.pendingSettled)
     await ctx.run.dispose()
   }
 }

@@ -16,6 +16,7 @@ import type { ScanProblem } from '../../workspace/scan.js'
 import type { PlanItem, PlanOptions } from '../plan.js'
 import { type MediaBaseItem, type MediaMatch, matchMedia, unsafeMedia } from './media-match.js'
 import { MEDIA_FOLDER, planMedia } from './media-plan.js'
+import { PendingUploads } from './pending-uploads.js'
 import { forEachLimit } from './pool.js'
 
 export interface Downloaded {
@@ -35,6 +36,10 @@ export interface MediaRun {
   /** The index the other way round (id -> path), so updating it costs no scan. */
   indexPathOf: Map<string, string>
   downloads: Map<string, Downloaded>
+  /** Ids chosen for new files before their upload (re-used after a failed or lost answer). */
+  pending: PendingUploads
+  /** Whether a pending entry is settled (its id synced, or its file gone), for the apply step to drop. */
+  pendingSettled: (rel: string, id: string) => boolean
   tmpDir: string
   /** Made on the first download the apply step needs, once per run. */
   tmpDirMade?: Promise<unknown>
@@ -107,9 +112,20 @@ export async function snapshotMedia(
   const listed = (await (opts.listing ?? api.list())).filter(
     (m) => unsafeMedia(m) || !opts.ignored(`${MEDIA_FOLDER}/${m.folder ? `${m.folder}/` : ''}${m.name}`),
   )
+  // A file whose upload was sent under an id but never confirmed keeps that id, as if
+  // media.yaml named it (unless media.yaml or the base already place the path or the id).
+  const pending = await PendingUploads.load(root)
+  const known = new Set([...base.keys(), ...index.values()])
+  const placed = new Set([...synced.keys(), ...[...base.values()].map((b) => b.rel)])
+  let withPending = indexBefore && synced
+  for (const [rel, id] of pending.byPath) {
+    if (known.has(id) || placed.has(rel) || !scan.files.has(rel)) continue
+    withPending = new Map(withPending ?? [])
+    withPending.set(rel, id)
+  }
   const match = matchMedia({
     base,
-    index: indexBefore && synced,
+    index: withPending,
     files: scan.files,
     remote: listed,
     checksum: opts.checksum,
@@ -132,6 +148,8 @@ export async function snapshotMedia(
     index,
     indexPathOf: new Map([...index].map(([rel, id]) => [id, rel])),
     downloads,
+    pending,
+    pendingSettled: (rel, id) => known.has(id) || !scan.files.has(rel),
     tmpDir,
     hadConflicts: await hasConflictCopies(root, MEDIA_FOLDER),
     scanProblems: scan.problems,
