@@ -57,6 +57,15 @@ async function startEmulator() {
   throw new Error('the emulator stopped before it was ready')
 }
 
+/** fetch, once more when a kept-alive connection was closed by the server meanwhile. */
+async function fetch(url, init) {
+  try {
+    return await globalThis.fetch(url, init)
+  } catch {
+    return globalThis.fetch(url, init)
+  }
+}
+
 /** A colleague edits a page in the CMS while we work locally. */
 async function colleagueEdits(url, id, change) {
   const login = await fetch(`${url}/api/user/login?persist=false`, {
@@ -96,18 +105,32 @@ try {
   cmsSync(['-C', workspace, 'diff', 'content/home.json'], { expect: [0, 1] })
   cmsSync(['-C', workspace, 'push'])
 
-  say('A colleague edits "about" in the CMS while you edit it too: sync keeps both and reports a conflict.')
+  say('Two people edit one page: a colleague changes the English title in the CMS, you the German one.')
   await colleagueEdits(url, 'about', (page) => {
     page.properties.title.en = 'About Northwind'
+  })
+  editJson('content/about.json', (page) => {
+    page.properties.title.de = 'Über Northwind'
+  })
+  cmsSync(['-C', workspace, 'status'])
+
+  say('Different leaves merge: sync lands both edits on both sides, no conflict.')
+  cmsSync(['-C', workspace, 'sync'])
+  const about = JSON.parse(readFileSync(join(workspace, 'content/about.json'), 'utf8'))
+  console.log(`content/about.json title: ${JSON.stringify(about.properties.title)}`)
+
+  say('Both change the same leaf: only that leaf is a conflict, named with its three values.')
+  await colleagueEdits(url, 'about', (page) => {
+    page.properties.title.en = 'About the roastery'
+    page.sort = 5
   })
   editJson('content/about.json', (page) => {
     page.properties.title.en = 'Who we are'
   })
   cmsSync(['-C', workspace, 'sync'], { expect: [3] })
-  cmsSync(['-C', workspace, 'status', '--json'], { expect: [0, 3] })
 
-  say('Keep your version; the server copy goes to .cms-sync/trash/. Everything is in step again.')
-  cmsSync(['-C', workspace, 'resolve', 'content/about.json', '--keep', 'local'])
+  say("Keep your value for that leaf; the colleague's other edit still lands. Everything is in step again.")
+  cmsSync(['-C', workspace, 'resolve', 'content/about.json#/properties/title/en', '--keep', 'local'])
   cmsSync(['-C', workspace, 'status'])
 
   say('What next')

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest'
-import { canonicalJson } from '../src/workspace/canonical-json.js'
+import { canonicalJson, sortedJson } from '../src/workspace/canonical-json.js'
 import { decodeId, encodeId, UnsafeIdError } from '../src/workspace/file-names.js'
+import { orderLike } from '../src/workspace/key-order.js'
 
 describe('file names for ids', () => {
   test.each([
@@ -34,11 +35,30 @@ describe('file names for ids', () => {
 })
 
 describe('canonical JSON', () => {
-  test('sorts keys at every depth, keeps array order, ends with a newline', () => {
+  test('keeps the key order at every depth and array order, 2-space indent, ends with a newline', () => {
     const text = canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: null } })
+    expect(text).toBe(
+      '{\n  "b": 1,\n  "a": {\n    "d": [\n      3,\n      {\n        "z": 1,\n        "y": 2\n      }\n    ],\n    "c": null\n  }\n}\n',
+    )
+    expect(canonicalJson(JSON.parse(text))).toBe(text)
+  })
+
+  test('the sorted form of version-1 states sorts keys at every depth, as files were written then', () => {
+    const text = sortedJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: null } })
     expect(text).toBe(
       '{\n  "a": {\n    "c": null,\n    "d": [\n      3,\n      {\n        "y": 2,\n        "z": 1\n      }\n    ]\n  },\n  "b": 1\n}\n',
     )
-    expect(canonicalJson(JSON.parse(text))).toBe(text)
+  })
+})
+
+describe('orderLike', () => {
+  test("takes the model's order at every depth, keeps keys the model lacks after, changes no value", () => {
+    const value = { a: 1, b: { x: 1, y: [{ p: 1, q: 2 }], z: 3 }, c: 'new' }
+    const model = { b: { z: 0, y: [{ q: 0, p: 0 }], x: 0 }, a: 0 }
+    const ordered = orderLike(value, model)
+    expect(canonicalJson(ordered)).toBe(
+      canonicalJson({ b: { z: 3, y: [{ q: 2, p: 1 }], x: 1 }, a: 1, c: 'new' }),
+    )
+    expect(ordered).toEqual(value)
   })
 })

@@ -158,6 +158,11 @@ export async function workspaceChecks(ws: Workspace): Promise<Check[]> {
   const { describeHolder, lockHolder } = await import('../state/lock.js')
   const holder = await lockHolder(ws.root)
   checks.push(pass('lock', holder === undefined ? 'free' : `held by ${describeHolder(holder)}`))
+  const { describePause, PAUSE_LIFT, readPause } = await import('../watch/mass-change.js')
+  const pause = await readPause(ws.root)
+  checks.push(
+    pause === undefined ? pass('watch', 'not paused') : fail('watch', describePause(pause), PAUSE_LIFT),
+  )
   const conflicts = await countFiles(syncDirPath(ws.root, 'conflicts'))
   checks.push(
     conflicts === 0

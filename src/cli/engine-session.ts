@@ -35,13 +35,64 @@ export function scopeOf(base: string, root: string, paths: readonly string[]): s
   })
 }
 
+/** Waiting for a server that cannot be reached yet (watch starts anyway). */
+export interface UntilReachable {
+  /** Give up waiting (the body is then not run). */
+  stop: Promise<unknown>
+  /** Told each time the server could not be reached, before waiting retryInMs. */
+  onWait(error: string, retryInMs: number): void
+  /** Told once it is reached after a wait. */
+  onReached(): void
+}
+
+const MAX_CONNECT_WAIT_MS = 30_000
+
+/**
+ * connect(), retried with a growing wait while the server cannot be reached (a network error or
+ * a timeout: it may be down, or the laptop offline); undefined when `stop` came first. Anything
+ * else (a refused token, a wrong project) is not waited out.
+ */
+async function connectWhenReachable(
+  io: CliIo,
+  ws: Workspace,
+  until: UntilReachable,
+): Promise<RemoteClient | undefined> {
+  const { RemoteError } = await import('../remote/errors.js')
+  let stopped = false
+  void until.stop.then(() => {
+    stopped = true
+  })
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const client = await connect(io, ws)
+      if (attempt > 0) until.onReached()
+      return client
+    } catch (error) {
+      const unreachable =
+        error instanceof RemoteError && (error.code === 'network' || error.code === 'timeout')
+      if (!unreachable || stopped) throw error
+      const waitMs = Math.min(MAX_CONNECT_WAIT_MS, 1_000 * 2 ** attempt)
+      until.onWait((error as Error).message, waitMs)
+      let timer: NodeJS.Timeout | undefined
+      await Promise.race([
+        until.stop,
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, waitMs)
+        }),
+      ])
+      clearTimeout(timer)
+      if (stopped) return undefined
+    }
+  }
+}
+
 export async function withEngine<T>(
   io: CliIo,
   cmd: Command,
   paths: readonly string[],
-  opts: { lock: boolean; checksum?: boolean },
+  opts: { lock: boolean; checksum?: boolean; untilReachable?: UntilReachable },
   body: (session: EngineSession) => Promise<T>,
-): Promise<T> {
+): Promise<T | undefined> {
   const ws = await openWorkspace(io, cmd)
   const scope = scopeOf(globalOptions(cmd).dir ? ws.root : io.cwd, ws.root, paths)
   // Loaded only here: proper-lockfile installs signal handlers (signal-exit) as it loads, which
@@ -50,7 +101,10 @@ export async function withEngine<T>(
     ? await (await import('../state/lock.js')).acquireLock(ws.root, cmd.name())
     : undefined
   try {
-    const client = await connect(io, ws)
+    const client = opts.untilReachable
+      ? await connectWhenReachable(io, ws, opts.untilReachable)
+      : await connect(io, ws)
+    if (client === undefined) return undefined
     try {
       const enabled = new Set<string>(ws.config.resources)
       const deps: EngineDeps = {
@@ -63,6 +117,15 @@ export async function withEngine<T>(
         ),
         maxDeletePercent: ws.config.safety.maxDeletePercent,
         maxDeletes: ws.config.safety.maxDeletes,
+        // A base not kept in .cms-sync/bases/ (a fresh clone, a CI checkout) is looked up in git.
+        baseFallback: async (item, hash, codec) =>
+          (await import('../workspace/git-base.js')).baseTextFromGit(
+            ws.root,
+            item.path,
+            hash,
+            codec,
+            item.id,
+          ),
         ...(enabled.has('media')
           ? {
               media: {

@@ -18,6 +18,16 @@ const stopSignal = new Promise<void>((resolve) => {
   process.on('SIGTERM', onSignal)
 })
 
+// A reader that went away (`cms-sync diff | head -1`) is not a failure of ours: the rest of the
+// output has nowhere to go, so it is dropped and the command finishes its work as usual (a
+// pull cut off half-way would be worse than one that completes unseen).
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') return
+    throw error
+  })
+}
+
 const code = await run(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,

@@ -11,6 +11,8 @@ export type CommandModule = { register(program: Command, io: CliIo, setExit: (co
 const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   init: () => import('./commands/init.js'),
   login: () => import('./commands/login.js'),
+  logout: () => import('./commands/logout.js'),
+  whoami: () => import('./commands/whoami.js'),
   emulator: () => import('./commands/emulator.js'),
   status: () => import('./commands/status.js'),
   diff: () => import('./commands/diff.js'),
@@ -18,11 +20,51 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   push: () => import('./commands/push.js'),
   sync: () => import('./commands/sync.js'),
   resolve: () => import('./commands/resolve.js'),
+  restore: () => import('./commands/restore.js'),
   entries: () => import('./commands/entries.js'),
   watch: () => import('./commands/watch.js'),
   promote: () => import('./commands/promote.js'),
   doctor: () => import('./commands/doctor.js'),
   'server-config': () => import('./commands/server-config.js'),
+  completion: () => import('./commands/completion.js'),
+}
+
+/** A command line or two per command, shown at the end of its --help. */
+const EXAMPLES: Record<string, string[]> = {
+  init: [
+    'cms-sync init my-site --server https://cms.example.com --project 3f2a --environment live',
+    'cms-sync init . --server http://127.0.0.1:8080 --project demo --environment live --offline',
+  ],
+  login: [
+    'cms-sync login --username ann',
+    'echo "$PASSWORD" | cms-sync login --username ci --password-stdin',
+  ],
+  logout: ['cms-sync logout', 'cms-sync logout --server https://cms.example.com'],
+  whoami: ['cms-sync whoami', 'cms-sync --json whoami'],
+  emulator: [
+    'cms-sync emulator --port 8080 --seed example-workspace',
+    'cms-sync emulator --port 0 --dialect upstream',
+  ],
+  status: ['cms-sync status', 'cms-sync status content/ --json'],
+  diff: ['cms-sync diff', 'cms-sync diff content/home.json | less'],
+  pull: ['cms-sync pull', 'cms-sync pull --dry-run media/'],
+  push: ['cms-sync push content/home.json', 'cms-sync push --prefer local'],
+  sync: ['cms-sync sync', 'cms-sync -C my-site sync --json'],
+  resolve: [
+    'cms-sync resolve content/home.json --keep local',
+    'cms-sync resolve content --keep remote',
+    "cms-sync resolve 'content/home.json#/properties/title/de' --keep remote",
+  ],
+  restore: ['cms-sync restore content/home.json', 'cms-sync restore --dry-run media/'],
+  entries: ['cms-sync entries contact --format csv -o contact.csv', 'cms-sync entries contact --clear --yes'],
+  watch: ['cms-sync watch', 'cms-sync --json watch > watch.ndjson'],
+  promote: ['cms-sync promote content/home.json --dry-run', 'cms-sync promote schemas/'],
+  doctor: ['cms-sync doctor', 'cms-sync doctor --self-test'],
+  'server-config': ['cms-sync server-config get mail', 'cms-sync server-config set mail mail.yaml'],
+  completion: [
+    'cms-sync completion bash >> ~/.bashrc',
+    'cms-sync completion fish > ~/.config/fish/completions/cms-sync.fish',
+  ],
 }
 
 /**
@@ -63,12 +105,18 @@ export async function buildProgram(
     .option('-v, --verbose', 'print debug logs on stderr')
     .option('--no-progress', 'never show progress bars (they only show on a terminal anyway)')
     .exitOverride()
+    // Every command's --help also lists the global options (-C, --json, ...).
+    .configureHelp({ showGlobalOptions: true })
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
       writeErr: (s) => io.stderr.write(s),
     })
   const names = only === undefined ? Object.keys(COMMANDS) : [only]
   for (const name of names) (await COMMANDS[name]!()).register(program, io, setExit)
+  for (const cmd of program.commands) {
+    const examples = EXAMPLES[cmd.name()]
+    if (examples) cmd.addHelpText('after', `\nExamples:\n${examples.map((e) => `  ${e}`).join('\n')}\n`)
+  }
   return program
 }
 

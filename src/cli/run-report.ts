@@ -2,6 +2,7 @@
 // ({applied, conflicts, failed}) or one line per item and a one-line summary. Exit codes come
 // from the outcome: 1 when an item failed, else 3 when conflicts remain, else 0.
 
+import type { ConflictLeaf } from '../engine/merge/merge-json.js'
 import type { ItemReport, Outcome } from '../engine/outcome.js'
 import type { PlanItem } from '../engine/plan.js'
 import { pc } from './colors.js'
@@ -34,14 +35,32 @@ const COLOR: Record<string, (s: string) => string> = {
   'delete-remote': pc.red,
   'delete-local': pc.red,
   conflict: pc.yellow,
+  merge: pc.magenta,
+}
+
+function shown(value: unknown): string {
+  if (value === undefined) return '(none)'
+  const text = JSON.stringify(value)
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text
+}
+
+/** One line per conflicting leaf: where, and what base, local and remote hold there. */
+export function leafLines(leaves: readonly ConflictLeaf[] | undefined): string[] {
+  return (leaves ?? []).map((leaf) => {
+    const where = leaf.path === '' ? '(the document)' : leaf.path
+    const what = leaf.order ? ' key order' : ''
+    return `      ${pc.yellow(where)}${what}: base ${shown(leaf.base)}, local ${shown(leaf.local)}, remote ${shown(leaf.remote)}`
+  })
 }
 
 export function itemLine(
-  item: Pick<ItemReport, 'path' | 'local' | 'remote' | 'error'> & { action: string },
+  item: Pick<ItemReport, 'path' | 'local' | 'remote' | 'error' | 'leaves' | 'reason'> & { action: string },
 ): string {
   const color = COLOR[item.action] ?? ((s: string) => s)
   const why = `local ${item.local}, remote ${item.remote}`
-  return `  ${color(item.action.padEnd(13))} ${item.path}  ${pc.dim(`(${why})`)}${item.error ? `\n      ${pc.red(item.error)}` : ''}`
+  const leaves = leafLines(item.leaves).map((line) => `\n${line}`)
+  const reason = item.reason && !item.leaves?.length ? `\n      ${pc.dim(item.reason)}` : ''
+  return `  ${color(item.action.padEnd(13))} ${item.path}  ${pc.dim(`(${why})`)}${item.error ? `\n      ${pc.red(item.error)}` : ''}${reason}${leaves.join('')}`
 }
 
 function count(n: number, word: string): string {

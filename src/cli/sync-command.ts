@@ -42,6 +42,8 @@ export function registerSyncCommand(
             allowDeletes: !!opts.allowDeletes,
             reportScanProblems: spec.name !== 'pull',
             reportRemoteProblems: spec.name !== 'push',
+            // A merge writes both sides on sync; pull and push each write their own half.
+            mergeWrites: spec.name === 'pull' ? 'local' : spec.name === 'push' ? 'remote' : 'both',
             ...(progress ? { onProgress: progress } : {}),
           })
           // An explicit push or sync is the go-ahead a paused watcher waits for (docs/watch.md).

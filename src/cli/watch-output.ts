@@ -1,6 +1,7 @@
 // How the watch daemon's events are shown: one line each on the terminal (what was pushed or
 // pulled, conflicts, pauses), one JSON object per line with --json, nothing but errors with -q.
 
+import { PAUSE_LIFT } from '../watch/mass-change.js'
 import type { WatchEvent } from '../watch/watch-events.js'
 import { pc } from './colors.js'
 import type { GlobalOptions } from './context.js'
@@ -20,18 +21,26 @@ export function eventLine(e: WatchEvent): string {
       return `${pc.green('↑')} ${e.action === 'push' ? 'pushed' : 'deleted on the server'} ${e.path}`
     case 'pulled':
       return `${pc.cyan('↓')} ${e.action === 'pull' ? 'pulled' : 'deleted locally'} ${e.path}`
-    case 'conflict':
-      return `${pc.yellow('!')} conflict ${e.path}${e.reason ? ` (${e.reason})` : ''}: both sides changed; the server copy is in .cms-sync/conflicts/, see \`cms-sync diff\` then \`cms-sync resolve\``
+    case 'merged':
+      return `${pc.magenta('⇄')} merged ${e.path}: edits of both sides, on both sides`
+    case 'conflict': {
+      const leaves = e.leaves?.length
+        ? ` at ${e.leaves.map((l) => l.path || '(the document)').join(', ')}`
+        : ''
+      return `${pc.yellow('!')} conflict ${e.path}${leaves}${e.reason && !leaves ? ` (${e.reason})` : ''}: both sides changed; the server copy is in .cms-sync/conflicts/, see \`cms-sync diff\` then \`cms-sync resolve\``
+    }
     case 'failed':
       return `${pc.red('✗')} ${e.action} failed ${e.path}: ${e.error}`
     case 'paused': {
       const what = e.reason === 'mass-delete' ? 'deleted' : 'changed'
-      return `${pc.yellow('⏸')} paused: ${e.count} files ${what} at once; pushing waits for an explicit \`cms-sync push\` or \`sync\` (stop watch first); remote changes are still pulled`
+      return `${pc.yellow('⏸')} paused: ${e.count} files ${what} at once; remote changes are still pulled; ${PAUSE_LIFT}`
     }
     case 'offline':
       return `${pc.yellow('⚠')} the server is out of reach (${e.error}); ${e.pending} change(s) queued, retrying`
     case 'online':
       return `${pc.green('✓')} the server is back`
+    case 'token-renewed':
+      return `${pc.green('✓')} using the new token from \`cms-sync login\``
     case 'error':
       return `${pc.red('✗')} ${e.message}`
     case 'warning':

@@ -22,7 +22,13 @@ export interface Config {
   environment: string
   resources: ResourceName[]
   rateLimit: { requestsPerSecond: number; concurrency: number }
-  watch: { debounceMs: number; pollSeconds: number }
+  watch: {
+    debounceMs: number
+    pollSeconds: number
+    /** The watcher pauses pushing past more than `files` changed, or `percent` of the items. */
+    massChange: { files: number; percent: number }
+    massDelete: { files: number; percent: number }
+  }
   safety: { maxDeletePercent: number; maxDeletes: number }
   dialect: 'auto' | 'spec' | 'upstream'
   /** `insecure: true` turns off certificate checks for this workspace's server only. */
@@ -49,9 +55,15 @@ const EXPECTED: Record<string, string> = {
   rateLimit: 'a mapping with requestsPerSecond and concurrency',
   'rateLimit.requestsPerSecond': 'a number from 1 to 1000',
   'rateLimit.concurrency': 'a whole number from 1 to 64',
-  watch: 'a mapping with debounceMs and pollSeconds',
+  watch: 'a mapping with debounceMs, pollSeconds, massChange and massDelete',
   'watch.debounceMs': 'a whole number of milliseconds from 0 to 60000',
   'watch.pollSeconds': 'a number of seconds from 1 to 86400',
+  'watch.massChange': 'a mapping with files and percent',
+  'watch.massChange.files': 'a whole number of files from 1 to 1000000',
+  'watch.massChange.percent': 'a number from 0 to 100',
+  'watch.massDelete': 'a mapping with files and percent',
+  'watch.massDelete.files': 'a whole number of files from 1 to 1000000',
+  'watch.massDelete.percent': 'a number from 0 to 100',
   safety: 'a mapping with maxDeletePercent and maxDeletes',
   'safety.maxDeletePercent': 'a number from 0 to 100',
   'safety.maxDeletes': 'a whole number from 0 up',
@@ -81,9 +93,37 @@ function isServerUrl(value: string): boolean {
   }
 }
 
+/** "(did you mean http://host:port?)" for an address typed without its scheme. */
+function schemeHint(value: unknown): string {
+  if (typeof value !== 'string' || /^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return ''
+  const guess = `http://${value}`
+  return isServerUrl(guess) ? ` (did you mean ${guess}?)` : ''
+}
+
+/**
+ * Checks a server URL given on the command line (`--server`) as cms-sync.yaml's server key is
+ * checked, naming the option: `127.0.0.1:8080` gets the config's words, not `Invalid URL`.
+ */
+export function checkServerUrl(value: string, where: string): void {
+  if (!isServerUrl(value))
+    throw new ConfigError(
+      `${where}: expected ${EXPECTED.server}, got ${JSON.stringify(value)}${schemeHint(value)}`,
+    )
+}
+
 // zod/mini: the same checks and issues as zod's chained API, at a twentieth of the code to
 // load on every command (the chained API cannot be tree-shaken).
 const name = z.string().check(z.minLength(1), z.regex(/^[^/?#]+$/))
+
+/** watch.massChange / watch.massDelete (src/watch/mass-change.ts has the same defaults). */
+const pauseThreshold = (files: number, percent: number) =>
+  z.prefault(
+    z.strictObject({
+      files: z._default(z.int().check(z.minimum(1), z.maximum(1_000_000)), files),
+      percent: z._default(z.number().check(z.minimum(0), z.maximum(100)), percent),
+    }),
+    {},
+  )
 
 const schema = z.strictObject({
   server: z.string().check(z.refine(isServerUrl)),
@@ -106,6 +146,8 @@ const schema = z.strictObject({
     z.strictObject({
       debounceMs: z._default(z.int().check(z.minimum(0), z.maximum(60_000)), 100),
       pollSeconds: z._default(z.number().check(z.minimum(1), z.maximum(86_400)), 10),
+      massChange: pauseThreshold(50, 20),
+      massDelete: pauseThreshold(20, 10),
     }),
     {},
   ),
@@ -168,9 +210,9 @@ function messagesFor(error: z.core.$ZodError, raw: unknown, file: string): strin
       continue
     }
     const expected = EXPECTED[pattern] ?? issue.message
-    lines.push(
-      `${file}: ${where || '(top level)'}: expected ${expected}, got ${describeValue(valueAt(raw, issue.path))}`,
-    )
+    const value = valueAt(raw, issue.path)
+    const hint = pattern === 'server' ? schemeHint(value) : ''
+    lines.push(`${file}: ${where || '(top level)'}: expected ${expected}, got ${describeValue(value)}${hint}`)
   }
   return [...new Set(lines)]
 }
@@ -220,7 +262,9 @@ resources: [${c.resources.join(', ')}]
 rateLimit: { requestsPerSecond: ${c.rateLimit.requestsPerSecond}, concurrency: ${c.rateLimit.concurrency} }
 
 # watch: wait debounceMs after a local edit before pushing; poll the server every pollSeconds.
-watch: { debounceMs: ${c.watch.debounceMs}, pollSeconds: ${c.watch.pollSeconds} }
+# It pauses pushing when more than massChange.files (or percent of the items) change at once,
+# or more than massDelete.files (or percent) are deleted: a checkout, a bulk replace.
+watch: { debounceMs: ${c.watch.debounceMs}, pollSeconds: ${c.watch.pollSeconds}, massChange: { files: ${c.watch.massChange.files}, percent: ${c.watch.massChange.percent} }, massDelete: { files: ${c.watch.massDelete.files}, percent: ${c.watch.massDelete.percent} } }
 
 # Stop (exit 4) instead of deleting this share of a kind or more, or more than maxDeletes of it,
 # in one run (--allow-deletes lifts it).

@@ -47,6 +47,22 @@ export async function saveToken(env: NodeJS.ProcessEnv, server: string, token: s
   await mkdir(path.dirname(file), { recursive: true, mode: 0o700 })
   const servers = await readCredentials(file)
   servers[serverKey(server)] = { token }
+  await writeServers(file, servers)
+}
+
+/** Removes the server's token from the credentials file; the token it held, if any. */
+export async function forgetToken(env: NodeJS.ProcessEnv, server: string): Promise<string | undefined> {
+  const file = credentialsPath(env)
+  const servers = await readCredentials(file)
+  const key = serverKey(server)
+  const token = servers[key]?.token
+  if (!(key in servers)) return undefined
+  delete servers[key]
+  await writeServers(file, servers)
+  return typeof token === 'string' && token !== '' ? token : undefined
+}
+
+async function writeServers(file: string, servers: Record<string, { token?: unknown }>): Promise<void> {
   const body = Object.entries(servers)
     .map(
       ([key, entry]) =>

@@ -66,6 +66,8 @@ export type Dialect = {
     /** Upstream leaves the schedule tasks of deleted nodes behind (§11). */
     deleteRemovesSchedule: boolean
     orphanParentId: string | null
+    /** Upstream nulls the orphans' parentId without touching their updateDate (upstream §11). */
+    orphanKeepsUpdateDate: boolean
     /** Upstream's insert renumbers every non-root node when the target is not at the root (§6.2). */
     insertRenumbersAllNonRoot: boolean
     /** Upstream's insert rewrites nodes read from the list (publishOn null), dropping their tasks (§12.13). */
@@ -156,6 +158,7 @@ const spec: Dialect = {
     deleteWholeSubtree: true,
     deleteRemovesSchedule: true,
     orphanParentId: '',
+    orphanKeepsUpdateDate: false,
     insertRenumbersAllNonRoot: false,
     insertDropsSchedule: false,
   },
@@ -233,6 +236,7 @@ const upstream: Dialect = {
     deleteWholeSubtree: false,
     deleteRemovesSchedule: false,
     orphanParentId: null,
+    orphanKeepsUpdateDate: true,
     insertRenumbersAllNonRoot: true,
     insertDropsSchedule: true,
   },

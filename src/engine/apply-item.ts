@@ -3,6 +3,8 @@
 // made since the listing, or a local edit made since the scan, turns into a conflict instead of
 // being overwritten. State for the item is committed only after the change is done.
 
+import { RemoteError } from '../remote/errors.js'
+import type { BaseStore } from '../state/base-store.js'
 import type { ItemState, StateStore, StatSnapshot } from '../state/state-file.js'
 import { FileAppearedError } from '../workspace/atomic-write.js'
 import {
@@ -11,10 +13,19 @@ import {
   fileBytes,
   type JsonObject,
   type ReferenceContext,
+  sortedHash,
 } from '../workspace/codec.js'
-import { type ParsedFile, readLocalFile, sameStat, statLocalFile } from '../workspace/local-file.js'
+import { orderLike } from '../workspace/key-order.js'
+import {
+  hashAgainst,
+  type ParsedFile,
+  readLocalFile,
+  sameStat,
+  statLocalFile,
+} from '../workspace/local-file.js'
 import { type LocalWriter, removeConflictCopy, writeConflictCopy } from '../workspace/local-writes.js'
 import type { LocalEntry } from '../workspace/scan.js'
+import type { PlannedMerge, SideText } from './merges.js'
 import type { PlanItem } from './plan.js'
 import type { EngineLogger, RemotePort } from './remote-port.js'
 import { fullObject, type RemoteEntry } from './remote-snapshot.js'
@@ -34,6 +45,12 @@ export interface ApplyContext {
   remoteReadJustNow?: boolean
   /** Whether .cms-sync/conflicts/ existed when the run began: if not, no copy needs removing. */
   hadConflicts: boolean
+  /** The planned merges of items changed on both sides, by path (merges.ts). */
+  merges: ReadonlyMap<string, PlannedMerge>
+  /** Which side a merge writes: both, or the file only (pull), or the server only (push). */
+  mergeWrites: 'both' | 'local' | 'remote'
+  /** Where each committed base's text is kept, for later merges. */
+  bases: BaseStore
 }
 
 export type ItemResult =
@@ -53,7 +70,8 @@ async function localAsPlanned(ctx: ApplyContext, item: PlanItem, codec: Codec): 
   const now = await statLocalFile(ctx.root, item.path)
   if (!planned || !now) return !planned && !now
   if (sameStat(planned.stat, now)) return true
-  return (await readLocalFile(ctx.root, item.path, codec, item.id))?.hash === planned.hash
+  const parsed = await readLocalFile(ctx.root, item.path, codec, item.id)
+  return !!parsed && hashAgainst(parsed, ctx.store.get(item.path)) === planned.hash
 }
 
 async function remoteAsPlanned(ctx: ApplyContext, item: PlanItem, codec: Codec) {
@@ -95,14 +113,17 @@ async function commit(
   vouch: Vouch,
   /** Still inherited after this step: a pull of a listed inherited item; never after our write. */
   inheritedAfter = false,
+  /** The revision to record when it is not the stored copy's (a push's half of a merge). */
+  remoteRev?: string,
 ) {
   const stat = await vouchedStat(ctx, item, vouch)
+  await ctx.bases.keep(bytes.hash, bytes.text)
   await ctx.store.commit({
     kind: item.kind,
     id: item.id,
     path: item.path,
     baseHash: bytes.hash,
-    remoteRev: codec.revisionOf(stored),
+    remoteRev: remoteRev ?? codec.revisionOf(stored),
     ...(stat ? { stat } : {}),
     ...('createDate' in stored ? { createDate: (stored.createDate as string | null) ?? null } : {}),
     ...(inheritedAfter ? { inherited: true as const } : {}),
@@ -117,7 +138,8 @@ export async function pushItem(
   prepared: { parsed: ParsedFile; stat: ItemState['stat'] },
 ): Promise<ItemResult> {
   const { parsed } = prepared
-  if (parsed.hash !== ctx.local.get(item.path)?.hash) return changedLocally
+  const known = ctx.store.get(item.path)
+  if (hashAgainst(parsed, known) !== ctx.local.get(item.path)?.hash) return changedLocally
   if (!parsed.ok) return { status: 'failed', error: parsed.problems.join('; ') }
   const problems = codec.checkReferences(parsed.file, ctx.references)
   if (problems.length > 0) return { status: 'failed', error: problems.join('; ') }
@@ -131,15 +153,26 @@ export async function pushItem(
   // equals what we planned against), so the write below edits that copy, never the parent's.
   if (ctx.remote.get(item.path)?.inherited && remote.current)
     await ctx.client.pullInherited(item.kind, item.id)
-  const body = codec.toBody(parsed.file, {
+  // A file written with sorted keys (a version-1 base) says nothing by its order: it is sent in
+  // the server's, so the push never reorders what editors see.
+  const file =
+    known?.sortedBase && remote.current ? orderLike(parsed.file, codec.toFile(remote.current)) : parsed.file
+  const body = codec.toBody(file, {
     current: remote.current,
-    baseCreateDate: ctx.store.get(item.path)?.createDate,
+    baseCreateDate: known?.createDate,
     now: ctx.now(),
   })
-  const stored = await ctx.client.put(item.kind, item.id, body, {
-    expected: (current) => (current ? codec.revisionOf(current) : undefined) === remote.rev,
-  })
-  const storedBytes = fileBytes(codec.fromWriteAnswer(stored, parsed.file))
+  let stored: JsonObject
+  try {
+    stored = await ctx.client.put(item.kind, item.id, body, {
+      expected: (current) => (current ? codec.revisionOf(current) : undefined) === remote.rev,
+    })
+  } catch (error) {
+    const missing = missingParent(codec, file, error)
+    if (missing) return missing
+    throw error
+  }
+  const storedBytes = fileBytes(codec.fromWriteAnswer(stored, file))
   // The server normalised something (a recomputed sort, a renamed editor): mirror it now, so
   // the file equals the base and the next run sees no echo.
   if (storedBytes.text === parsed.text) {
@@ -153,6 +186,26 @@ export async function pushItem(
     await commit(ctx, item, storedBytes, stored, codec, 'none')
   }
   return applied
+}
+
+/**
+ * The server refused the write because the parent the file names does not exist (a parent
+ * deleted on the server, a typo): said as such, instead of the generic "not found" advice to
+ * check the server URL.
+ */
+function missingParent(codec: Codec, file: JsonObject, error: unknown): ItemResult | undefined {
+  const parent = codec.parentOf(file)
+  if (parent === undefined || !codec.parentField) return undefined
+  if (!(error instanceof RemoteError) || error.code !== 'not-found') return undefined
+  if (!error.serverMessage?.includes(JSON.stringify(parent))) return undefined
+  return {
+    status: 'failed',
+    code: 'rejected',
+    error:
+      `${codec.parentField} ${JSON.stringify(parent)} does not exist on the server ` +
+      `(${error.method} ${error.route} -> ${error.status}: ${error.serverMessage}); ` +
+      `create that ${codec.kind} first, or change ${codec.parentField} in the file`,
+  }
 }
 
 export async function pullItem(ctx: ApplyContext, item: PlanItem, codec: Codec): Promise<ItemResult> {
@@ -230,6 +283,7 @@ export async function mergeBaseItem(ctx: ApplyContext, item: PlanItem): Promise<
     await clearConflictCopy(ctx, item)
     return applied
   }
+  if (remote.bytes?.hash === local.hash) await ctx.bases.keep(remote.bytes.hash, remote.bytes.text)
   await ctx.store.commit({
     kind: item.kind,
     id: item.id,
@@ -244,6 +298,49 @@ export async function mergeBaseItem(ctx: ApplyContext, item: PlanItem): Promise<
   })
   await clearConflictCopy(ctx, item)
   return applied
+}
+
+/**
+ * An item whose base a version-1 state recorded (sorted keys), equal on both sides (the plan's
+ * `none` or `merge-base`): the file is rewritten in the order the server gives, the same value
+ * only reordered, and the base recorded in today's form. Content was judged unchanged by its
+ * updateDate alone, which some server changes leave alone (a deleted parent), so its revision
+ * is recorded for the file's content: if the server's listing differs, the next run sees it.
+ */
+export async function adoptServerOrder(ctx: ApplyContext, item: PlanItem, codec: Codec): Promise<ItemResult> {
+  const known = ctx.store.get(item.path)
+  const local = ctx.local.get(item.path)
+  const remote = ctx.remote.get(item.path)
+  if (!local || !remote) return mergeBaseItem(ctx, item)
+  const parsed = await readLocalFile(ctx.root, item.path, codec, item.id)
+  if (!parsed?.ok || hashAgainst(parsed, known) !== local.hash) return changedLocally
+  const file = orderLike(parsed.file, codec.toFile(remote.object))
+  const bytes = fileBytes(file)
+  const listedBase = item.kind === 'content' ? { ...remote.object, ...file } : remote.object
+  let vouch: Vouch = { read: local.stat }
+  if (bytes.text !== parsed.text) {
+    if (!(await localAsPlanned(ctx, item, codec))) return changedLocally
+    vouch = { written: await ctx.writer.write(item.path, bytes.text, bytes.hash) }
+  }
+  const stat = await vouchedStat(ctx, item, vouch)
+  await ctx.bases.keep(bytes.hash, bytes.text)
+  await ctx.store.commit({
+    kind: item.kind,
+    id: item.id,
+    path: item.path,
+    baseHash: bytes.hash,
+    remoteRev: codec.revisionOf(listedBase),
+    ...(stat ? { stat } : {}),
+    ...createDateOf(remote.object, known),
+    ...(remote.inherited ? { inherited: true as const } : {}),
+  })
+  await clearConflictCopy(ctx, item)
+  return applied
+}
+
+function createDateOf(object: JsonObject, known: ItemState | undefined): Pick<ItemState, 'createDate'> {
+  if ('createDate' in object) return { createDate: (object.createDate as string | null) ?? null }
+  return known && 'createDate' in known ? { createDate: known.createDate ?? null } : {}
 }
 
 /** Unchanged, but the file was touched (same content, new mtime): its stat cache needs a refresh. */
@@ -264,4 +361,94 @@ export async function recordConflict(ctx: ApplyContext, item: PlanItem, codec: C
   const entry = ctx.remote.get(item.path)
   const object = entry ? await fullObject(ctx.client, entry) : undefined
   await writeConflictCopy(ctx.root, item.path, object ? fileBytes(codec.toFile(object)).text : undefined)
+}
+
+/**
+ * Both sides changed different leaves: each side gets the merge (design.md "Merging"), or one
+ * half of it (pull: the file; push: the server). As with a push, the file must still be what
+ * was planned and the server copy what was listed, and the server copy that the merge replaces
+ * goes to trash first. The base moves to the merge only when both sides hold it; after a half,
+ * it moves to the side left as it was, so the other half still shows as a change to sync.
+ */
+export async function mergeItem(ctx: ApplyContext, item: PlanItem, codec: Codec): Promise<ItemResult> {
+  const merge = ctx.merges.get(item.path)
+  if (!merge) return { status: 'conflict', reason: 'changed on both sides' }
+  const planned = ctx.local.get(item.path)
+  // The scan hashed the file in the form its base was recorded in (sorted keys for a version-1 base).
+  const before = ctx.store.get(item.path)?.sortedBase
+    ? sortedHash(merge.before.local.file)
+    : merge.before.local.hash
+  if (!planned || planned.hash !== before || !(await localAsPlanned(ctx, item, codec))) return changedLocally
+  const toServer = ctx.mergeWrites !== 'local' && merge.remote.hash !== merge.before.remote.hash
+  let stored: { object: JsonObject; bytes: FileBytes } | undefined
+  if (toServer) {
+    const written = await writeMergeToServer(ctx, item, codec, merge.remote)
+    if ('status' in written) return written
+    stored = written
+  }
+  // What the server made of the merge (it may normalise), when it was written there, is what
+  // the file gets.
+  const fileText = stored && merge.settled && ctx.mergeWrites === 'both' ? stored.bytes : merge.local
+  let vouch: Vouch = { read: planned.stat }
+  if (ctx.mergeWrites !== 'remote' && fileText.hash !== merge.before.local.hash) {
+    if (await localAsPlanned(ctx, item, codec)) {
+      vouch = { written: await ctx.writer.write(item.path, fileText.text, fileText.hash) }
+    } else if (!stored) {
+      return changedLocally
+    } else {
+      // Edited while the server was written: the new edit shows as a local change next time.
+      vouch = 'none'
+    }
+  }
+  if (!merge.settled) {
+    // Leaves remain in conflict: the base stays, and the settled leaves now agree on both sides.
+    const left = item.leaves?.length ?? 0
+    return { status: 'conflict', reason: `${left} ${left === 1 ? 'leaf' : 'leaves'} still differ` }
+  }
+  const entry = ctx.remote.get(item.path)!
+  if (ctx.mergeWrites === 'both') {
+    const bytes = stored?.bytes ?? merge.local
+    await commit(
+      ctx,
+      item,
+      bytes,
+      stored?.object ?? entry.object,
+      codec,
+      vouch,
+      false,
+      stored ? undefined : entry.rev,
+    )
+  } else if (ctx.mergeWrites === 'local') {
+    // The file holds the merge; the base is the server copy, so the local edits are still to push.
+    await commit(ctx, item, merge.before.remote, entry.object, codec, 'none', entry.inherited, entry.rev)
+  } else {
+    // The server holds the merge; the base is the file, and no revision matches the server copy,
+    // so the next listing reads it and the server's edits are still to pull.
+    await commit(ctx, item, merge.before.local, stored?.object ?? entry.object, codec, vouch, false, '')
+  }
+  return applied
+}
+
+async function writeMergeToServer(
+  ctx: ApplyContext,
+  item: PlanItem,
+  codec: Codec,
+  side: SideText,
+): Promise<{ object: JsonObject; bytes: FileBytes } | ItemResult> {
+  const problems = codec.checkReferences(side.file, ctx.references)
+  if (problems.length > 0)
+    return { status: 'failed', error: `the merge of both sides: ${problems.join('; ')}` }
+  const remote = await remoteAsPlanned(ctx, item, codec)
+  if (!remote.ok || !remote.current) return changedRemotely
+  await ctx.writer.keepRemoteInTrash(item.path, fileBytes(codec.toFile(remote.current)).text)
+  if (ctx.remote.get(item.path)?.inherited) await ctx.client.pullInherited(item.kind, item.id)
+  const body = codec.toBody(side.file, {
+    current: remote.current,
+    baseCreateDate: ctx.store.get(item.path)?.createDate,
+    now: ctx.now(),
+  })
+  const object = await ctx.client.put(item.kind, item.id, body, {
+    expected: (current) => (current ? codec.revisionOf(current) : undefined) === remote.rev,
+  })
+  return { object, bytes: fileBytes(codec.fromWriteAnswer(object, side.file)) }
 }

@@ -27,7 +27,7 @@ import { type LocalEntry, type ScanProblem, scanOne, scanWorkspace } from '../wo
 import { MEDIA_FOLDER } from './media/media-plan.js'
 import { plan, type Version } from './plan.js'
 import { type RemoteEntry, remoteEntry } from './remote-snapshot.js'
-import type { EngineDeps, PlannedRun } from './run.js'
+import { type EngineDeps, mergesFor, type PlannedRun } from './run.js'
 
 export type EditPlan = { kind: 'planned'; run: PlannedRun } | { kind: 'full'; why: string }
 
@@ -119,6 +119,7 @@ export async function planEdits(
   const deletedThere = result.items.find((item) => item.action === 'delete-local')
   if (deletedThere) return full(`the server no longer has ${deletedThere.path}; a listing confirms it`)
   await addClaimants(deps, store, rules, result.items, local)
+  const { merges, bases } = await mergesFor(deps, store, result, local, remote, {})
   return {
     kind: 'planned',
     run: {
@@ -130,6 +131,8 @@ export async function planEdits(
       remoteProblems: [],
       rebound: false,
       fresh: true,
+      merges,
+      bases,
     },
   }
 }

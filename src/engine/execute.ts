@@ -23,10 +23,12 @@ import type { Codec } from '../workspace/codec.js'
 import { type ParsedFile, readLocalFile, statLocalFile } from '../workspace/local-file.js'
 import {
   type ApplyContext,
+  adoptServerOrder,
   deleteLocalItem,
   deleteRemoteItem,
   type ItemResult,
   mergeBaseItem,
+  mergeItem,
   pullItem,
   pushItem,
   recordConflict,
@@ -102,8 +104,11 @@ export async function execute(
   signal?: AbortSignal,
 ): Promise<Outcome> {
   // An unchanged item whose stat cache is current needs nothing: most of a full run over a
-  // quiet workspace (watch's poll), which need not queue 10,000 empty steps.
-  const selected = planned.filter((item) => item.action !== 'none' || statCacheStale(ctx, item))
+  // quiet workspace (watch's poll), which need not queue 10,000 empty steps. One whose base a
+  // version-1 state recorded gets its file in the server's key order, once.
+  const selected = planned.filter(
+    (item) => item.action !== 'none' || statCacheStale(ctx, item) || sortedBase(ctx, item),
+  )
   const pushes = selected.filter((item) => item.action === 'push')
   const prepared = await preparePushes(ctx, pushes, codecs)
   const localOnly = selected.filter((item) => !['push', 'delete-remote'].includes(item.action))
@@ -232,12 +237,25 @@ async function applyOne(
     case 'delete-remote':
       return deleteRemoteItem(ctx, item, codec)
     case 'merge-base':
-      return mergeBaseItem(ctx, item)
+      return sortedBase(ctx, item) ? adoptServerOrder(ctx, item, codec) : mergeBaseItem(ctx, item)
+    case 'merge':
+      return mergeItem(ctx, item, codec)
     case 'conflict':
       await recordConflict(ctx, item, codec)
       return { status: 'conflict' }
-    case 'none':
-      await refreshStatCache(ctx, item)
-      return undefined
+    case 'none': {
+      if (!sortedBase(ctx, item)) {
+        await refreshStatCache(ctx, item)
+        return undefined
+      }
+      // A reformat, not a change: reported only if it failed (a file edited meanwhile waits for the next run).
+      const result = await adoptServerOrder(ctx, item, codec)
+      return result.status === 'failed' ? result : undefined
+    }
   }
+}
+
+/** The item's base was recorded by a version-1 state (ItemState.sortedBase). */
+function sortedBase(ctx: ApplyContext, item: PlanItem): boolean {
+  return ctx.store.get(item.path)?.sortedBase === true
 }

@@ -1,6 +1,7 @@
 // What a run reports per item: the status item objects of design.md ({kind, id, path, local,
 // remote, action}) sorted into applied, conflicts and failed, for text and --json alike.
 
+import type { ConflictLeaf } from './merge/merge-json.js'
 import type { PlanItem } from './plan.js'
 import { type ApplyOptions, inScope, type PlannedRun } from './run.js'
 
@@ -21,6 +22,8 @@ export interface ItemReport {
   from?: string
   /** The server's copy is inherited from its parent project (additive to design.md's shape). */
   inherited?: true
+  /** A conflict of an item changed on both sides: each leaf both sides changed differently. */
+  leaves?: ConflictLeaf[]
 }
 
 export interface Outcome {
@@ -39,6 +42,8 @@ export function reportOf(item: PlanItem, extra: Partial<ItemReport> = {}): ItemR
     action: item.action,
     ...(item.from ? { from: item.from } : {}),
     ...(item.inherited ? { inherited: true as const } : {}),
+    ...(item.leaves?.length ? { leaves: item.leaves } : {}),
+    ...(item.reason ? { reason: item.reason } : {}),
     ...extra,
   }
 }

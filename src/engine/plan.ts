@@ -5,14 +5,26 @@
 // branch returns a named action. Conflicts are plan entries, never exceptions.
 
 import type { Kind } from '../workspace/kinds.js'
+import type { ConflictLeaf } from './merge/merge-json.js'
 
 export type Change = 'unchanged' | 'added' | 'modified' | 'deleted'
 
 /**
  * What to do with one item. `merge-base` touches only the state file: both sides already
- * agree (equal content, or both deleted), so the base moves to what they agree on.
+ * agree (equal content, or both deleted), so the base moves to what they agree on. `merge`:
+ * both sides changed different leaves; the run merged them (src/engine/merges.ts) and each
+ * side gets the result. The planner itself never says `merge`: it decides on hashes, and the
+ * run turns a both-changed `conflict` into `merge` when the leaves allow it.
  */
-export type Action = 'push' | 'pull' | 'delete-remote' | 'delete-local' | 'conflict' | 'merge-base' | 'none'
+export type Action =
+  | 'push'
+  | 'pull'
+  | 'delete-remote'
+  | 'delete-local'
+  | 'conflict'
+  | 'merge'
+  | 'merge-base'
+  | 'none'
 
 export type Side = 'local' | 'remote'
 
@@ -42,6 +54,10 @@ export interface PlanItem {
   from?: string
   /** The server's copy is inherited from its parent project (set by the run, not the planner). */
   inherited?: true
+  /** A conflict of an item changed on both sides: the leaves both changed to different values. */
+  leaves?: ConflictLeaf[]
+  /** Why a both-changed item could not be merged (no base text, an invalid file, an invalid result). */
+  reason?: string
 }
 
 export interface Plan {
@@ -122,6 +138,11 @@ export function plan(
     return { kind: known.kind, id: known.id, path, ...decide(b?.hash, l?.hash, r?.hash, opts) }
   })
   return { items }
+}
+
+/** Both sides edited the item since a known base: what the run tries to merge leaf by leaf. */
+export function bothModified(item: PlanItem): boolean {
+  return item.local === 'modified' && item.remote === 'modified' && item.action !== 'merge-base'
 }
 
 /** The items that need attention: everything but `none`, and `merge-base` which is silent. */

@@ -2,11 +2,13 @@
 // an item whose revision marker equals the base's is unchanged, so its listed copy is never
 // re-read. Only changed items whose list form is known to be incomplete (upstream content has
 // publishOn null in lists) are fetched by id, because their real dates decide their hash.
+// A base a version-1 state recorded (ItemState.sortedBase) is compared in its own form: the
+// old revision marker, and hashes of the sorted-keys form.
 
 import { isInherited } from '../remote/client.js'
 import { RemoteError } from '../remote/errors.js'
 import type { ItemState } from '../state/state-file.js'
-import { type Codec, type FileBytes, fileBytes, type JsonObject } from '../workspace/codec.js'
+import { type Codec, type FileBytes, fileBytes, type JsonObject, sortedHash } from '../workspace/codec.js'
 import { UnsafeIdError } from '../workspace/file-names.js'
 import { nestsDeeperThan, tooDeepMessage } from '../workspace/json-depth.js'
 import type { Kind } from '../workspace/kinds.js'
@@ -120,7 +122,7 @@ export async function snapshotRemote(
       }
       const complete = !codec.listIsIncomplete(client.dialect)
       const known = base(path)
-      if (known && known.remoteRev === codec.revisionOf(listedObject)) {
+      if (known && sameRevision(codec, known, listedObject)) {
         entries.set(path, remoteEntry(codec, listedObject, { id, path, known, complete }))
         continue
       }
@@ -146,6 +148,11 @@ export async function snapshotRemote(
   return { entries, problems }
 }
 
+/** Whether the server's copy is still the one the base recorded (by its revision marker). */
+export function sameRevision(codec: Codec, known: ItemState, object: JsonObject): boolean {
+  return known.remoteRev === (known.sortedBase ? codec.legacyRevisionOf(object) : codec.revisionOf(object))
+}
+
 /**
  * One server item as the plan sees it. Unchanged since the base (same revision marker): the
  * base's hash, so an unchanged item is never hashed again; otherwise its file form's bytes and
@@ -157,14 +164,17 @@ export function remoteEntry(
   opts: { id: string; path: string; known: ItemState | undefined; complete?: boolean },
 ): RemoteEntry {
   const rev = codec.revisionOf(object)
-  const unchanged = opts.known !== undefined && opts.known.remoteRev === rev
+  const unchanged = opts.known !== undefined && sameRevision(codec, opts.known, object)
   // A changed item's file bytes: its hash, and what a pull writes.
-  const bytes = unchanged ? undefined : fileBytes(codec.toFile(object))
+  const file = unchanged ? undefined : codec.toFile(object)
+  const bytes = file && fileBytes(file)
+  // Compared with a version-1 base in the form it recorded; a pull still writes today's form.
+  const hash = file && opts.known?.sortedBase ? sortedHash(file) : bytes?.hash
   return {
     kind: codec.kind,
     id: opts.id,
     path: opts.path,
-    hash: bytes ? bytes.hash : opts.known!.baseHash,
+    hash: hash ?? opts.known!.baseHash,
     rev,
     object,
     complete: unchanged ? (opts.complete ?? true) : true,

@@ -6,6 +6,7 @@ import { CliError, ExitCode } from '../cli/exit-codes.js'
 import { NATIVE_SCHEMA_IDS } from '../remote/dialect.js'
 import { RemoteError } from '../remote/errors.js'
 import type { MediaApi, RemoteMedia } from '../remote/media.js'
+import { BaseStore } from '../state/base-store.js'
 import {
   emptyState,
   type ItemState,
@@ -30,6 +31,7 @@ import {
   targetGuard,
 } from './guards.js'
 import { type MediaRun, snapshotMedia } from './media/media-snapshot.js'
+import { type BaseFallback, type MergeChoices, type PlannedMerge, planMerges } from './merges.js'
 import { dryRunOutcome, type Outcome, problemReports, reportOf } from './outcome.js'
 import { type Plan, type PlanItem, plan, type Side, type Version } from './plan.js'
 import type { EngineLogger, RemotePort } from './remote-port.js'
@@ -56,6 +58,8 @@ export interface EngineDeps {
   beforeLocalWrite?: BeforeLocalWrite
   /** Set when media are synced (docs/media.md). */
   media?: MediaDeps
+  /** Where a base's text comes from when .cms-sync/bases/ lacks it (a fresh clone: git). */
+  baseFallback?: BaseFallback
 }
 
 export interface MediaDeps {
@@ -83,6 +87,33 @@ export interface PlannedRun {
    * it again before writing.
    */
   fresh?: true
+  /** The items changed on both sides that merged (action `merge`), by path. */
+  merges: Map<string, PlannedMerge>
+  /** The base texts: read for merges, written as bases are committed. */
+  bases: BaseStore
+}
+
+/** The merge of a plan's both-changed items, for a run that has its three sides (run, edit-run). */
+export function mergesFor(
+  deps: EngineDeps,
+  store: StateStore,
+  result: Plan,
+  local: ReadonlyMap<string, LocalEntry>,
+  remote: ReadonlyMap<string, RemoteEntry>,
+  choices: MergeChoices,
+): Promise<{ merges: Map<string, PlannedMerge>; bases: BaseStore }> {
+  const bases = new BaseStore(deps.root)
+  const mergeDeps = {
+    root: deps.root,
+    client: deps.client,
+    codecs: deps.codecs,
+    bases,
+    ...(deps.baseFallback ? { baseFallback: deps.baseFallback } : {}),
+  }
+  return planMerges(mergeDeps, store, result.items, local, remote, choices).then((merges) => ({
+    merges,
+    bases,
+  }))
 }
 
 const MEDIA = { kind: 'media' as const }
@@ -124,6 +155,8 @@ export async function planRun(
     rehash?: boolean
     /** The state as the caller keeps it in memory (watch, which holds the lock for its whole life). */
     store?: StateStore
+    /** resolve --keep on single leaves (JSON Pointers per path): settles only these (merges.ts). */
+    leaves?: ReadonlyMap<string, readonly string[]>
   },
 ): Promise<PlannedRun> {
   // The listings are most of the wait of a run that changes nothing: all of them are asked for
@@ -154,7 +187,7 @@ interface AllListings {
 /** The three sides of every kind, and the plan: planRun once the listings are on their way. */
 async function readAndPlan(
   deps: EngineDeps,
-  opts: { prefer?: Side; rehash?: boolean },
+  opts: { prefer?: Side; rehash?: boolean; leaves?: ReadonlyMap<string, readonly string[]> },
   store: StateStore,
   rebound: boolean,
   listings: AllListings,
@@ -203,6 +236,10 @@ async function readAndPlan(
   const planOptions = opts.prefer ? { prefer: opts.prefer } : {}
   const result = plan(base, local, snapshot.entries, planOptions)
   for (const item of result.items) if (snapshot.entries.get(item.path)?.inherited) item.inherited = true
+  const { merges, bases } = await mergesFor(deps, store, result, local, snapshot.entries, {
+    ...planOptions,
+    ...(opts.leaves ? { leaves: opts.leaves } : {}),
+  })
   const media =
     deps.media && listings.media
       ? await mediaSide(deps, deps.media, store, planOptions, synced, listings.media)
@@ -219,6 +256,8 @@ async function readAndPlan(
     ],
     rebound,
     ...(media ? { media } : {}),
+    merges,
+    bases,
   }
 }
 
@@ -277,7 +316,9 @@ async function referenceContext(
       ])
     : undefined
   // One request for the types, and only when a connection is about to be written.
-  const pushesConnection = selected.some((item) => item.kind === 'connection' && item.action === 'push')
+  const pushesConnection = selected.some(
+    (item) => item.kind === 'connection' && (item.action === 'push' || item.action === 'merge'),
+  )
   const types =
     pushesConnection && deps.client.connectionTypes ? await deps.client.connectionTypes() : undefined
   return {
@@ -301,14 +342,28 @@ async function formsWithEntries(
 }
 
 /** Whether carrying out these entries writes to the server (anything beyond pulls and base merges). */
-function changesServer(selected: readonly PlanItem[]): boolean {
-  return selected.some((item) => item.action === 'push' || item.action === 'delete-remote')
+function changesServer(selected: readonly PlanItem[], writes: MergeWrites): boolean {
+  return selected.some(
+    (item) =>
+      item.action === 'push' ||
+      item.action === 'delete-remote' ||
+      (item.action === 'merge' && writes !== 'local'),
+  )
 }
+
+/**
+ * Which side a `merge` writes: both (sync, resolve, watch), or one half: pull writes the file
+ * (the base becomes the server copy, so the local edits are still to push) and push writes the
+ * server (the base becomes the file, so the server's edits are still to pull).
+ */
+export type MergeWrites = 'both' | 'local' | 'remote'
 
 /** The plan entries each command carries out: one plan, different subsets. */
 export const SELECT = {
-  pull: (item: PlanItem) => ['pull', 'delete-local', 'merge-base', 'conflict', 'none'].includes(item.action),
-  push: (item: PlanItem) => ['push', 'delete-remote', 'merge-base', 'conflict', 'none'].includes(item.action),
+  pull: (item: PlanItem) =>
+    ['pull', 'delete-local', 'merge', 'merge-base', 'conflict', 'none'].includes(item.action),
+  push: (item: PlanItem) =>
+    ['push', 'delete-remote', 'merge', 'merge-base', 'conflict', 'none'].includes(item.action),
   sync: (_item: PlanItem) => true,
   /** resolve: only the conflicts that --keep just settled. */
   resolve: (item: PlanItem) => item.settledFor !== undefined,
@@ -329,6 +384,8 @@ export interface ApplyOptions {
   signal?: AbortSignal
   /** The caller saves the state later (watch's edit-only runs); by default it is saved at the end. */
   deferSave?: boolean
+  /** Which side a `merge` writes (default both). */
+  mergeWrites?: MergeWrites
   now?: () => string
 }
 
@@ -374,6 +431,7 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
   if (run.rebound) await run.store.save()
   const now = opts.now ?? (() => new Date().toISOString())
   const references = await referenceContext(deps, run, selected)
+  const mergeWrites = opts.mergeWrites ?? 'both'
   // Loaded only by runs that write: status and diff never need the executor's code.
   const [{ execute }, { executeMedia }, { hasConflictCopies, LocalWriter }] = await Promise.all([
     import('./execute.js'),
@@ -398,6 +456,9 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
     remote: run.remote,
     remoteReadJustNow: run.fresh === true,
     hadConflicts: await hasConflictCopies(deps.root),
+    merges: run.merges,
+    mergeWrites,
+    bases: run.bases,
   }
   const jsonItems = selected.filter((item) => item.kind !== 'media')
   const mediaItems = selected.filter((item) => item.kind === 'media')
@@ -413,7 +474,7 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
   }
   let jsonOutcome: Outcome
   try {
-    if (changesServer(selected)) {
+    if (changesServer(selected, mergeWrites)) {
       // JSON kinds first, then media, as they always went when the server is written to.
       jsonOutcome = await json()
       await media()
@@ -429,6 +490,8 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
     await run.media?.dispose()
     if (!opts.deferSave) await run.store.flush()
   }
+  // Bases nothing refers to any more go, once the state that dropped them is saved.
+  if (!opts.deferSave && run.bases.written > 0) await run.bases.prune(run.store)
   // The report keeps its order: the JSON kinds' entries, then the media's.
   const outcome: Outcome = {
     applied: [...jsonOutcome.applied, ...mediaOutcome.applied],

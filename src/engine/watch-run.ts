@@ -8,8 +8,12 @@
 import { RemoteError } from '../remote/errors.js'
 import type { StateStore } from '../state/state-file.js'
 import { loadIgnoreRules } from '../workspace/ignore-rules.js'
+import type { Kind } from '../workspace/kinds.js'
+import { statFingerprint } from '../workspace/stat-check.js'
 import { planEdits } from './edit-run.js'
 import type { Outcome } from './outcome.js'
+import type { Side } from './plan.js'
+import { restoreLocalEdits } from './restore.js'
 import { applyRun, type EngineDeps, openState, type PlannedRun, planRun, SELECT } from './run.js'
 
 /** Failures worth retrying soon: the server or the way to it, not the item. */
@@ -44,6 +48,12 @@ export interface WatchEngine {
   /** Reads the state and checks it is bound to the configured target (a safety stop if not). */
   open(): Promise<void>
   run(paths: ReadonlySet<string>, context: { full: boolean; signal: AbortSignal }): Promise<WatchRunOutcome>
+  /**
+   * `resolve` (or `restore`) asked of the daemon by the CLI, on the daemon's own state: a full
+   * plan with the kept side preferred, carrying out only what it settled under `scope`. The
+   * caller runs it between two runs (WorkQueue.exclusive).
+   */
+  settle(request: { command: 'resolve' | 'restore'; scope: string[]; keep: Side }): Promise<Outcome>
   /** Saves what edit-only runs left unsaved (shutdown). */
   saveState(): Promise<void>
   /** Items the state tracks; undefined before the first run. */
@@ -76,6 +86,8 @@ export function createWatchEngine(
   let saveTimer: NodeJS.Timeout | undefined
   /** What the last full run reported, while nothing is known to have changed since. */
   let lastFull: Outcome | undefined
+  /** The stat fingerprint of the synced folders taken just before that run (stat-check.ts). */
+  let lastFullPrint = ''
   let localChanged = true
   let watcherTrusted = true
 
@@ -125,8 +137,19 @@ export function createWatchEngine(
    * again would find what the last run found: at 10 s polls that was most of an idle daemon's
    * CPU and memory. The deep rescan never stops here.
    */
-  async function nothingChanged(): Promise<boolean> {
+  async function fingerprint(): Promise<string> {
+    const rules = await loadIgnoreRules(deps.root)
+    const kinds: Kind[] = [
+      ...deps.codecs.map((codec) => codec.kind),
+      ...(deps.media ? ['media' as const] : []),
+    ]
+    return statFingerprint(deps.root, kinds, (path) => rules.ignores(path))
+  }
+
+  async function nothingChanged(print: string): Promise<boolean> {
     if (lastFull === undefined || localChanged || !watcherTrusted) return false
+    // The watcher's word is checked by stat: an event it lost costs this poll, not a deep rescan.
+    if (print !== lastFullPrint) return false
     const { client, media } = deps
     if (!client.listingUnchanged) return false
     for (const codec of deps.codecs) if (!(await client.listingUnchanged(codec.kind))) return false
@@ -141,7 +164,9 @@ export function createWatchEngine(
     if (!context.full && paths.size === 0) return { kind: 'done', retryPaths: [], outcome: empty }
     try {
       const rehash = context.full && (opts.rehash?.() ?? false)
-      if (context.full && !rehash && (await nothingChanged())) {
+      // Taken before the run looks at anything: a file that changes from here on differs from it.
+      const print = context.full ? await fingerprint() : ''
+      if (context.full && !rehash && (await nothingChanged(print))) {
         // As the last full run left it: its open conflicts and failures stand (told already).
         return { kind: 'done', retryPaths: [], outcome: { ...lastFull!, applied: [] } }
       }
@@ -151,7 +176,9 @@ export function createWatchEngine(
       const planned = await planFor(paths, context.full, rehash)
       let pullOnly = await opts.paused()
       if (!pullOnly && context.full && opts.holdPushes) {
-        const pushSide = planned.plan.items.filter((i) => i.action === 'push' || i.action === 'delete-remote')
+        const pushSide = planned.plan.items.filter(
+          (i) => i.action === 'push' || i.action === 'delete-remote' || i.action === 'merge',
+        )
         pullOnly = await opts.holdPushes({
           changed: pushSide.map((i) => i.path),
           deleted: pushSide.filter((i) => i.action === 'delete-remote').map((i) => i.path),
@@ -161,6 +188,7 @@ export function createWatchEngine(
       try {
         outcome = await applyRun(deps, planned, {
           select: pullOnly ? SELECT.pull : SELECT.sync,
+          mergeWrites: pullOnly ? 'local' : 'both',
           scope: context.full ? [] : [...paths],
           dryRun: false,
           allowDeletes: false,
@@ -175,7 +203,10 @@ export function createWatchEngine(
       const retryPaths = outcome.failed
         .filter((f) => f.code !== undefined && TRANSIENT.has(f.code))
         .map((f) => f.path)
-      if (context.full && !localChanged) lastFull = outcome
+      if (context.full && !localChanged) {
+        lastFull = outcome
+        lastFullPrint = print
+      }
       return { kind: 'done', retryPaths, outcome }
     } catch (error) {
       localChanged = true
@@ -184,7 +215,30 @@ export function createWatchEngine(
     }
   }
 
+  async function settle(request: {
+    command: 'resolve' | 'restore'
+    scope: string[]
+    keep: Side
+  }): Promise<Outcome> {
+    const store = await open()
+    // What the last full run found no longer stands.
+    localChanged = true
+    lastFull = undefined
+    const planned = await planRun(deps, { store, prefer: request.keep })
+    if (request.command === 'restore') restoreLocalEdits(planned.plan.items, request.scope)
+    return applyRun(deps, planned, {
+      select: SELECT.resolve,
+      scope: request.scope,
+      dryRun: false,
+      // Keeping a deletion is the user's explicit choice for these paths.
+      allowDeletes: true,
+      reportScanProblems: false,
+      reportRemoteProblems: false,
+    })
+  }
+
   return {
+    settle,
     noteLocalChange: () => {
       localChanged = true
     },

@@ -122,3 +122,39 @@ export async function whoAmI(opts: {
     await transport.close()
   }
 }
+
+/**
+ * `POST /api/user/logout`: ends the token on the server (both dialects read the cookie there).
+ * Best effort: false when the server could not be told (the token is forgotten locally anyway).
+ */
+export async function endToken(opts: {
+  server: string
+  token: string
+  tlsInsecure?: boolean
+  logger?: Logger | undefined
+}): Promise<boolean> {
+  const transport = createTransport({
+    server: opts.server,
+    rateLimit: { requestsPerSecond: 5, concurrency: 1 },
+    token: opts.token,
+    authHeaders: (t) => authHeaders('upstream', t),
+    timeoutMs: 10_000,
+    maxRetries: 1,
+    tlsInsecure: opts.tlsInsecure,
+    logger: opts.logger,
+  })
+  try {
+    const res = await transport.send({
+      method: 'POST',
+      path: '/api/user/logout',
+      responseType: 'text',
+      idempotent: true,
+    })
+    // The server answers with a redirect to its start page.
+    return res.status < 400
+  } catch {
+    return false
+  } finally {
+    await transport.close()
+  }
+}

@@ -131,6 +131,11 @@ export interface RemoteClient {
   ): Promise<{ cleared: number; kept: number }>
   /** The logged-in user (`GET /api/user`); UnauthorizedError when there is no valid token. */
   checkToken(): Promise<RemoteObject>
+  /**
+   * Uses this token from the next request on: a long-running `watch` whose token expired picks
+   * up the one a `cms-sync login` in another terminal stored.
+   */
+  setToken(token: string): void
   /** This client's counters since it was created (the queue and its limit may be shared). */
   stats(): RequestStats
   close(): Promise<void>
@@ -173,7 +178,7 @@ function withoutEntries(kind: RemoteKind, item: RemoteObject): RemoteObject {
 
 export async function createRemoteClient(opts: RemoteClientOptions): Promise<RemoteClient> {
   let dialect: Dialect | undefined = opts.dialect === 'auto' ? undefined : opts.dialect
-  const token = opts.token || undefined
+  let token = opts.token || undefined
   const transport = createTransport({
     server: opts.server,
     rateLimit: opts.rateLimit,
@@ -562,6 +567,10 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     clearFormEntries,
     clearExportedFormEntries,
     checkToken,
+    setToken(next) {
+      token = next
+      transport.setToken(next)
+    },
     stats: () => transport.stats(),
     close: () => transport.close(),
   }

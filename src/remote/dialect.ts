@@ -2,7 +2,7 @@
 // routes, how the token is presented, how an error answer is classified, and how a missing
 // item looks. The client asks this module; it never tests the dialect name itself for these.
 
-import { cleanServerMessage, codeForStatus, type RemoteErrorCode } from './errors.js'
+import { cleanServerMessage, codeForStatus, isForeignErrorPage, type RemoteErrorCode } from './errors.js'
 import type { Transport } from './http.js'
 
 export type Dialect = 'spec' | 'upstream'
@@ -126,6 +126,9 @@ export async function detectDialect(
   const text = typeof res.body === 'string' ? cleanServerMessage(res.body) : ''
   if (res.status === 200 || res.status === 401 || res.status === 403) return 'spec'
   if (res.status === 404 && TARGET_NOT_FOUND.test(text)) return 'spec'
+  // Another web server's error page is no dialect at all.
+  if (typeof res.body === 'string' && isForeignErrorPage(res.status, res.body))
+    throw transport.failure(request, res)
   if (res.status === 404 || res.status === 400) return 'upstream'
   throw transport.failure(request, res, 'could not tell which API dialect the server speaks')
 }

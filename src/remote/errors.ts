@@ -145,6 +145,32 @@ export function remoteError(
 }
 
 /**
+ * Some other web server on that address: an HTML error page where a cms-sync server answers
+ * with text or JSON. Said plainly, since the raw page text ("404 Not Found Not Found") and the
+ * dialect guesses built on it only mislead.
+ */
+export function notCmsSyncServer(server: string, data: RemoteErrorData): RemoteError {
+  return new NotFoundError(
+    'not-found',
+    `${server} is not a cms-sync server (HTML ${data.status} at ${routeOf(data.route)}); check the server URL and its port`,
+    data,
+    { exitCode: ExitCode.failed },
+  )
+}
+
+/**
+ * An answer that no cms-sync server (spec or upstream) gives: an HTML document for an error,
+ * other than Express's own "Cannot GET /route" page, which is how upstream says a route is missing.
+ */
+export function isForeignErrorPage(status: number, text: string): boolean {
+  return (
+    status >= 400 &&
+    /^\s*<(!doctype html|html)\b/i.test(text) &&
+    !/\bCannot (GET|POST|PUT|DELETE|PATCH|HEAD) \//.test(text)
+  )
+}
+
+/**
  * design.md's exit codes: a listing that failed is a safety stop (4, nothing was changed); a
  * missing or refused token is the user's configuration to fix (`cms-sync login`), never a
  * retry's: 2, like every other usage or config error; anything else failed (1).

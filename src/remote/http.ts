@@ -12,6 +12,8 @@ import { secretFields } from '../workspace/connection-secrets.js'
 import {
   cleanServerMessage,
   codeForStatus,
+  isForeignErrorPage,
+  notCmsSyncServer,
   RemoteError,
   type RemoteErrorCode,
   remoteError,
@@ -136,6 +138,8 @@ export interface Transport {
   send(request: HttpRequest): Promise<HttpResponse>
   /** Turns a final non-2xx response into the RemoteError for it. */
   failure(request: HttpRequest, response: HttpResponse, what?: string, code?: RemoteErrorCode): RemoteError
+  /** Uses this token from the next request on (a daemon that found a new login). */
+  setToken(token: string | undefined): void
   stats(): RequestStats
   close(): Promise<void>
 }
@@ -271,6 +275,7 @@ export function createTransport(opts: TransportOptions): Transport {
   const maxRetryAfterMs = opts.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS
   const backoff = opts.backoff
   const log = opts.logger
+  let token = opts.token
   const queue: SharedQueue = acquireQueue(origin, opts.rateLimit)
   // This client's own counters; the queue (and its limit) may be shared with other clients.
   const stats = emptyStats()
@@ -289,7 +294,7 @@ export function createTransport(opts: TransportOptions): Transport {
     const body = request.body
     const carried =
       body !== null && typeof body === 'object' && !Buffer.isBuffer(body) ? secretFields(body) : []
-    return [opts.token, ...carried.map((field) => field.value)]
+    return [token, opts.token, ...carried.map((field) => field.value)]
   }
 
   function scrub(text: string, request: HttpRequest): string {
@@ -305,6 +310,12 @@ export function createTransport(opts: TransportOptions): Transport {
     given?: RemoteErrorCode,
   ): RemoteError {
     const text = typeof response.body === 'string' ? response.body : ''
+    if (isForeignErrorPage(response.status, text))
+      return notCmsSyncServer(server, {
+        method: request.method,
+        route: request.path,
+        status: response.status,
+      })
     const serverMessage = cleanServerMessage(text, secretsOf(request)) || undefined
     const code = given ?? codeForStatus(response.status)
     return remoteError(code, what ?? describe(code, request), {
@@ -356,7 +367,7 @@ export function createTransport(opts: TransportOptions): Transport {
         }
       }
       Object.assign(headers, request.headers)
-      if (opts.token && opts.authHeaders) Object.assign(headers, opts.authHeaders(opts.token))
+      if (token && opts.authHeaders) Object.assign(headers, opts.authHeaders(token))
       let res: Dispatcher.ResponseData
       try {
         res = await agent.request({
@@ -488,6 +499,9 @@ export function createTransport(opts: TransportOptions): Transport {
     server,
     send,
     failure,
+    setToken(next) {
+      token = next
+    },
     stats: () => structuredClone(stats),
     async close() {
       queue.release()

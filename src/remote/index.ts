@@ -1,5 +1,5 @@
 // The remote API client: import from here.
-export { type LoginOptions, type LoginResult, login, whoAmI } from './auth.js'
+export { endToken, type LoginOptions, type LoginResult, login, whoAmI } from './auth.js'
 export {
   createRemoteClient,
   isInherited,

@@ -37,6 +37,13 @@ export interface ItemState {
   media?: MediaBase
   /** The server lists the item from the parent project it inherits from (locked there). */
   inherited?: true
+  /**
+   * Recorded by a version-1 state, when files had their keys sorted: baseHash (and remoteRev of
+   * the kinds whose revision is a hash) are of the sorted form, and content's remoteRev is its
+   * updateDate alone. Such an item is compared in that form, its file is rewritten in the
+   * server's order by the next run that writes, and every write records it in today's form.
+   */
+  sortedBase?: true
 }
 
 export type ItemSummary = Pick<ItemState, 'path' | 'kind' | 'inherited'>
@@ -50,7 +57,7 @@ export interface MediaBase {
 }
 
 export interface StateFile {
-  version: 1
+  version: 2
   target: Target
   items: Record<string, ItemState>
 }
@@ -69,10 +76,10 @@ export async function loadState(root: string): Promise<StateFile | undefined> {
     throw error
   }
   try {
-    const state = JSON.parse(text) as StateFile
-    if (state.version !== 1 || typeof state.items !== 'object' || !state.target)
+    const state = JSON.parse(text) as StateFile | OldStateFile
+    if (![1, 2].includes(state.version) || typeof state.items !== 'object' || !state.target)
       throw new Error('unknown layout')
-    return state
+    return state.version === 1 ? upgraded(state) : state
   } catch (error) {
     throw new CliError(
       `${statePath(root)} is unreadable (${(error as Error).message}); move it away to start over as a fresh clone`,
@@ -80,8 +87,23 @@ export async function loadState(root: string): Promise<StateFile | undefined> {
   }
 }
 
+/** A state written before files kept the server's key order. */
+interface OldStateFile {
+  version: 1
+  target: Target
+  items: Record<string, ItemState>
+}
+
+/** Version 1 -> 2: every base is marked as taken in the sorted-keys form (ItemState.sortedBase). */
+function upgraded(old: OldStateFile): StateFile {
+  const items: Record<string, ItemState> = {}
+  for (const [path, item] of Object.entries(old.items))
+    items[path] = item.kind === 'media' ? item : { ...item, sortedBase: true }
+  return { version: 2, target: old.target, items }
+}
+
 export function emptyState(target: Target): StateFile {
-  return { version: 1, target, items: {} }
+  return { version: 2, target, items: {} }
 }
 
 export function sameTarget(a: Target, b: Target): boolean {

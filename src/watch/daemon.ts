@@ -4,6 +4,8 @@
 // stat scan), a slower one for a deep rescan that re-reads every file; a stop signal drains it
 // all. The caller holds the workspace lock for as long as this runs.
 
+import { type FSWatcher, watch as watchFolder } from 'node:fs'
+import path from 'node:path'
 import type { EngineDeps } from '../engine/run.js'
 import { createWatchEngine, type WatchRunOutcome } from '../engine/watch-run.js'
 import { RemoteError } from '../remote/errors.js'
@@ -13,13 +15,15 @@ import { type LocalBatchInfo, type WorkspaceWatcher, watchWorkspace } from './lo
 import {
   createChangeWindow,
   decideMassChange,
-  MASS_DELETE_MIN_PATHS,
+  type MassChangeThresholds,
+  minPausePaths,
   pauseInfoFor,
   readPause,
   setPause,
 } from './mass-change.js'
 import { createOwnWrites } from './own-writes.js'
 import { startPoller } from './poller.js'
+import { serveRequests } from './requests.js'
 import { type ShutdownReport, shutdownOnStop } from './shutdown.js'
 import { createOutcomeReporter, type EventSink } from './watch-events.js'
 import { createWorkQueue, type Settled } from './work-queue.js'
@@ -36,6 +40,34 @@ export interface DaemonOptions {
   shutdownDeadlineMs?: number
   stopSignal: Promise<unknown>
   emit: EventSink
+  /**
+   * After the server refused the token: reads the credentials again and uses a token that
+   * changed since (a `cms-sync login` in another terminal). True when there is a new one.
+   */
+  renewToken?: () => Promise<boolean>
+  /** When the watcher pauses pushing (watch.massChange / watch.massDelete in cms-sync.yaml). */
+  thresholds?: MassChangeThresholds
+  /** The credentials file renewToken reads: a change to it retries a refused run at once. */
+  credentialsFile?: string
+}
+
+/**
+ * A safety stop's "re-run with --allow-deletes" names a flag watch does not take: the exact
+ * commands instead (the one-shot run needs the lock the daemon holds).
+ */
+export function forWatch(message: string): string {
+  return message.replace(
+    /re-run with (--[a-z-]+)/,
+    'stop `cms-sync watch` (Ctrl-C), run `cms-sync sync $1` and start watch again',
+  )
+}
+
+/** Whether the error, or one behind it (a listing stop wraps the client's), is a refused token. */
+function tokenRefused(error: unknown): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof RemoteError && e.code === 'unauthorized') return true
+  }
+  return false
 }
 
 function messageOf(error: unknown): string {
@@ -49,6 +81,20 @@ function rootCauseOf(error: unknown): string {
     if (e instanceof RemoteError) found = e
   }
   return messageOf(found)
+}
+
+/** Calls `onChange` when the credentials file is written; undefined when its folder is missing. */
+function watchCredentials(file: string | undefined, onChange: () => void): FSWatcher | undefined {
+  if (file === undefined) return undefined
+  try {
+    const watcher = watchFolder(path.dirname(file), (_event, name) => {
+      if (name === null || String(name).startsWith(path.basename(file))) onChange()
+    })
+    watcher.on('error', () => {}) // the poller's retries still re-read the credentials
+    return watcher
+  } catch {
+    return undefined
+  }
 }
 
 /** Runs until stopSignal; resolves after a clean shutdown. Rejects only if the start-up reconcile threw. */
@@ -80,8 +126,28 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
       changed.length > 0 &&
       ((watcher?.pending ?? 0) > 0 || (await guard(new Set(changed), new Set(deleted)))),
   })
+  // Tokens last 8 hours: an all-day daemon meets a refused one daily. It is not the daemon's to
+  // log in again, but a login elsewhere must be enough: the credentials are read again and the
+  // run is retried with a new token at once.
+  let refused = false
+  async function runWithToken(paths: ReadonlySet<string>, context: { full: boolean; signal: AbortSignal }) {
+    try {
+      const outcome = await engine.run(paths, context)
+      refused = false
+      return outcome
+    } catch (error) {
+      if (!tokenRefused(error) || !opts.renewToken) throw error
+      if (!(await opts.renewToken())) {
+        refused = true
+        throw error
+      }
+      refused = false
+      emit({ event: 'token-renewed' })
+      return engine.run(paths, context)
+    }
+  }
   const queue = createWorkQueue({
-    run: (paths, context) => engine.run(paths, context),
+    run: (paths, context) => runWithToken(paths, context),
     onOutcome: (settled: Settled, _paths, full) => {
       if (settled.kind === 'offline') {
         if (!offline && !stopping)
@@ -91,7 +157,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
       }
       if (offline && !stopping) emit({ event: 'online' })
       offline = false
-      if (settled.kind === 'error') reporter.error(messageOf(settled.error))
+      if (settled.kind === 'error') reporter.error(forWatch(messageOf(settled.error)))
       else reporter.outcome((settled as WatchRunOutcome & { kind: 'done' }).outcome, full)
     },
   })
@@ -101,9 +167,9 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
   async function guard(changed: ReadonlySet<string>, deleted: ReadonlySet<string>): Promise<boolean> {
     const counts = recent.add(changed, deleted)
     // Below this many paths no workspace size makes a mass change, so the state is not read.
-    if (counts.changed <= MASS_DELETE_MIN_PATHS) return false
+    if (counts.changed <= minPausePaths(opts.thresholds)) return false
     const tracked = engine.tracked() ?? Object.keys((await loadState(root))?.items ?? {}).length
-    const decision = decideMassChange({ ...counts, tracked })
+    const decision = decideMassChange({ ...counts, tracked }, opts.thresholds)
     if (!decision.pause) return false
     if (!(await readPause(root))) {
       const info = pauseInfoFor(decision, changed)
@@ -203,6 +269,18 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
       tracked: engine.tracked() ?? 0,
       durationMs: Math.round(performance.now() - reconcileStart),
     })
+  // `cms-sync resolve` while the daemon runs: carried out here, between two runs, on this state.
+  const stopServing = await serveRequests(root, async (request) => {
+    logger.info({ ...request }, `watch: ${request.command} asked by the CLI`)
+    const outcome = await queue.exclusive(() => engine.settle(request))
+    reporter.outcome(outcome, false)
+    return { outcome }
+  })
+  // A login in another terminal rewrites the credentials file: a refused daemon retries then,
+  // not after its backoff (up to minutes).
+  const credentialsWatch = watchCredentials(opts.credentialsFile, () => {
+    if (refused && !stopping) void queue.requestFull()
+  })
   const poll = startPoller({ intervalMs: opts.pollMs, task: fullRun, onError: logRetry })
   const rescan = startPoller({
     intervalMs: opts.rescanMs ?? DEFAULT_RESCAN_MS,
@@ -218,6 +296,8 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
     {
       stopTakingEvents: async () => {
         stopping = true
+        stopServing()
+        credentialsWatch?.close()
         await restarting
         await Promise.all([watcher?.close(), poll.stop(0), rescan.stop(0)])
       },

@@ -28,12 +28,37 @@ export type MassChangeDecision =
   | { pause: false; count: number }
   | { pause: true; reason: 'mass-change' | 'mass-delete'; count: number; threshold: number }
 
-export function decideMassChange(input: MassChangeInput): MassChangeDecision {
-  const deleteThreshold = Math.max(MASS_DELETE_MIN_PATHS, Math.floor(input.tracked * MASS_DELETE_SHARE))
+/** When the watcher pauses: more than `files`, or more than `percent` of the tracked items. */
+export interface MassChangeThresholds {
+  massChange: { files: number; percent: number }
+  massDelete: { files: number; percent: number }
+}
+
+export const DEFAULT_THRESHOLDS: MassChangeThresholds = {
+  massChange: { files: MASS_CHANGE_MIN_PATHS, percent: MASS_CHANGE_SHARE * 100 },
+  massDelete: { files: MASS_DELETE_MIN_PATHS, percent: MASS_DELETE_SHARE * 100 },
+}
+
+/** Below this many paths in a batch no workspace size makes a mass change or delete. */
+export function minPausePaths(t: MassChangeThresholds = DEFAULT_THRESHOLDS): number {
+  return Math.min(t.massChange.files, t.massDelete.files)
+}
+
+export function decideMassChange(
+  input: MassChangeInput,
+  t: MassChangeThresholds = DEFAULT_THRESHOLDS,
+): MassChangeDecision {
+  const deleteThreshold = Math.max(
+    t.massDelete.files,
+    Math.floor((input.tracked * t.massDelete.percent) / 100),
+  )
   if (input.deleted > deleteThreshold) {
     return { pause: true, reason: 'mass-delete', count: input.deleted, threshold: deleteThreshold }
   }
-  const changeThreshold = Math.max(MASS_CHANGE_MIN_PATHS, Math.floor(input.tracked * MASS_CHANGE_SHARE))
+  const changeThreshold = Math.max(
+    t.massChange.files,
+    Math.floor((input.tracked * t.massChange.percent) / 100),
+  )
   if (input.changed > changeThreshold) {
     return { pause: true, reason: 'mass-change', count: input.changed, threshold: changeThreshold }
   }
@@ -133,4 +158,17 @@ export async function setPause(root: string, info: PauseInfo): Promise<void> {
 /** Lifted by an explicit `cms-sync push` or `sync`; absent is fine. */
 export async function clearPause(root: string): Promise<void> {
   await rm(path.join(root, PAUSE_FILE), { force: true })
+}
+
+/** The exact commands that lift a pause, for the daemon's line, `status` and `doctor`. */
+export const PAUSE_LIFT =
+  'to push them, stop `cms-sync watch` (Ctrl-C), run `cms-sync push` (which lifts the pause) and start watch again; to drop them instead, `cms-sync restore <paths>` (works while watch runs)'
+
+/** One line on a pause: when, why, a few of the paths. */
+export function describePause(info: PauseInfo): string {
+  if (info.reason === 'unreadable-pause-file') return `watch is paused (${PAUSE_FILE} cannot be read)`
+  const what = info.reason === 'mass-delete' ? 'deleted' : 'changed'
+  const sample = info.samplePaths.slice(0, 3).join(', ')
+  const more = info.count > 3 ? ', ...' : ''
+  return `watch paused pushing at ${info.since}: ${info.count} files ${what} at once${sample ? ` (${sample}${more})` : ''}`
 }

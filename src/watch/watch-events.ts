@@ -3,6 +3,7 @@
 // remote poll is a full reconcile that finds the same open conflict again), so conflicts and
 // errors are reported when they appear, not on every poll.
 
+import type { ConflictLeaf } from '../engine/merge/merge-json.js'
 import type { ItemReport, Outcome } from '../engine/outcome.js'
 import type { PauseInfo } from './mass-change.js'
 
@@ -12,11 +13,15 @@ export type WatchEvent =
   | { event: 'reconciled'; tracked: number; durationMs: number }
   | { event: 'pushed'; path: string; action: 'push' | 'delete-remote' }
   | { event: 'pulled'; path: string; action: 'pull' | 'delete-local' }
-  | { event: 'conflict'; path: string; reason?: string }
+  /** Both sides changed different leaves: each side now holds both edits. */
+  | { event: 'merged'; path: string }
+  | { event: 'conflict'; path: string; reason?: string; leaves?: ConflictLeaf[] }
   | { event: 'failed'; path: string; action: string; error: string }
   | ({ event: 'paused' } & PauseInfo)
   | { event: 'offline'; pending: number; error: string }
   | { event: 'online' }
+  /** The server had refused the token; a new one from the credentials file is in use. */
+  | { event: 'token-renewed' }
   | { event: 'error'; message: string }
   | { event: 'warning'; message: string }
   | { event: 'stopped'; pending: number; finished: boolean; durationMs: number }
@@ -31,6 +36,8 @@ function itemEvent(item: ItemReport): WatchEvent | undefined {
     case 'pull':
     case 'delete-local':
       return { event: 'pulled', path: item.path, action: item.action }
+    case 'merge':
+      return { event: 'merged', path: item.path }
     default:
       return undefined
   }
@@ -60,7 +67,12 @@ export function createOutcomeReporter(emit: EventSink) {
       for (const item of outcome.conflicts) {
         seenConflicts.add(item.path)
         if (!conflicts.has(item.path))
-          emit({ event: 'conflict', path: item.path, ...(item.reason ? { reason: item.reason } : {}) })
+          emit({
+            event: 'conflict',
+            path: item.path,
+            ...(item.reason ? { reason: item.reason } : {}),
+            ...(item.leaves?.length ? { leaves: item.leaves } : {}),
+          })
       }
       for (const item of outcome.failed) {
         const error = item.error ?? 'failed'

@@ -53,6 +53,11 @@ export interface WorkQueue {
   readonly running: boolean
   /** Consecutive failed runs (0 after a clean one). */
   readonly failures: number
+  /**
+   * Runs `job` alone, between two runs (a `resolve` the daemon carries out for the CLI): it
+   * starts once the run in flight is over, and no run starts until it is done.
+   */
+  exclusive<T>(job: () => Promise<T>): Promise<T>
   /** Stop starting runs; wait for the one in flight up to deadlineMs, then abort it. */
   drain(deadlineMs?: number): Promise<DrainResult>
 }
@@ -70,9 +75,19 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
   let failures = 0
   let draining = false
   const abort = new AbortController()
+  const jobs: Array<{ start: () => Promise<void>; cancel: () => void }> = []
 
   function kick(): void {
-    if (draining || inFlight !== undefined || retryTimer !== undefined) return
+    if (draining || inFlight !== undefined) return
+    const job = jobs.shift()
+    if (job) {
+      inFlight = job.start().finally(() => {
+        inFlight = undefined
+        kick()
+      })
+      return
+    }
+    if (retryTimer !== undefined) return
     if (pending.size === 0 && !fullRequested) return
     // Start on the next tick so paths added in the same tick share the run.
     inFlight = new Promise<void>((resolve) => setImmediate(resolve)).then(runOnce).finally(() => {
@@ -139,6 +154,16 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
       kick()
       return settled
     },
+    exclusive(job) {
+      if (draining) return Promise.reject(new Error('cms-sync watch is shutting down'))
+      return new Promise((resolve, reject) => {
+        jobs.push({
+          start: () => job().then(resolve, reject),
+          cancel: () => reject(new Error('cms-sync watch is shutting down')),
+        })
+        kick()
+      })
+    },
     get pending() {
       return pending
     },
@@ -157,6 +182,7 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
         (await finishOrAbort(inFlight, deadlineMs, abort, 'cms-sync is shutting down', ABORT_GRACE_MS))
       // Whoever waits for a full run (the remote poller) hears that none is coming.
       const leftOver = [...fullWaiters, ...inFlightWaiters]
+      for (const job of jobs.splice(0)) job.cancel()
       fullWaiters = []
       for (const resolve of leftOver) resolve({ kind: 'offline', cause: new Error('shutting down') })
       // An abandoned run's paths count as pending: nothing confirmed them.

@@ -2,8 +2,8 @@
 // means adding a codec: the scanner, planner and executor only talk to this interface.
 
 import { createHash } from 'node:crypto'
-import { canonicalJson } from './canonical-json.js'
-import type { Kind } from './kinds.js'
+import { canonicalJson, sortedJson } from './canonical-json.js'
+import { CARRIED_FIELDS, type Kind } from './kinds.js'
 
 export type JsonObject = Record<string, unknown>
 
@@ -41,10 +41,17 @@ export interface Codec {
   toBody(file: JsonObject, ctx: BodyContext): JsonObject
   /** The id of the item this one hangs under (same kind), which the server needs to exist first. */
   parentOf(file: JsonObject): string | undefined
+  /** The file field parentOf reads, to name it when the server lacks that parent. */
+  parentField?: string
   /** The file form of the server's answer to a write of `sent` (the answer may lack what lists lack). */
   fromWriteAnswer(stored: JsonObject, sent: JsonObject): JsonObject
   /** The marker that changes whenever the item changes on the server. */
   revisionOf(remote: JsonObject): string
+  /**
+   * The marker a version-1 state recorded for the same item (sorted keys; content: updateDate
+   * alone), to tell whether such an item changed on the server since (see ItemState.sortedBase).
+   */
+  legacyRevisionOf(remote: JsonObject): string
   /**
    * The fields a list answer may get wrong (upstream lists give publishOn null): when true,
    * the item must be fetched by id before its file form can be trusted.
@@ -72,7 +79,21 @@ export function fileBytes(file: JsonObject): FileBytes {
   return { text, hash: hashText(text) }
 }
 
-/** Picks the listed keys that the object has, in any order (canonicalJson sorts them). */
+/** The hash a version-1 state recorded for a file object: of its sorted-keys form. */
+export function sortedHash(file: JsonObject): string {
+  return hashText(sortedJson(file))
+}
+
+/**
+ * The server-owned fields of the server's current copy that a write carries over (kinds.ts
+ * CARRIED_FIELDS): the server resets or rewrites them when a body lacks them, and a file never
+ * holds them.
+ */
+export function carriedFields(current: JsonObject | undefined): JsonObject {
+  return current ? pick(current, CARRIED_FIELDS) : {}
+}
+
+/** Picks the listed keys that the object has, in the list's order (a file's top-level order). */
 export function pick(source: JsonObject, keys: readonly string[]): JsonObject {
   const out: JsonObject = {}
   for (const key of keys) if (key in source && source[key] !== undefined) out[key] = source[key]

@@ -5,7 +5,7 @@
 // timestamps, so their revision is the hash of their masked form (secret values never in it).
 
 import { readFileSync, statSync } from 'node:fs'
-import { type Codec, fileBytes, type JsonObject, pick } from './codec.js'
+import { type Codec, carriedFields, fileBytes, type JsonObject, pick, sortedHash } from './codec.js'
 import {
   driftedSecrets,
   maskSecrets,
@@ -31,6 +31,10 @@ export interface ConnectionCodecOptions {
   /** The workspace, to read the reference names of an existing file; none = default names only. */
   root?: string
   env: NodeJS.ProcessEnv
+}
+
+function revisionForm(remote: JsonObject): JsonObject {
+  return maskSecrets(pick(remote, ['id', ...Object.keys(CONNECTION)]), String(remote.id), new Map())
 }
 
 export function createConnectionCodec(opts: ConnectionCodecOptions): Codec {
@@ -88,8 +92,11 @@ export function createConnectionCodec(opts: ConnectionCodecOptions): Codec {
       }
       return problems
     },
-    toBody(file) {
-      return resolveSecrets(file, opts.env, itemPath('connection', String(file.id)))
+    toBody(file, ctx) {
+      return {
+        ...carriedFields(ctx.current),
+        ...resolveSecrets(file, opts.env, itemPath('connection', String(file.id))),
+      }
     },
     parentOf() {
       return undefined
@@ -100,8 +107,10 @@ export function createConnectionCodec(opts: ConnectionCodecOptions): Codec {
     revisionOf(remote) {
       // Masked with the default names, not the file's: choosing another reference name in the
       // file is a local edit and must not make the server copy look changed too.
-      const id = String(remote.id)
-      return fileBytes(maskSecrets(pick(remote, ['id', ...Object.keys(CONNECTION)]), id, new Map())).hash
+      return fileBytes(revisionForm(remote)).hash
+    },
+    legacyRevisionOf(remote) {
+      return sortedHash(revisionForm(remote))
     },
     listIsIncomplete() {
       return false

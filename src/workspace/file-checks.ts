@@ -68,7 +68,10 @@ const EXPECTED: Record<FieldType, string> = {
 /**
  * Checks a parsed file against its field table. A file without `id` takes the id its file
  * name stands for; an id that differs from the file name is refused, because the file name
- * is how the item is found again.
+ * is how the item is found again. The file object comes back with its top-level keys in the
+ * table's order (`id` first): the server stores its own fixed order there whatever a write
+ * sends, so moving a top-level key is not an edit; below the top level the file's order is
+ * kept, since that order (fields, tabs, inputs) is what the server stores and shows.
  */
 export function checkFile(
   value: unknown,
@@ -108,5 +111,11 @@ export function checkFile(
       problems.push(`${key}: not a field of this kind's file format (the server would drop it)`)
     }
   }
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, file }
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, file: inTableOrder(file, spec) }
+}
+
+function inTableOrder(file: JsonObject, spec: Record<string, FieldSpec>): JsonObject {
+  const ordered: JsonObject = { id: file.id }
+  for (const key of Object.keys(spec)) if (key in file) ordered[key] = file[key]
+  return ordered
 }

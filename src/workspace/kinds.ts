@@ -24,3 +24,11 @@ export const VOLATILE_FIELDS = [
   'isLocked',
   'sync',
 ] as const
+
+/**
+ * The volatile fields every write carries over from the server's current copy, because the
+ * server rewrites them when a body lacks them (upstream §7.1: a missing createDate becomes
+ * 1970, a missing createdBy becomes the writing user). The others it sets itself on every
+ * write whatever the body says.
+ */
+export const CARRIED_FIELDS = ['createDate', 'createdBy', 'viewedBy', 'viewedOn'] as const

@@ -1,13 +1,14 @@
 // Reading one workspace file into its validated file object and hash. A valid file's hash is
-// the hash of its canonical form, so re-indenting or re-ordering keys is not an edit; an
+// the hash of its canonical form, so re-indenting (or moving a top-level key, whose order the
+// server fixes) is not an edit, while reordering nested keys (fields, tabs, inputs) is; an
 // invalid file gets a hash of its raw bytes, so it shows as a local change and its problems
 // are reported when it would be pushed.
 
 import { lstatSync } from 'node:fs'
 import { lstat, readFile, realpath, stat } from 'node:fs/promises'
 import path from 'node:path'
-import type { StatSnapshot } from '../state/state-file.js'
-import { type Codec, fileBytes, hashText, type JsonObject } from './codec.js'
+import type { ItemState, StatSnapshot } from '../state/state-file.js'
+import { type Codec, fileBytes, hashText, type JsonObject, sortedHash } from './codec.js'
 import { nestsDeeperThan, tooDeepMessage } from './json-depth.js'
 import { absolute } from './layout.js'
 
@@ -31,7 +32,30 @@ export const fileReads = { count: 0 }
  */
 export const MAX_JSON_FILE_BYTES = 50 * 1024 * 1024
 
-export function parseFileText(codec: Codec, text: string, expectedId: string): ParsedFile {
+/** 1-based line and column of a character offset, as editors count them. */
+function lineAndColumn(text: string, offset: number): { line: number; column: number } {
+  const before = text.slice(0, Math.max(0, Math.min(offset, text.length)))
+  const lastBreak = before.lastIndexOf('\n')
+  return { line: before.split('\n').length, column: before.length - lastBreak }
+}
+
+/**
+ * JSON.parse's complaint as `file:line:column: invalid JSON: ...`, the form editors and
+ * terminals jump to. V8 gives a character offset ("at position 39"), or none when the text
+ * ends early (then the error is at the end).
+ */
+function jsonProblem(error: Error, text: string, file: string | undefined): string {
+  const at = /at position (\d+)/.exec(error.message)
+  const where = lineAndColumn(text, at ? Number(at[1]) : text.length)
+  const what = error.message
+    .replace(/ in JSON at position \d+( \(line \d+ column \d+\))?/, '')
+    .replace(/, ".*" is not valid JSON$/s, '')
+  return `${file ?? '(file)'}:${where.line}:${where.column}: invalid JSON: ${what}`
+}
+
+export function parseFileText(codec: Codec, rawText: string, expectedId: string, file?: string): ParsedFile {
+  // A UTF-8 byte-order mark (some Windows editors write one) is no part of the JSON.
+  const text = rawText.charCodeAt(0) === 0xfeff ? rawText.slice(1) : rawText
   const bytes = Buffer.byteLength(text)
   if (bytes > MAX_JSON_FILE_BYTES) {
     return {
@@ -49,7 +73,7 @@ export function parseFileText(codec: Codec, text: string, expectedId: string): P
     return {
       ok: false,
       hash: hashText(`invalid\0${text}`),
-      problems: [`invalid JSON: ${(error as Error).message}`],
+      problems: [jsonProblem(error as Error, text, file)],
     }
   }
   if (nestsDeeperThan(value))
@@ -68,6 +92,14 @@ export function parseFileText(codec: Codec, text: string, expectedId: string): P
   return { ok: true, hash: canonical.hash, file: checked.file, text: canonical.text }
 }
 
+/**
+ * The file's hash in the form `base` recorded: sorted keys for a base a version-1 state
+ * recorded (ItemState.sortedBase), else the canonical form's.
+ */
+export function hashAgainst(parsed: ParsedFile, base: Pick<ItemState, 'sortedBase'> | undefined): string {
+  return parsed.ok && base?.sortedBase ? sortedHash(parsed.file) : parsed.hash
+}
+
 export async function readLocalFile(
   root: string,
   relativePath: string,
@@ -82,7 +114,7 @@ export async function readLocalFile(
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     throw error
   }
-  return parseFileText(codec, text, id)
+  return parseFileText(codec, text, id, relativePath)
 }
 
 /** The file's stat, or undefined when it is gone. Symlinks are followed only inside the workspace. */

@@ -10,6 +10,7 @@ import { decodeId } from './file-names.js'
 import { FOLDER_OF, type Kind } from './kinds.js'
 import { absolute } from './layout.js'
 import {
+  hashAgainst,
   notAFile,
   OutsideWorkspaceError,
   plainFileStat,
@@ -151,7 +152,7 @@ export async function scanOne(
         kind: codec.kind,
         id,
         path,
-        hash: parsed.hash,
+        hash: hashAgainst(parsed, base),
         stat,
         ...(parsed.ok ? {} : { problems: parsed.problems }),
         ...(!parsed.ok && parsed.claimsId !== undefined ? { claimsId: parsed.claimsId } : {}),

@@ -2,7 +2,7 @@
 // timestamps, so their revision is the hash of their file form.
 
 import { NATIVE_SCHEMA_IDS } from '../remote/dialect.js'
-import { type Codec, fileBytes, type JsonObject, pick } from './codec.js'
+import { type Codec, carriedFields, fileBytes, type JsonObject, pick, sortedHash } from './codec.js'
 import { checkFile, type FieldSpec } from './file-checks.js'
 
 const COMMON: Record<string, FieldSpec> = {
@@ -52,8 +52,8 @@ export const schemaCodec: Codec = {
     // A parent schema may be native or custom and the server does not enforce it on set.
     return []
   },
-  toBody(file) {
-    return { ...file }
+  toBody(file, ctx) {
+    return { ...carriedFields(ctx.current), ...file }
   },
   parentOf(file) {
     return typeof file.parentSchemaId === 'string' && file.parentSchemaId !== ''
@@ -65,6 +65,9 @@ export const schemaCodec: Codec = {
   },
   revisionOf(remote) {
     return fileBytes(schemaCodec.toFile(remote)).hash
+  },
+  legacyRevisionOf(remote) {
+    return sortedHash(schemaCodec.toFile(remote))
   },
   listIsIncomplete() {
     return false

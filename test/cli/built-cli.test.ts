@@ -42,7 +42,7 @@ test('an internal error names the TypeScript sources in its stack trace', async 
   const target = { server: 'http://127.0.0.1:9', project: 'demo', environment: 'live' }
   await writeFile(
     path.join(root, '.cms-sync', 'state.json'),
-    JSON.stringify({ version: 1, target, items: { 'content/a.json': null } }),
+    JSON.stringify({ version: 2, target, items: { 'content/a.json': null } }),
   )
   const result = await run(['status'], root)
   expect(result.code).toBe(1)

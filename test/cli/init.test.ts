@@ -36,6 +36,17 @@ describe('cms-sync init --offline', () => {
     expect(await readFile(path.join(root, '.gitignore'), 'utf8')).toBe('.cms-sync/\n')
   })
 
+  test('inside an existing workspace it refuses: the outer one would sync the new cms-sync.yaml as a file', async () => {
+    const cwd = await tmp()
+    expect((await cli(['init', ...target, '--offline'], { cwd })).exitCode).toBe(0)
+    for (const inner of ['media/site', 'docs']) {
+      const result = await cli(['init', inner, ...target, '--offline'], { cwd })
+      expect(result.exitCode).toBe(2)
+      expect(result.stderr).toContain(`${path.join(cwd, inner)} is inside the workspace ${cwd}`)
+      await expect(readFile(path.join(cwd, inner, 'cms-sync.yaml'))).rejects.toThrow(/ENOENT/)
+    }
+  })
+
   test('appends to an existing .gitignore without a trailing newline', async () => {
     const cwd = await tmp()
     await writeFile(path.join(cwd, '.gitignore'), 'node_modules')

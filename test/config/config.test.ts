@@ -32,7 +32,12 @@ describe('loading cms-sync.yaml', () => {
       environment: 'live',
       resources: ['schemas', 'content', 'media', 'forms', 'connections'],
       rateLimit: { requestsPerSecond: 10, concurrency: 4 },
-      watch: { debounceMs: 100, pollSeconds: 10 },
+      watch: {
+        debounceMs: 100,
+        pollSeconds: 10,
+        massChange: { files: 50, percent: 20 },
+        massDelete: { files: 20, percent: 10 },
+      },
       safety: { maxDeletePercent: 50, maxDeletes: 20 },
       dialect: 'auto',
       tls: { insecure: false },
@@ -64,7 +69,14 @@ describe('loading cms-sync.yaml', () => {
       'resources: [content, pages]',
       'cms-sync.yaml: resources[1]: expected one of schemas, content, media, forms, connections, got "pages" (string)',
     ],
-    ['watch: 5', 'cms-sync.yaml: watch: expected a mapping with debounceMs and pollSeconds, got 5 (number)'],
+    [
+      'watch: 5',
+      'cms-sync.yaml: watch: expected a mapping with debounceMs, pollSeconds, massChange and massDelete, got 5 (number)',
+    ],
+    [
+      'watch: { massDelete: { files: 0 } }',
+      'cms-sync.yaml: watch.massDelete.files: expected a whole number of files from 1 to 1000000, got 0 (number)',
+    ],
     ['tls: { insecure: "yes" }', 'cms-sync.yaml: tls.insecure: expected true or false, got "yes" (string)'],
     [
       'rateLimit: { burst: 3 }',

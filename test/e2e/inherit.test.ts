@@ -4,7 +4,7 @@
 
 import { readFile } from 'node:fs/promises'
 import { afterEach, describe, expect, it } from 'vitest'
-import { inheritingWorld, type World } from '../helpers/sync-world.js'
+import { contentOf, inheritingWorld, type World } from '../helpers/sync-world.js'
 
 const DIALECTS = ['spec', 'upstream'] as const
 let world: World | undefined
@@ -93,6 +93,32 @@ describe.each(DIALECTS)('%s: inherited content', (dialect) => {
 
     const nothing = await world.cli('promote', 'content/nowhere.json')
     expect(nothing.exitCode).toBe(2)
+  })
+
+  it('an inherited item under an inherited parent can be edited and promoted (issue 13, item 8)', async () => {
+    const family = await inheritingWorld(dialect, { parentContent: ['inherited-page'] })
+    world = family.world
+    await family.parentClient.put(
+      'content',
+      'inherited-child',
+      contentOf('inherited-child', { parentId: 'inherited-page', properties: { title: 'child' } }),
+    )
+    expect((await world.cli('sync')).exitCode).toBe(0)
+    expect(await world.readJson('content/inherited-child.json')).toMatchObject({ parentId: 'inherited-page' })
+
+    await world.editJson('content/inherited-child.json', { properties: { title: 'Edited in the child' } })
+    const push = await world.cli('push', '--json')
+    expect(push.json.failed).toEqual([])
+    expect(push.exitCode).toBe(0)
+    expect(titleOf(await world.server.get('content', 'inherited-child'))).toBe('Edited in the child')
+
+    const promoted = await world.cli('promote', 'content/inherited-child.json')
+    expect(promoted.stdout + promoted.stderr).toContain('promoted 1')
+    expect(promoted.exitCode).toBe(0)
+    expect(await family.parentClient.get('content', 'inherited-child')).toMatchObject({
+      parentId: 'inherited-page',
+      properties: { title: 'Edited in the child' },
+    })
   })
 
   it('deleting an inherited file is refused with a reason; both servers keep the item', async () => {

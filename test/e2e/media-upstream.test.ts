@@ -5,7 +5,7 @@
 // byte change under the same name shows only in the bytes.
 
 import { spawn } from 'node:child_process'
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeAll, describe, expect, test } from 'vitest'
 import { createMediaApi } from '../../src/remote/media.js'
@@ -124,5 +124,62 @@ describe('a new upstream project (no media cache folder yet)', () => {
     await rawUpload(w, 'aaaa000000000001', 'photo.png', 'bytes')
     await createMediaApi(w.server).remove('aaaa000000000001')
     expect(await createMediaApi(w.server).list()).toEqual([])
+  })
+})
+describe('a byte change on the server, invisible to the listing', () => {
+  async function synced(): Promise<{ w: World; id: string }> {
+    const w = await start()
+    await put(w, 'media/photo.png', 'base-bytes')
+    expect((await w.cli('--json', 'sync')).exitCode).toBe(0)
+    const id = (await mediaIndex(w))['photo.png']!
+    // Someone replaces the bytes under the same name: the listing looks the same as before.
+    await rawUpload(w, id, 'photo.png', 'server-bytes')
+    return { w, id }
+  }
+
+  test('a local edit is not pushed over it: conflict, both versions kept', async () => {
+    const { w, id } = await synced()
+    await put(w, 'media/photo.png', 'local-bytes')
+    const run = await w.cli('--json', 'push')
+    expect(run.exitCode).toBe(3)
+    expect(run.json.conflicts).toMatchObject([{ path: 'media/photo.png' }])
+    expect(await serverBytes(w, id)).toBe('server-bytes')
+    expect(await readFile(w.file('media/photo.png'), 'utf8')).toBe('local-bytes')
+    expect(await readFile(w.file('.cms-sync/conflicts/media/photo.png.remote'), 'utf8')).toBe('server-bytes')
+  })
+
+  test('a local delete does not delete it: conflict', async () => {
+    const { w, id } = await synced()
+    await rm(w.file('media/photo.png'))
+    const run = await w.cli('--json', 'push', '--allow-deletes')
+    expect(run.exitCode).toBe(3)
+    expect(run.json.conflicts).toMatchObject([{ path: 'media/photo.png' }])
+    expect(await serverBytes(w, id)).toBe('server-bytes')
+  })
+
+  test('a conflict --checksum found stays until resolved: a plain push does not overwrite it', async () => {
+    const { w, id } = await synced()
+    await put(w, 'media/photo.png', 'local-bytes')
+    // A plain status cannot see the server's change; --checksum finds it and records it.
+    expect((await w.cli('--json', 'status')).json.changes).toMatchObject([
+      { path: 'media/photo.png', action: 'push' },
+    ])
+    const first = await w.cli('--json', 'sync', '--checksum')
+    expect(first.exitCode).toBe(3)
+    expect(first.json.conflicts).toMatchObject([{ path: 'media/photo.png' }])
+    for (const command of ['push', 'sync', 'push']) {
+      const run = await w.cli('--json', command)
+      expect(run.exitCode, command).toBe(3)
+      expect(run.json.conflicts).toMatchObject([{ path: 'media/photo.png' }])
+    }
+    expect((await w.cli('--json', 'status')).json.changes).toMatchObject([
+      { path: 'media/photo.png', action: 'conflict' },
+    ])
+    expect(await serverBytes(w, id)).toBe('server-bytes')
+    // Resolved by keeping the local file: pushed, and the conflict is gone.
+    const resolved = await w.cli('--json', 'resolve', 'media/photo.png', '--keep', 'local')
+    expect(resolved.exitCode, resolved.stdout + resolved.stderr).toBe(0)
+    expect(await serverBytes(w, id)).toBe('local-bytes')
+    expect((await w.cli('--json', 'status')).json.changes).toEqual([])
   })
 })

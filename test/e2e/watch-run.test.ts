@@ -1,10 +1,12 @@
 // The engine as the watch daemon's work queue runs it, against the real emulator.
 
+import { writeFile } from 'node:fs/promises'
 import { afterEach, expect, test } from 'vitest'
 import { createWatchEngine } from '../../src/engine/watch-run.js'
 import { createLogger } from '../../src/log/logger.js'
 import { createRemoteClient, type RemoteClient } from '../../src/remote/index.js'
 import { CODECS } from '../../src/workspace/codecs.js'
+import { contentFile } from '../helpers/fixtures.js'
 import { syncedWorld, type World } from '../helpers/sync-world.js'
 
 let world: World
@@ -107,4 +109,22 @@ test('a full run over a quiet workspace stops at 304 listings; after a local cha
   from = world.proxy.answered.length
   await engine.run(new Set(), context(true))
   expect(listings(from).map((a) => a.slice(-3))).toContain('200')
+})
+
+test('an edit the watcher never reported is pushed by the next poll, not the next deep rescan', async () => {
+  world = await syncedWorld('spec')
+  const engine = await engineFor(world)
+  await engine.run(new Set(), context(true))
+  // The OS watch lost this event: nobody calls engine.noteLocalChange().
+  await world.editJson('content/home.json', { properties: { title: 'edited while unwatched' } })
+  await writeFile(
+    world.file('content/brand-new.json'),
+    `${JSON.stringify(contentFile('brand-new', { properties: { title: 'new' } }), null, 2)}\n`,
+  )
+  const result = await engine.run(new Set(), context(true))
+  expect(result).toMatchObject({ kind: 'done' })
+  expect(await world.server.get('content', 'home')).toMatchObject({
+    properties: { title: 'edited while unwatched' },
+  })
+  expect(await world.server.get('content', 'brand-new')).toMatchObject({ properties: { title: 'new' } })
 })

@@ -17,7 +17,7 @@ const target = { server: 'http://x', project: 'p', environment: 'e' }
 const item = { kind: 'content' as const, id: 'a', path: 'content/a.json', baseHash: 'h', remoteRev: 'r' }
 
 test('the state is written only after the files it records are flushed', async () => {
-  const store = new StateStore(root, { version: 1, target, items: {} })
+  const store = new StateStore(root, { version: 2, target, items: {} })
   const onDiskAtFlush: string[] = []
   // Watch the flush a save makes: what the state file said at that moment.
   const flush = store.durability.flush.bind(store.durability)
@@ -33,7 +33,7 @@ test('the state is written only after the files it records are flushed', async (
 })
 
 test('a failed flush saves no state that would vouch for the files', async () => {
-  const store = new StateStore(root, { version: 1, target, items: {} })
+  const store = new StateStore(root, { version: 2, target, items: {} })
   store.durability.flush = async () => {
     throw new Error('disk full')
   }

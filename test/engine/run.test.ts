@@ -90,19 +90,26 @@ test('a local edit is pushed with the stored createDate; a remote edit is pulled
   )
 })
 
-test('edits on both sides are a conflict; the remote copy is kept; --prefer remote settles it with the local in trash', async () => {
+test('edits of one leaf on both sides are a conflict; the remote copy is kept; --prefer remote settles it with the local in trash', async () => {
   const { root, remote, sync } = await setup()
   await sync()
   await writeFile(path.join(root, 'content/home.json'), asFile({ properties: { title: 'Local' } }))
   remote.seed('content', { ...page, properties: { title: 'Remote' } })
   const first = await sync()
   expect(first.conflicts).toMatchObject([
-    { path: 'content/home.json', local: 'modified', remote: 'modified', action: 'conflict' },
+    {
+      path: 'content/home.json',
+      local: 'modified',
+      remote: 'modified',
+      action: 'conflict',
+      leaves: [{ path: '/properties/title', local: 'Local', remote: 'Remote' }],
+    },
   ])
   expect(await readFile(path.join(root, '.cms-sync/conflicts/content/home.json.remote'), 'utf8')).toContain(
     'Remote',
   )
   const settled = await sync({ prefer: 'remote' })
+  // The conflicting leaf takes the remote value; nothing else changed, so the merge is the server copy.
   expect(settled.applied).toMatchObject([{ path: 'content/home.json', action: 'pull' }])
   expect(JSON.parse(await readFile(path.join(root, 'content/home.json'), 'utf8')).properties.title).toBe(
     'Remote',

@@ -49,7 +49,9 @@ test('terminal lines say what happened; --json prints one object per line; -q on
   )
   expect(
     eventLine({ event: 'paused', reason: 'mass-change', count: 812, since: '', samplePaths: [] }),
-  ).toContain('⏸ paused: 812 files changed at once; pushing waits for an explicit `cms-sync push` or `sync`')
+  ).toContain(
+    '⏸ paused: 812 files changed at once; remote changes are still pulled; to push them, stop `cms-sync watch` (Ctrl-C), run `cms-sync push` (which lifts the pause) and start watch again; to drop them instead, `cms-sync restore <paths>`',
+  )
 
   const stdout = new PassThrough()
   const stderr = new PassThrough()

@@ -3,17 +3,19 @@
 
 import { readFile } from 'node:fs/promises'
 import type { Command } from 'commander'
+import type { ConflictLeaf } from '../../engine/merge/merge-json.js'
 import { type Codec, fileBytes } from '../../workspace/codec.js'
 import { absolute } from '../../workspace/layout.js'
 import { parseFileText } from '../../workspace/local-file.js'
 import { globalOptions, printJson } from '../context.js'
 import { withEngine } from '../engine-session.js'
 import type { CliIo } from '../io.js'
+import { leafLines } from '../run-report.js'
 
 /** The local file in canonical form when it parses, so only real edits show; else as written. */
 async function localText(root: string, path: string, codec: Codec, id: string): Promise<string> {
   const text = await readFile(absolute(root, path), 'utf8').catch(() => '')
-  const parsed = parseFileText(codec, text, id)
+  const parsed = parseFileText(codec, text, id, path)
   return parsed.ok ? parsed.text : text
 }
 
@@ -31,7 +33,7 @@ export function register(program: Command, io: CliIo): void {
       await withEngine(io, cmd, paths, { lock: false }, async ({ deps, scope }) => {
         const planned = await planRun(deps, {})
         await planned.media?.dispose()
-        const diffs: { path: string; action: string; diff: string }[] = []
+        const diffs: { path: string; action: string; diff: string; leaves?: ConflictLeaf[] }[] = []
         for (const item of changesOf(planned.plan).filter((i) => inScope(i.path, scope))) {
           if (item.kind === 'media') {
             // Bytes, not lines: say what differs, as git does for binary files.
@@ -56,10 +58,21 @@ export function register(program: Command, io: CliIo): void {
             object ? `remote/${item.path}` : '/dev/null',
             local ? `local/${item.path}` : '/dev/null',
           )
-          diffs.push({ path: item.path, action: item.action, diff })
+          diffs.push({
+            path: item.path,
+            action: item.action,
+            diff,
+            ...(item.leaves?.length ? { leaves: item.leaves } : {}),
+          })
         }
         if (globals.json) printJson(io, { diffs })
-        else for (const d of diffs) io.stdout.write(d.diff)
+        else
+          for (const d of diffs) {
+            io.stdout.write(d.diff)
+            // A both-changed item: which leaves conflict (the rest would merge).
+            if (d.leaves)
+              io.stdout.write(`conflicting leaves of ${d.path}:\n${leafLines(d.leaves).join('\n')}\n`)
+          }
       })
     })
 }

@@ -7,7 +7,7 @@ import path from 'node:path'
 import { type Command, Option } from 'commander'
 import type { Config } from '../../config/config.js'
 import { ConfigError } from '../../config/errors.js'
-import { CONFIG_FILE } from '../../config/find-root.js'
+import { CONFIG_FILE, findWorkspaceRoot } from '../../config/find-root.js'
 import { commandLogger, globalOptions, printJson, say } from '../context.js'
 import { CliError, ExitCode } from '../exit-codes.js'
 import type { CliIo } from '../io.js'
@@ -113,6 +113,14 @@ export function register(program: Command, io: CliIo, _setExit: (code: number) =
           `${path.join(root, CONFIG_FILE)} already exists; use --force to rewrite it`,
           ExitCode.usage,
         )
+      // A workspace inside another: the outer one would sync the inner's files (its
+      // cms-sync.yaml under media/ would be uploaded as a media file) and both would fight.
+      const outer = await findWorkspaceRoot(path.dirname(root))
+      if (outer !== undefined)
+        throw new CliError(
+          `${root} is inside the workspace ${outer}; a workspace cannot hold another (the outer one would sync its files); choose a folder outside it`,
+          ExitCode.usage,
+        )
       const values = {
         server: opts.server,
         project: opts.project,
@@ -120,7 +128,8 @@ export function register(program: Command, io: CliIo, _setExit: (code: number) =
         dialect: opts.dialect,
         ...(opts.insecure ? { tls: { insecure: true } } : {}),
       }
-      const { parseConfig, writeNewConfig } = await import('../../config/config.js')
+      const { checkServerUrl, parseConfig, writeNewConfig } = await import('../../config/config.js')
+      checkServerUrl(opts.server, '--server')
       // Validate before any network or disk work: a bad URL is a usage error, not a network one.
       parseConfig(JSON.stringify(values))
       const check = opts.offline ? undefined : await checkTarget(io, opts, globals.verbose === true)

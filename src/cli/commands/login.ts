@@ -17,7 +17,7 @@ import {
 import { CliError, ExitCode } from '../exit-codes.js'
 import type { CliIo } from '../io.js'
 
-interface LoginOptions {
+export interface LoginOptions {
   username?: string
   passwordStdin?: boolean
   persist?: boolean
@@ -42,8 +42,10 @@ async function ask(io: CliIo, question: string): Promise<string> {
 /** Reads a line from the terminal in raw mode, echoing nothing. */
 function askHidden(io: CliIo, question: string): Promise<string> {
   const input = io.stdin!
-  io.stderr.write(question)
+  // Raw (no echo) before the prompt shows: a password typed or pasted the moment the prompt
+  // appears would otherwise be echoed by the terminal (seen on a pty in terminal-and-pipes.test.ts).
   input.setRawMode?.(true)
+  io.stderr.write(question)
   input.resume()
   input.setEncoding('utf8')
   return new Promise((resolve, reject) => {
@@ -75,11 +77,12 @@ function askHidden(io: CliIo, question: string): Promise<string> {
 }
 
 /** The server to log in to, and the workspace settings that go with it (TLS opt-out). */
-async function target(
+export async function target(
   io: CliIo,
   globals: GlobalOptions,
   opts: LoginOptions,
 ): Promise<{ server: string; config?: Config; root?: string }> {
+  if (opts.server) (await import('../../config/config.js')).checkServerUrl(opts.server, '--server')
   if (opts.server && !globals.dir) return { server: opts.server }
   let root: string
   try {

@@ -5,6 +5,10 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { type Command, Option } from 'commander'
+// Static, never `await import('yaml')`: in the code-split bundle a dynamic import of this
+// CommonJS package came back without its functions (test/cli/lazy-imports.test.ts). This
+// module itself loads only when a server-config command runs.
+import { parseDocument, stringify } from 'yaml'
 import { ConfigError } from '../../config/errors.js'
 import type { RemoteResponse } from '../../remote/client.js'
 import { connect, globalOptions, openWorkspace, printJson, say } from '../context.js'
@@ -47,7 +51,6 @@ export async function readSectionFile(file: string): Promise<Record<string, unkn
   } catch (error) {
     throw new ConfigError(`${file}: cannot be read (${(error as Error).message})`)
   }
-  const { parseDocument } = await import('yaml')
   // JSON is read by the YAML parser too, so both report errors with a line and column.
   const doc = parseDocument(text, { prettyErrors: true })
   if (doc.errors.length > 0)
@@ -80,7 +83,7 @@ export function register(program: Command, io: CliIo, _setExit: (code: number) =
         const res = await client.request('GET', `/api/config/${section}`)
         if (res.status !== 200) refuse(res, section, 'read')
         if (globals.json || opts.format === 'json') printJson(io, res.body)
-        else io.stdout.write((await import('yaml')).stringify(res.body))
+        else io.stdout.write(stringify(res.body))
       } finally {
         await client.close()
       }

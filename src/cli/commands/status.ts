@@ -19,14 +19,22 @@ export function register(program: Command, io: CliIo): void {
         import('../../engine/run.js'),
         import('../../engine/plan.js'),
         import('../scheduled.js'),
+        import('../../watch/mass-change.js'),
       ])
       await withEngine(io, cmd, paths, { lock: false }, async ({ deps, scope, client, ws }) => {
-        const [{ planRun, inScope }, { changesOf }, { upcomingSchedule }] = await engine
+        const [
+          { planRun, inScope },
+          { changesOf },
+          { upcomingSchedule },
+          { readPause, describePause, PAUSE_LIFT },
+        ] = await engine
+        // A paused watcher pushes nothing until told: the first thing to know about this workspace.
+        const watchPaused = await readPause(ws.root)
         const planned = await planRun(deps, {})
         await planned.media?.dispose()
         const changes = changesOf(planned.plan)
           .filter((item) => inScope(item.path, scope))
-          .map(({ kind, id, path, local, remote, action, from, inherited }) => {
+          .map(({ kind, id, path, local, remote, action, from, inherited, leaves, reason }) => {
             const problems = planned.local.get(path)?.problems
             return {
               kind,
@@ -38,6 +46,8 @@ export function register(program: Command, io: CliIo): void {
               ...(from ? { from } : {}),
               ...(inherited ? { inherited } : {}),
               ...(problems ? { problems } : {}),
+              ...(leaves?.length ? { leaves } : {}),
+              ...(reason ? { reason } : {}),
             }
           })
         // Items the server lists from the parent project it inherits from (locked there).
@@ -59,10 +69,12 @@ export function register(program: Command, io: CliIo): void {
             ...(problems.length ? { problems } : {}),
             ...(inherited.length ? { inherited } : {}),
             ...(scheduled.length ? { scheduled } : {}),
+            ...(watchPaused ? { watchPaused } : {}),
           })
           return
         }
         if (globals.quiet) return
+        if (watchPaused) io.stdout.write(`${describePause(watchPaused)}\n  ${PAUSE_LIFT}\n`)
         for (const change of changes) {
           const line = itemLine({ ...change, error: change.problems?.join('; ') })
           io.stdout.write(`${line}${change.inherited ? '  [inherited from the parent project]' : ''}\n`)

@@ -23,14 +23,38 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
     .action(async (opts: { rescanSeconds: number }, cmd: Command) => {
       const globals = globalOptions(cmd)
       const { runDaemon } = await import('../../watch/daemon.js')
-      await withEngine(io, cmd, [], { lock: true }, async ({ ws, deps }) => {
+      const { credentialsPath, resolveToken } = await import('../../config/credentials.js')
+      const emit = watchPrinter(io, globals)
+      // A server that is down when the daemon starts is waited for, as one that goes away later
+      // is: edits made meanwhile are found by the start-up reconcile once it is back.
+      let told = false
+      const untilReachable = {
+        stop: io.stopSignal,
+        onWait: (error: string) => {
+          if (!told) emit({ event: 'offline', pending: 0, error })
+          told = true
+        },
+        onReached: () => emit({ event: 'online' }),
+      }
+      await withEngine(io, cmd, [], { lock: true, untilReachable }, async ({ ws, deps, client }) => {
+        let token = await resolveToken(io.env, ws.config.server)
+        const fromEnv = Boolean(io.env.CMS_SYNC_TOKEN?.trim())
         await runDaemon({
+          renewToken: async () => {
+            const next = await resolveToken(io.env, ws.config.server).catch(() => undefined)
+            if (next === undefined || next === token) return false
+            token = next
+            client.setToken(next)
+            return true
+          },
+          ...(fromEnv ? {} : { credentialsFile: credentialsPath(io.env) }),
           deps,
+          thresholds: { massChange: ws.config.watch.massChange, massDelete: ws.config.watch.massDelete },
           debounceMs: ws.config.watch.debounceMs,
           pollMs: ws.config.watch.pollSeconds * 1000,
           rescanMs: opts.rescanSeconds * 1000,
           stopSignal: io.stopSignal,
-          emit: watchPrinter(io, globals),
+          emit,
         })
       })
       setExit(ExitCode.ok)

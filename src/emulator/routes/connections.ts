@@ -30,14 +30,16 @@ function deployerOf(value: unknown): Obj {
   delete specific.title
   delete specific.alias
   delete specific.name
+  delete specific.paths
+  // In the order the server gives: what it derives first, then the deployer's own settings.
   return {
-    ...specific,
     title: alias ? DEPLOYERS[alias] : 'Deployer',
     alias: alias ?? 'deployer',
     paths: {
       media: typeof paths.media === 'string' ? paths.media : '',
       content: typeof paths.content === 'string' ? paths.content : '',
     },
+    ...specific,
   }
 }
 

@@ -4,6 +4,7 @@
 
 import type { Ctx } from '../context.js'
 import { build, type Obj, SHAPES } from '../entities.js'
+import { inheritedItem } from '../parent-sync.js'
 import { names } from '../store.js'
 import { col, envItem, missing } from './resource.js'
 import { findSchema } from './schemas.js'
@@ -38,17 +39,33 @@ export function withSchedule(ctx: Ctx, content: Obj): Obj {
   return { ...content, publishOn: dateOf('publish'), unpublishOn: dateOf('unpublish') }
 }
 
-/** The parent checks every content write runs (§11 "Order of creation"). */
-export function checkParent(ctx: Ctx, id: string, parentId: unknown, schemaId: unknown): void {
+/**
+ * The parent checks every content write runs (§11 "Order of creation"). The server looks the
+ * parent up by id, which reaches the parent project for an id it does not hold (§9): a parent
+ * the project inherits is found too (`inherited`, from inheritedParent).
+ */
+export function checkParent(
+  ctx: Ctx,
+  id: string,
+  parentId: unknown,
+  schemaId: unknown,
+  inherited?: Obj,
+): void {
   if (isRoot(parentId)) return
   if (parentId === id) throw ctx.d.errors.bad(`Content "${id}" cannot be a child of itself`)
-  const parent = envItem(ctx, 'content', parentId as string)
+  const parent = envItem(ctx, 'content', parentId as string) ?? inherited
   if (!parent) throw missing(ctx, 'Content', parentId as string)
   const parentSchema = findSchema(ctx, parent.schemaId as string)
   const allowed = parentSchema?.allowedChildSchemas
   if (Array.isArray(allowed) && !allowed.includes(schemaId)) {
     throw ctx.d.errors.bad('This type of content is not allowed here')
   }
+}
+
+/** The parent project's copy of a parent this project does not hold itself, for checkParent. */
+export async function inheritedParent(ctx: Ctx, parentId: unknown): Promise<Obj | undefined> {
+  if (isRoot(parentId) || typeof parentId !== 'string' || envItem(ctx, 'content', parentId)) return undefined
+  return inheritedItem(ctx, 'content', parentId)
 }
 
 function bottomSort(ctx: Ctx, parentId: unknown, exceptId: string): number {
@@ -88,6 +105,8 @@ export function buildContent(
   id: string,
   existing: Obj | undefined,
   userId: string,
+  /** The parent, when the project inherits it (inheritedParent). */
+  parent?: Obj,
 ): Obj {
   const content = build(SHAPES.content, body, ctx.d, 'Content')
   content.id = id
@@ -102,7 +121,7 @@ export function buildContent(
       throw ctx.d.errors.bad(`Date "${String(body[field])}" is invalid`)
     }
   }
-  checkParent(ctx, id, content.parentId, content.schemaId)
+  checkParent(ctx, id, content.parentId, content.schemaId, parent)
   if (Number(content.sort) <= 0) content.sort = bottomSort(ctx, content.parentId, id)
   return {
     ...content,

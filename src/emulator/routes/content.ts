@@ -10,6 +10,7 @@ import {
   checkParent,
   descendantsOf,
   dropSchedule,
+  inheritedParent,
   isRoot,
   persistContent,
   withSchedule,
@@ -43,6 +44,7 @@ export function contentRoutes(route: Route, _core: Core): void {
     if (!schemaId) throw ctx.d.errors.bad('Parameter "schemaId" is required')
     if (!findSchema(ctx, schemaId)) throw ctx.d.errors.notFound(`Schema "${schemaId}" could not be found`)
     const body = await objectBody(ctx, true)
+    const parent = await inheritedParent(ctx, parentId)
     const properties = 'properties' in body ? body.properties : body
     const now = new Date(ctx.core.now()).toISOString()
     const content = buildContent(
@@ -57,12 +59,13 @@ export function contentRoutes(route: Route, _core: Core): void {
       newId(),
       undefined,
       userId,
+      parent,
     )
     ctx.core.store.put(col(ctx, 'content'), content.id as string, persistContent(ctx, content, userId))
     return json({ ...content, sync: {} })
   })
 
-  route('POST', `${P}/content/insert`, { auth: 'user' }, (ctx) => {
+  route('POST', `${P}/content/insert`, { auth: 'user' }, async (ctx) => {
     const userId = ctx.userId()
     const contentId = ctx.query('contentId') ?? ''
     const parentId = ctx.query('parentId')
@@ -74,7 +77,7 @@ export function contentRoutes(route: Route, _core: Core): void {
     if (descendantsOf(all, contentId, true).some((c) => c.id === parentId)) {
       throw ctx.d.errors.bad('Content cannot be a child of its own descendants')
     }
-    checkParent(ctx, contentId, parentId, moved.schemaId)
+    checkParent(ctx, contentId, parentId, moved.schemaId, await inheritedParent(ctx, parentId))
     const siblings = all
       .filter((c) => c.id !== contentId)
       .filter((c) =>
@@ -140,7 +143,8 @@ export function contentRoutes(route: Route, _core: Core): void {
     const userId = ctx.userId()
     const target = writeTarget(ctx, 'content', 'Content', body)
     await guardInherited(ctx, 'content', 'Content', target)
-    const content = buildContent(ctx, body, target.id, target.existing, userId)
+    const parent = await inheritedParent(ctx, body.parentId)
+    const content = buildContent(ctx, body, target.id, target.existing, userId, parent)
     if (target.noop) return json(content)
     storeWrite(ctx, 'content', target, persistContent(ctx, content, userId))
     return json(content)
@@ -172,7 +176,7 @@ export function contentRoutes(route: Route, _core: Core): void {
         store.put(col(ctx, 'content'), child.id as string, {
           ...child,
           parentId: ctx.d.content.orphanParentId,
-          updateDate: now,
+          ...(ctx.d.content.orphanKeepsUpdateDate ? {} : { updateDate: now }),
         })
       }
     }

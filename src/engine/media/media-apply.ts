@@ -139,6 +139,31 @@ async function serverBytes(ctx: MediaApplyContext, id: string) {
   return { file, ...(await ctx.run.api.download(id, file)) }
 }
 
+/**
+ * Before the server's bytes of an item are overwritten or deleted: whether they are still the
+ * base. Spec's updateDate vouches for them (remoteAsPlanned compares it); upstream lists no
+ * date and a same-name byte change shows nowhere else, so what the server holds is hashed,
+ * unless this run already did. A download is cheaper than a lost file. When they changed, the
+ * item is a conflict: the server's bytes go next to the state, nothing is written.
+ */
+async function serverBytesChanged(
+  ctx: MediaApplyContext,
+  item: PlanItem,
+  remote: RemoteSide,
+): Promise<ItemResult | undefined> {
+  const base = ctx.run.base.get(remote.id)
+  if (remote.rev !== '' || !base || ctx.run.verified.has(remote.id)) return undefined
+  const bytes = await serverBytes(ctx, remote.id)
+  ctx.run.downloads.set(remote.id, bytes)
+  ctx.run.verified.add(remote.id)
+  if (bytes.sha256 === base.sha256) return undefined
+  remote.sha256 = bytes.sha256
+  // The report says what the check found, not what the listing let the plan assume.
+  item.remote = 'modified'
+  await recordMediaConflict(ctx, item)
+  return { status: 'conflict', reason: 'the server holds other bytes than at the last sync' }
+}
+
 async function pushMedia(ctx: MediaApplyContext, item: PlanItem): Promise<ItemResult> {
   const local = ctx.run.match.local.get(keyOf(item))
   if (!local || !(await localAsPlanned(ctx, local, local.rel))) return changedLocally
@@ -170,6 +195,10 @@ async function pushMedia(ctx: MediaApplyContext, item: PlanItem): Promise<ItemRe
     // The report names the id the new item got (the plan could not know it).
     item.id = id
   } else if (local.sha256 !== (remote.sha256 ?? base?.sha256)) {
+    if (item.settledFor !== 'local') {
+      const changed = await serverBytesChanged(ctx, item, remote)
+      if (changed) return changed
+    }
     // New bytes: the upload also sets the name.
     id = (await api.upload({ ...file, sha256: local.sha256 }, id)).id
   } else if ((base ? splitRel(base.rel).name : remote.name) !== name) {
@@ -233,6 +262,10 @@ async function deleteRemoteMedia(ctx: MediaApplyContext, item: PlanItem): Promis
     if (!remoteAsPlanned(await ctx.run.api.get(remote.id), remote)) return changedRemotely
     if (item.settledFor === 'local')
       await ctx.writer.keepRemoteFileInTrash(item.path, (await serverBytes(ctx, remote.id)).file)
+    else {
+      const changed = await serverBytesChanged(ctx, item, remote)
+      if (changed) return changed
+    }
     await ctx.run.api.remove(remote.id)
   }
   await forget(ctx, item, item.id)
@@ -285,6 +318,8 @@ function step(ctx: MediaApplyContext, item: PlanItem): Promise<ItemResult | unde
     case 'delete-remote':
       return deleteRemoteMedia(ctx, item)
     case 'conflict':
+    // Media bytes never merge (design.md "Merging"): a plan never marks media `merge`.
+    case 'merge':
       return recordMediaConflict(ctx, item)
     case 'merge-base':
     case 'none':

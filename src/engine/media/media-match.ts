@@ -60,6 +60,8 @@ export interface MatchInput {
   remote: readonly RemoteMedia[]
   /** spec: updateDate changes with every upload; upstream has none, so bytes count as unchanged unless `checksum`. */
   checksum: boolean
+  /** Ids whose server bytes must be compared again whatever the listing says (an open conflict). */
+  recheck?: ReadonlySet<string>
 }
 
 export function joinRel(folder: string, name: string): string {
@@ -202,7 +204,9 @@ export function matchMedia(input: MatchInput): MediaMatch {
     // The bytes are known unchanged while the server's revision is: spec's updateDate moves on
     // every upload; upstream has none, so there only a rename or move is seen (or --checksum).
     const unchanged =
-      base !== undefined && (item.updateDate !== null ? rev === base.rev : !moved && !input.checksum)
+      base !== undefined &&
+      !input.recheck?.has(item.id) &&
+      (item.updateDate !== null ? rev === base.rev : !moved && !input.checksum)
     const sha256 = unchanged ? base.sha256 : undefined
     if (sha256 === undefined && mine) needBytes.push(item.id)
     remote.set(item.id, { id: item.id, rel, name: item.name, folder: item.folder, rev, sha256 })

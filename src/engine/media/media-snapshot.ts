@@ -4,12 +4,12 @@
 // the same run moves that file into place instead of downloading again).
 
 import { createHash } from 'node:crypto'
-import { mkdir, rm } from 'node:fs/promises'
+import { access, mkdir, rm } from 'node:fs/promises'
 import path from 'node:path'
 import type { MediaApi, RemoteMedia } from '../../remote/media.js'
 import type { StateStore } from '../../state/state-file.js'
 import { syncDirPath } from '../../workspace/layout.js'
-import { hasConflictCopies } from '../../workspace/local-writes.js'
+import { conflictCopyPath, hasConflictCopies } from '../../workspace/local-writes.js'
 import { readMediaIndex } from '../../workspace/media-index.js'
 import { scanMedia } from '../../workspace/media-scan.js'
 import type { ScanProblem } from '../../workspace/scan.js'
@@ -36,6 +36,8 @@ export interface MediaRun {
   /** The index the other way round (id -> path), so updating it costs no scan. */
   indexPathOf: Map<string, string>
   downloads: Map<string, Downloaded>
+  /** Ids whose server bytes this run hashed: known, not assumed from the base. */
+  verified: Set<string>
   /** Ids chosen for new files before their upload (re-used after a failed or lost answer). */
   pending: PendingUploads
   /** Whether a pending entry is settled (its id synced, or its file gone), for the apply step to drop. */
@@ -53,6 +55,13 @@ export interface MediaRun {
 }
 
 let tempSerial = 0
+
+function fileExists(file: string): Promise<boolean> {
+  return access(file).then(
+    () => true,
+    () => false,
+  )
+}
 
 /**
  * A temp file for the bytes of `id` in the run's temp folder. Named by a hash of the id: the id
@@ -123,8 +132,16 @@ export async function snapshotMedia(
     withPending = new Map(withPending ?? [])
     withPending.set(rel, id)
   }
+  // A conflict stays until it is resolved: upstream's listing cannot show the byte change that
+  // made it (found by --checksum or by the check before an overwrite), so while its server copy
+  // is kept in .cms-sync/conflicts/ the server's bytes are looked at again on every run.
+  const recheck = new Set<string>()
+  if (await hasConflictCopies(root, MEDIA_FOLDER))
+    for (const [id, item] of base)
+      if (await fileExists(conflictCopyPath(root, `${MEDIA_FOLDER}/${item.rel}`))) recheck.add(id)
   const match = matchMedia({
     base,
+    recheck,
     index: withPending,
     files: scan.files,
     remote: listed,
@@ -132,11 +149,13 @@ export async function snapshotMedia(
   })
   const tmpDir = syncDirPath(root, 'tmp', `media-${process.pid}-${Date.now()}`)
   const downloads = new Map<string, Downloaded>()
+  const verified = new Set<string>()
   if (match.needBytes.length > 0) await mkdir(tmpDir, { recursive: true })
   await forEachLimit(match.needBytes, opts.concurrency, async (id) => {
     const file = tempFileFor(tmpDir, id)
     const got = await api.download(id, file)
     downloads.set(id, { file, ...got })
+    verified.add(id)
     match.remote.get(id)!.sha256 = got.sha256
   })
   return {
@@ -148,6 +167,7 @@ export async function snapshotMedia(
     index,
     indexPathOf: new Map([...index].map(([rel, id]) => [id, rel])),
     downloads,
+    verified,
     pending,
     pendingSettled: (rel, id) => known.has(id) || !scan.files.has(rel),
     tmpDir,

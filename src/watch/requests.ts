@@ -1,0 +1,137 @@
+// Commands the daemon carries out for the CLI while it holds the workspace lock (`resolve`;
+// design.md: "settles conflicts (also while watch runs)"). Taking the lock over would leave the
+// daemon's in-memory state behind the state file; carrying the command out on that state,
+// between two of its runs, keeps one writer.
+//
+// The channel is a folder: the CLI writes .cms-sync/requests/<id>.json (atomically), the daemon
+// notices it (fs.watch on that folder, a slow sweep as a fallback), carries it out and writes
+// <id>.reply.json, which the CLI reads and removes. Local files only: nothing to authenticate.
+
+import { watch as watchFolder } from 'node:fs'
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises'
+import writeFileAtomic from 'write-file-atomic'
+import { CliError, ExitCode } from '../cli/exit-codes.js'
+import type { Outcome } from '../engine/outcome.js'
+import type { Side } from '../engine/plan.js'
+import { syncDirPath } from '../workspace/layout.js'
+
+export interface SettleRequest {
+  command: 'resolve' | 'restore'
+  /** Workspace-relative paths (or folders). */
+  scope: string[]
+  keep: Side
+}
+
+export type SettleReply = { outcome: Outcome } | { error: { message: string; exitCode: number } }
+
+const REQUEST = /^(\d+-[0-9a-f]+)\.json$/
+/** How often the daemon looks for requests that fs.watch did not report. */
+const SWEEP_MS = 2_000
+
+function requestsDir(root: string): string {
+  return syncDirPath(root, 'requests')
+}
+
+function isRequest(value: unknown): value is SettleRequest {
+  const r = value as Partial<SettleRequest> | null
+  return (
+    typeof r === 'object' &&
+    r !== null &&
+    (r.command === 'resolve' || r.command === 'restore') &&
+    Array.isArray(r.scope) &&
+    r.scope.every((p) => typeof p === 'string') &&
+    (r.keep === 'local' || r.keep === 'remote')
+  )
+}
+
+/**
+ * The daemon's side: carries out each request with `handle` (one at a time, in the order they
+ * came) until the returned function is called.
+ */
+export async function serveRequests(
+  root: string,
+  handle: (request: SettleRequest) => Promise<SettleReply>,
+): Promise<() => void> {
+  const dir = requestsDir(root)
+  await mkdir(dir, { recursive: true })
+  const seen = new Set<string>()
+  let chain = Promise.resolve()
+  let closed = false
+
+  const take = (name: string) => {
+    const id = REQUEST.exec(name)?.[1]
+    if (!id || seen.has(id) || closed) return
+    seen.add(id)
+    chain = chain.then(async () => {
+      let reply: SettleReply
+      try {
+        const value: unknown = JSON.parse(await readFile(`${dir}/${id}.json`, 'utf8'))
+        reply = isRequest(value)
+          ? await handle(value)
+          : { error: { message: 'the request to the watch daemon was not understood', exitCode: 2 } }
+      } catch (error) {
+        const e = error as Error & { exitCode?: number }
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return // taken back by its sender
+        reply = { error: { message: e.message, exitCode: typeof e.exitCode === 'number' ? e.exitCode : 1 } }
+      }
+      await rm(`${dir}/${id}.json`, { force: true })
+      await writeFileAtomic(`${dir}/${id}.reply.json`, JSON.stringify(reply))
+    })
+  }
+  const sweep = async () => {
+    for (const name of await readdir(dir).catch(() => [] as string[])) take(name)
+  }
+  const watcher = watchFolder(dir, (_event, name) => {
+    if (name) take(String(name))
+  })
+  watcher.on('error', () => {}) // the sweep still finds requests
+  const timer = setInterval(() => void sweep(), SWEEP_MS)
+  timer.unref()
+  await sweep()
+  return () => {
+    closed = true
+    clearInterval(timer)
+    watcher.close()
+  }
+}
+
+/**
+ * The CLI's side: asks the daemon (pid `daemonPid`) to carry out `request` and waits for its
+ * reply. Undefined when the daemon ended before answering: the caller may then run the command
+ * itself.
+ */
+export async function askDaemon(
+  root: string,
+  daemonPid: number,
+  request: SettleRequest,
+  opts: { timeoutMs?: number } = {},
+): Promise<SettleReply | undefined> {
+  const dir = requestsDir(root)
+  await mkdir(dir, { recursive: true })
+  const id = `${process.pid}-${Date.now().toString(16)}`
+  const replyFile = `${dir}/${id}.reply.json`
+  await writeFileAtomic(`${dir}/${id}.json`, JSON.stringify(request))
+  const deadline = Date.now() + (opts.timeoutMs ?? 120_000)
+  try {
+    for (;;) {
+      const text = await readFile(replyFile, 'utf8').catch(() => undefined)
+      if (text !== undefined) return JSON.parse(text) as SettleReply
+      let alive = true
+      try {
+        process.kill(daemonPid, 0)
+      } catch (error) {
+        alive = (error as NodeJS.ErrnoException).code === 'EPERM'
+      }
+      if (!alive) return undefined
+      if (Date.now() > deadline)
+        throw new CliError(
+          `\`cms-sync watch\` (pid ${daemonPid}) did not carry out the ${request.command} within ${Math.round((opts.timeoutMs ?? 120_000) / 1000)} s; stop it (Ctrl-C) and run the command again`,
+          ExitCode.locked,
+        )
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+  } finally {
+    await rm(`${dir}/${id}.json`, { force: true })
+    await rm(replyFile, { force: true })
+  }
+}

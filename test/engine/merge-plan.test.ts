@@ -1,0 +1,87 @@
+// One planner case per row of the merge table: the same three sides, put into a workspace and a
+// server, then planned by the run every command shares (planRun). The plan names the merge, or
+// the conflicting leaves, exactly as the pure merge does.
+
+import { mkdtemp, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { expect, test } from 'vitest'
+import { applyRun, planRun, SELECT } from '../../src/engine/run.js'
+import { canonicalJson } from '../../src/workspace/canonical-json.js'
+import { CODECS } from '../../src/workspace/codecs.js'
+import { contentOf, SECTION_SCHEMA } from '../helpers/fixtures.js'
+import { MemoryRemote, silentLogger } from '../helpers/memory-remote.js'
+import { type J, MERGE_TABLE, type MergeRow } from '../helpers/merge-table.js'
+
+const target = { server: 'http://memory', project: 'demo', environment: 'live' }
+/** Whether files keep the server's key order; while they sort keys, a reorder is no edit. */
+const keepsOrder = canonicalJson({ b: 1, a: 2 }).startsWith('{\n  "b"')
+
+/** Each row's documents as an item of its kind: a content's properties, or a schema or a form. */
+function itemOf(
+  row: MergeRow,
+  doc: J,
+): { kind: 'content' | 'schema' | 'form'; id: string; object: J; prefix: string } {
+  if (row.kind === 'schema')
+    return {
+      kind: 'schema',
+      id: 'section',
+      object: { ...SECTION_SCHEMA, ...doc, id: 'section' } as J,
+      prefix: '',
+    }
+  if (row.kind === 'form')
+    return { kind: 'form', id: 'contact', object: { ...doc, id: 'contact' }, prefix: '' }
+  return {
+    kind: 'content',
+    id: 'home',
+    object: contentOf('home', { properties: doc }) as J,
+    prefix: '/properties',
+  }
+}
+
+const folder = { content: 'content', schema: 'schemas', form: 'forms' }
+
+const rows = MERGE_TABLE.filter((row) => keepsOrder || !/reorder/.test(row.name))
+
+test.each(rows)('$name', async (row) => {
+  const root = await mkdtemp(path.join(tmpdir(), 'merge-plan-'))
+  const remote = new MemoryRemote()
+  remote.seed('schema', SECTION_SCHEMA)
+  const base = itemOf(row, row.base)
+  remote.seed(base.kind, base.object)
+  const deps = { root, target, client: remote, logger: silentLogger, codecs: CODECS, maxDeletePercent: 50 }
+  const options = {
+    scope: [],
+    dryRun: false,
+    allowDeletes: false,
+    reportScanProblems: true,
+    reportRemoteProblems: true,
+  }
+  expect((await applyRun(deps, await planRun(deps, {}), { ...options, select: SELECT.sync })).failed).toEqual(
+    [],
+  )
+  const file = path.join(root, folder[base.kind], `${base.id}.json`)
+  const { createDate: _c, ...localFile } = itemOf(row, row.local).object
+  await writeFile(file, JSON.stringify(localFile))
+  remote.seed(base.kind, itemOf(row, row.remote).object)
+  const planned = await planRun(deps, {})
+  const item = planned.plan.items.find((i) => i.path === path.relative(root, file))!
+  if (row.conflicts) {
+    expect(item.action).toBe('conflict')
+    expect(item.leaves?.map((leaf) => leaf.path)).toEqual(
+      row.conflicts.map((c) => (c.path === '' ? base.prefix : `${base.prefix}${c.path}`)),
+    )
+    return
+  }
+  const merged = JSON.stringify(row.merged)
+  // A merge that equals one side is that side's push or pull.
+  const expected =
+    merged === JSON.stringify(row.local) ? 'push' : merged === JSON.stringify(row.remote) ? 'pull' : 'merge'
+  expect(item.action).toBe(expected)
+  expect((await applyRun(deps, planned, { ...options, select: SELECT.sync })).failed).toEqual([])
+  const onServer = remote.items.get(`${base.kind}:${base.id}`) as J
+  expect(base.prefix ? onServer.properties : onServer).toMatchObject({
+    ...row.merged!,
+    ...(base.prefix ? {} : { id: base.id }),
+  })
+})
