@@ -70,8 +70,9 @@ export function problemReports(
   opts: Pick<ApplyOptions, 'scope' | 'reportScanProblems' | 'reportRemoteProblems'>,
 ): ItemReport[] {
   const reports: ItemReport[] = []
-  if (opts.reportScanProblems) {
-    for (const p of run.scanProblems.filter((p) => inScope(p.path, opts.scope))) {
+  // Paths left alone (not synced) are told by every command: nothing else says why they stay.
+  for (const p of run.scanProblems.filter((p) => inScope(p.path, opts.scope))) {
+    if (opts.reportScanProblems || p.unsynced) {
       reports.push({
         kind: p.kind,
         id: '',
@@ -83,12 +84,15 @@ export function problemReports(
       })
     }
   }
-  if (opts.reportRemoteProblems && opts.scope.length === 0) {
-    for (const p of run.remoteProblems) {
+  for (const p of run.remoteProblems) {
+    if (
+      (opts.reportRemoteProblems && opts.scope.length === 0) ||
+      (p.unsynced && inScope(p.unsynced, opts.scope))
+    ) {
       reports.push({
         kind: p.kind,
         id: p.id,
-        path: '',
+        path: p.unsynced ?? '',
         local: 'unchanged',
         remote: 'added',
         action: 'pull',

@@ -19,11 +19,13 @@ import {
 import type { Codec } from '../workspace/codec.js'
 import { loadIgnoreRules } from '../workspace/ignore-rules.js'
 import type { BeforeLocalWrite } from '../workspace/local-writes.js'
-import { type LocalEntry, type ScanProblem, scanWorkspace } from '../workspace/scan.js'
+import { type LocalEntry, type ScanProblem, scanWorkspace, unsyncedPaths } from '../workspace/scan.js'
 import {
+  DEFAULT_MAX_DELETES,
   deleteGuard,
   deletesHeldByRenamedFiles,
   describeStop,
+  formEntriesGuard,
   type GuardResult,
   inheritanceGuard,
   listingGuard,
@@ -52,6 +54,8 @@ export interface EngineDeps {
   logger: EngineLogger
   codecs: readonly Codec[]
   maxDeletePercent: number
+  /** More deletions of one kind than this in one run stop it too, whatever their share. */
+  maxDeletes?: number
   /** Called before each workspace file the run writes or deletes (the watcher skips its echo). */
   beforeLocalWrite?: BeforeLocalWrite
   /** Set when media are synced (docs/media.md). */
@@ -265,20 +269,27 @@ async function readAndPlan(
     }
     throw error
   }
+  // A path holding no file and no deletion (a FIFO, a folder, an unreadable file, a server item
+  // too deep to compare) is out of the plan on every side: reported, never deleted or overwritten.
+  const held = unsyncedPaths(scan.problems)
+  for (const problem of snapshot.problems) if (problem.unsynced) held.add(problem.unsynced)
+  for (const path of held) snapshot.entries.delete(path)
   const base = new Map<string, BaseVersion>(
-    baseItems.map((item) => {
-      const alt = store.alternates.get(item.path)
-      return [
-        item.path,
-        {
-          kind: item.kind,
-          id: item.id,
-          path: item.path,
-          hash: item.baseHash,
-          ...(alt === undefined ? {} : { alt: alt?.baseHash ?? null }),
-        },
-      ]
-    }),
+    baseItems
+      .filter((item) => !held.has(item.path))
+      .map((item) => {
+        const alt = store.alternates.get(item.path)
+        return [
+          item.path,
+          {
+            kind: item.kind,
+            id: item.id,
+            path: item.path,
+            hash: item.baseHash,
+            ...(alt === undefined ? {} : { alt: alt?.baseHash ?? null }),
+          },
+        ]
+      }),
   )
   const local = new Map(scan.entries.map((entry) => [entry.path, entry]))
   const planOptions = opts.prefer ? { prefer: opts.prefer } : {}
@@ -341,6 +352,20 @@ export function inScope(path: string, scope: readonly string[]): boolean {
     scope.length === 0 ||
     scope.some((p) => p === '' || p === path || path.startsWith(p.endsWith('/') ? p : `${p}/`))
   )
+}
+
+/** The forms this run would delete on the server that hold entries (one read per form deleted). */
+async function formsWithEntries(
+  client: RemotePort,
+  selected: readonly PlanItem[],
+): Promise<{ path: string; entries: number }[]> {
+  const found: { path: string; entries: number }[] = []
+  for (const item of selected) {
+    if (item.kind !== 'form' || item.action !== 'delete-remote' || !client.formEntries) continue
+    const entries = (await client.formEntries(item.id))?.length ?? 0
+    if (entries > 0) found.push({ path: item.path, entries })
+  }
+  return found
 }
 
 /** Whether carrying out these entries writes to the server (anything beyond pulls and base merges). */
@@ -406,6 +431,12 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
     stopUnlessOk(
       deleteGuard(selected, baseItems, {
         maxDeletePercent: deps.maxDeletePercent,
+        maxDeletes: deps.maxDeletes ?? DEFAULT_MAX_DELETES,
+        allowDeletes: opts.allowDeletes,
+      }),
+    )
+    stopUnlessOk(
+      formEntriesGuard(opts.allowDeletes ? [] : await formsWithEntries(deps.client, selected), {
         allowDeletes: opts.allowDeletes,
       }),
     )
