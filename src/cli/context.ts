@@ -60,16 +60,45 @@ export async function commandLogger(globals: GlobalOptions, root?: string): Prom
   })
 }
 
+/** Where this process's token came from (one command per process): what a refusal names. */
+let tokenOrigin: { server: string; source: 'env' | 'file' | 'none'; file: string } | undefined
+
+/** Each command line starts with no token origin (tests run many in one process). */
+export function forgetTokenOrigin(): void {
+  tokenOrigin = undefined
+}
+
+/**
+ * The message for a missing or refused token: where it came from and what helps. Undefined for
+ * any other error, and in a command that connected with no token of ours (login).
+ */
+export function refusedTokenMessage(error: unknown): string | undefined {
+  const e = error as { code?: unknown; method?: string; route?: string; status?: number }
+  if (!tokenOrigin || e?.code !== 'unauthorized') return undefined
+  const { server, source, file } = tokenOrigin
+  const where = e.method && e.route ? ` (${e.method} ${e.route}${e.status ? ` -> ${e.status}` : ''})` : ''
+  switch (source) {
+    case 'none':
+      return `not logged in to ${server}${where}: run \`cms-sync login\`, or set CMS_SYNC_TOKEN (in CI, from a secret)`
+    case 'env':
+      return `the server ${server} refused the token in CMS_SYNC_TOKEN${where} (expired, revoked, or for another server): set CMS_SYNC_TOKEN to a valid token (in CI, update the secret), or unset it to use the token of \`cms-sync login\``
+    case 'file':
+      return `the server ${server} refused the token stored for it in ${file}${where} (expired or revoked): run \`cms-sync login\` again`
+  }
+}
+
 /** A client for the workspace's target, with the token of CMS_SYNC_TOKEN or the credentials file. */
 export async function connect(io: CliIo, ws: Workspace): Promise<RemoteClient> {
   const { createRemoteClient } = await import('../remote/index.js')
-  const { resolveToken } = await import('../config/credentials.js')
+  const { resolveTokenSource } = await import('../config/credentials.js')
   const { config } = ws
+  const { token, source, file } = await resolveTokenSource(io.env, config.server)
+  tokenOrigin = { server: config.server, source, file }
   return createRemoteClient({
     server: config.server,
     project: config.project,
     environment: config.environment,
-    token: await resolveToken(io.env, config.server),
+    token,
     dialect: config.dialect,
     rateLimit: config.rateLimit,
     tlsInsecure: config.tls.insecure,

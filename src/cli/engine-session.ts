@@ -116,6 +116,7 @@ export async function withEngine<T>(
           enabled.has(FOLDER_OF[codec.kind]),
         ),
         maxDeletePercent: ws.config.safety.maxDeletePercent,
+        maxDeletes: ws.config.safety.maxDeletes,
         // A base not kept in .cms-sync/bases/ (a fresh clone, a CI checkout) is looked up in git.
         baseFallback: async (item, hash, codec) =>
           (await import('../workspace/git-base.js')).baseTextFromGit(

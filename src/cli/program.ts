@@ -3,6 +3,7 @@
 // pays for no other command's code; `--help` and anything unclear load them all.
 
 import { Command, CommanderError } from 'commander'
+import { forgetTokenOrigin, refusedTokenMessage } from './context.js'
 import { CliError, ExitCode } from './exit-codes.js'
 import type { CliIo } from './io.js'
 
@@ -120,8 +121,24 @@ export async function buildProgram(
   return program
 }
 
+/** Whether the command line asks for --json (before any `--`). */
+function wantsJson(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--')
+  return (end < 0 ? argv : argv.slice(0, end)).includes('--json')
+}
+
+/**
+ * With --json, a run that stops still prints one JSON document (design.md), so a script that
+ * parses stdout always gets one: `{"error": {"message", "exitCode"}}`. The message also goes
+ * to stderr, as without --json.
+ */
+function printError(io: CliIo, argv: readonly string[], message: string, exitCode: number): void {
+  if (wantsJson(argv)) io.stdout.write(`${JSON.stringify({ error: { message, exitCode } }, null, 2)}\n`)
+}
+
 /** Runs one command line and returns its exit code; never calls process.exit. */
 export async function run(argv: string[], io: CliIo): Promise<number> {
+  forgetTokenOrigin()
   let exitCode: number = ExitCode.ok
   const program = await buildProgram(
     io,
@@ -136,10 +153,14 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   } catch (error) {
     if (error instanceof CommanderError) {
       // --help and --version end through here with code 0; a bad flag with 1, which is a usage error.
-      return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage
+      if (error.exitCode === 0) return ExitCode.ok
+      printError(io, argv, error.message.replace(/^error: /, ''), ExitCode.usage)
+      return ExitCode.usage
     }
     if (error instanceof CliError) {
-      io.stderr.write(`cms-sync: ${error.message}\n`)
+      const message = refusedTokenMessage(error) ?? error.message
+      io.stderr.write(`cms-sync: ${message}\n`)
+      printError(io, argv, message, error.exitCode)
       return error.exitCode
     }
     const { readableStack } = await import('./stack-traces.js')
@@ -147,6 +168,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     io.stderr.write(
       `cms-sync: internal error, please report it:\n${stack ? readableStack(stack) : String(error)}\n`,
     )
+    printError(io, argv, `internal error: ${(error as Error).message ?? String(error)}`, ExitCode.failed)
     return ExitCode.failed
   }
 }

@@ -21,7 +21,10 @@ export function withRunOptions(cmd: Command): Command {
         'settle conflicts for this side; the loser goes to .cms-sync/trash/',
       ).choices(['local', 'remote']),
     )
-    .option('--allow-deletes', 'lift the delete guard (more than safety.maxDeletePercent of a kind)')
+    .option(
+      '--allow-deletes',
+      'lift the delete guard (safety.maxDeletePercent and safety.maxDeletes of a kind)',
+    )
     .option('--rebind', 'sync with the target in cms-sync.yaml although the workspace was bound to another')
     .option(
       '--checksum',

@@ -23,7 +23,7 @@ export function registerSyncCommand(
     async (paths: string[], opts: RunOptions, cmd: Command) => {
       const globals = globalOptions(cmd)
       // The engine loads only when the command runs, so --help stays fast.
-      const { applyRun, planRun, SELECT } = await import('../engine/run.js')
+      const { applyRun, checkScope, planRun, SELECT } = await import('../engine/run.js')
       await withEngine(
         io,
         cmd,
@@ -34,6 +34,12 @@ export function registerSyncCommand(
             ...(opts.prefer ? { prefer: opts.prefer } : {}),
             rebind: !!opts.rebind,
           })
+          try {
+            checkScope(planned, scope)
+          } catch (error) {
+            await planned.media?.dispose()
+            throw error
+          }
           const progress = progressFor(io, globals)
           const outcome = await applyRun(deps, planned, {
             select: SELECT[spec.name],

@@ -29,7 +29,7 @@ export interface Config {
     massChange: { files: number; percent: number }
     massDelete: { files: number; percent: number }
   }
-  safety: { maxDeletePercent: number }
+  safety: { maxDeletePercent: number; maxDeletes: number }
   dialect: 'auto' | 'spec' | 'upstream'
   /** `insecure: true` turns off certificate checks for this workspace's server only. */
   tls: { insecure: boolean }
@@ -64,8 +64,9 @@ const EXPECTED: Record<string, string> = {
   'watch.massDelete': 'a mapping with files and percent',
   'watch.massDelete.files': 'a whole number of files from 1 to 1000000',
   'watch.massDelete.percent': 'a number from 0 to 100',
-  safety: 'a mapping with maxDeletePercent',
+  safety: 'a mapping with maxDeletePercent and maxDeletes',
   'safety.maxDeletePercent': 'a number from 0 to 100',
+  'safety.maxDeletes': 'a whole number from 0 up',
   dialect: 'one of auto, spec, upstream',
   tls: 'a mapping with insecure',
   'tls.insecure': 'true or false',
@@ -151,7 +152,11 @@ const schema = z.strictObject({
     {},
   ),
   safety: z.prefault(
-    z.strictObject({ maxDeletePercent: z._default(z.number().check(z.minimum(0), z.maximum(100)), 50) }),
+    z.strictObject({
+      maxDeletePercent: z._default(z.number().check(z.minimum(0), z.maximum(100)), 50),
+      // An absolute count beside the share: 30 of 10,000 is a small share but many items to lose.
+      maxDeletes: z._default(z.int().check(z.minimum(0)), 20),
+    }),
     {},
   ),
   dialect: z._default(z.enum(['auto', 'spec', 'upstream']), 'auto'),
@@ -261,8 +266,9 @@ rateLimit: { requestsPerSecond: ${c.rateLimit.requestsPerSecond}, concurrency: $
 # or more than massDelete.files (or percent) are deleted: a checkout, a bulk replace.
 watch: { debounceMs: ${c.watch.debounceMs}, pollSeconds: ${c.watch.pollSeconds}, massChange: { files: ${c.watch.massChange.files}, percent: ${c.watch.massChange.percent} }, massDelete: { files: ${c.watch.massDelete.files}, percent: ${c.watch.massDelete.percent} } }
 
-# Stop (exit 4) instead of deleting more than this share of a kind in one run.
-safety: { maxDeletePercent: ${c.safety.maxDeletePercent} }
+# Stop (exit 4) instead of deleting this share of a kind or more, or more than maxDeletes of it,
+# in one run (--allow-deletes lifts it).
+safety: { maxDeletePercent: ${c.safety.maxDeletePercent}, maxDeletes: ${c.safety.maxDeletes} }
 
 dialect: ${c.dialect}          # auto | spec | upstream
 ${c.tls.insecure ? '' : '# '}tls: { insecure: true }   # only for a server with a self-signed certificate

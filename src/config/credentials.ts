@@ -75,6 +75,19 @@ async function writeServers(file: string, servers: Record<string, { token?: unkn
   await chmod(file, 0o600)
 }
 
+/** Where a command's token came from: what a refusal names, so the user knows what to fix. */
+export type TokenSource = 'env' | 'file' | 'none'
+
+export async function resolveTokenSource(
+  env: NodeJS.ProcessEnv,
+  server: string,
+): Promise<{ token: string | undefined; source: TokenSource; file: string }> {
+  const file = credentialsPath(env)
+  if (env.CMS_SYNC_TOKEN?.trim()) return { token: env.CMS_SYNC_TOKEN.trim(), source: 'env', file }
+  const token = await resolveToken(env, server)
+  return { token, source: token === undefined ? 'none' : 'file', file }
+}
+
 export async function resolveToken(env: NodeJS.ProcessEnv, server: string): Promise<string | undefined> {
   const fromEnv = env.CMS_SYNC_TOKEN?.trim()
   if (fromEnv) return fromEnv

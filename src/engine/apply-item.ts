@@ -253,10 +253,25 @@ export async function deleteRemoteItem(ctx: ApplyContext, item: PlanItem, codec:
   if (remote.current && item.settledFor === 'local') {
     await ctx.writer.keepRemoteInTrash(item.path, fileBytes(codec.toFile(remote.current)).text)
   }
+  if (remote.current && item.kind === 'form') await keepFormEntries(ctx, item)
   if (remote.current) await ctx.client.remove(item.kind, item.id)
   await ctx.store.forget(item.path)
   await clearConflictCopy(ctx, item)
   return applied
+}
+
+/**
+ * A form's entries are people's data and in no file: read just before the form is deleted and
+ * kept in .cms-sync/trash/<run>/forms/<id>.entries.json, so no delete loses them unseen.
+ */
+async function keepFormEntries(ctx: ApplyContext, item: PlanItem): Promise<void> {
+  const entries = await ctx.client.formEntries?.(item.id)
+  if (!entries || entries.length === 0) return
+  await ctx.writer.keepEntriesInTrash(item.path, `${JSON.stringify(entries, null, 2)}\n`)
+  ctx.logger.info(
+    { path: item.path, entries: entries.length },
+    'form entries kept in trash before the delete',
+  )
 }
 
 /** Both sides agree (equal content, or both gone): only the base moves. */

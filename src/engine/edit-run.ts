@@ -21,12 +21,13 @@ import type { StateStore } from '../state/state-file.js'
 import type { Codec } from '../workspace/codec.js'
 import { decodeId } from '../workspace/file-names.js'
 import { type IgnoreRules, MEDIA_INDEX_FILE } from '../workspace/ignore-rules.js'
+import { nestsDeeperThan } from '../workspace/json-depth.js'
 import { FOLDER_OF } from '../workspace/kinds.js'
 import { itemPath } from '../workspace/layout.js'
 import { statLocalFile } from '../workspace/local-file.js'
 import { type LocalEntry, type ScanProblem, scanOne, scanWorkspace } from '../workspace/scan.js'
 import { MEDIA_FOLDER } from './media/media-plan.js'
-import { plan, type Version } from './plan.js'
+import { type BaseVersion, plan } from './plan.js'
 import { type RemoteEntry, remoteEntry } from './remote-snapshot.js'
 import { type EngineDeps, mergesFor, type PlannedRun } from './run.js'
 
@@ -81,8 +82,9 @@ export async function planEdits(
   const cached = (path: string) => store.get(path)
   const local = new Map<string, LocalEntry>()
   const remote = new Map<string, RemoteEntry>()
-  const base = new Map<string, Version>()
+  const base = new Map<string, BaseVersion>()
   const scanProblems: ScanProblem[] = []
+  let tooDeep: string | undefined
   // A file whose name encodes no id is reported, as the scan would, while it exists.
   for (const { codec, path } of found.unnamed) {
     if (await statLocalFile(deps.root, path))
@@ -95,17 +97,35 @@ export async function planEdits(
   await Promise.all(
     targets.map(async ({ codec, path, id }) => {
       const known = store.get(path)
-      if (known?.kind === codec.kind) base.set(path, { ...known, hash: known.baseHash })
       const name = path.slice(path.indexOf('/') + 1)
       const [scanned, object] = await Promise.all([
         scanOne(deps.root, codec, cached, name, path),
         deps.client.get(codec.kind, id),
       ])
-      if (scanned.entry) local.set(path, scanned.entry)
       if (scanned.problem) scanProblems.push(scanned.problem)
-      if (object) remote.set(path, remoteEntry(codec, object, { id, path, known }))
+      // Neither a file nor gone (a FIFO, a folder, unreadable): left alone on both sides.
+      if (scanned.problem?.unsynced) return
+      if (object && nestsDeeperThan(object)) {
+        tooDeep = path
+        return
+      }
+      const alt = store.alternates.get(path)
+      if (known?.kind === codec.kind)
+        base.set(path, {
+          ...known,
+          hash: known.baseHash,
+          ...(alt === undefined ? {} : { alt: alt?.baseHash ?? null }),
+        })
+      if (scanned.entry) local.set(path, scanned.entry)
+      if (object)
+        remote.set(
+          path,
+          remoteEntry(codec, object, { id, path, known: store.baseAt(path, codec.revisionOf(object)) }),
+        )
     }),
   )
+  // The full plan reports a server item too deep to compare, by name, and leaves it alone.
+  if (tooDeep) return full(`the server's ${tooDeep} nests too deep to compare`)
   const result = plan(base, local, remote)
   for (const item of result.items) if (remote.get(item.path)?.inherited) item.inherited = true
   const deletedThere = result.items.find((item) => item.action === 'delete-local')

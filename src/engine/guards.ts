@@ -8,10 +8,19 @@ import type { PlanItem } from './plan.js'
 
 export type GuardResult =
   | { ok: true }
-  | { ok: false; reason: 'max-delete'; kind: Kind; deleting: number; of: number; maxPercent: number }
+  | {
+      ok: false
+      reason: 'max-delete'
+      kind: Kind
+      deleting: number
+      of: number
+      maxPercent: number
+      maxDeletes: number
+    }
   | { ok: false; reason: 'listing-emptied'; kind: Kind; had: number }
   | { ok: false; reason: 'wrong-target'; bound: Target; configured: Target }
   | { ok: false; reason: 'inheritance-lost'; had: number }
+  | { ok: false; reason: 'form-entries'; forms: { path: string; entries: number }[] }
 
 export type GuardStop = Exclude<GuardResult, { ok: true }>
 
@@ -23,18 +32,37 @@ function countByKind(items: Iterable<{ kind: Kind }>): Map<Kind, number> {
 
 const isDelete = (item: PlanItem) => item.action === 'delete-local' || item.action === 'delete-remote'
 
-/** Deleting more than maxPercent of a kind's synced items in one run needs --allow-deletes. */
+/** safety.maxDeletes when cms-sync.yaml does not say. */
+export const DEFAULT_MAX_DELETES = 20
+
+/**
+ * Deleting maxPercent of a kind's synced items or more, or more than maxDeletes of them, in one
+ * run needs --allow-deletes. Both sides count: a listing that shrank (local deletes) and files
+ * gone from a bad checkout (remote deletes). The share stops at exactly half too (a listing cut
+ * in two is the classic broken page); one deletion alone is an edit (unless it is the kind's last item).
+ */
 export function deleteGuard(
   selected: readonly PlanItem[],
   base: Iterable<{ kind: Kind }>,
-  opts: { maxDeletePercent: number; allowDeletes: boolean },
+  opts: { maxDeletePercent: number; maxDeletes?: number; allowDeletes: boolean },
 ): GuardResult {
   if (opts.allowDeletes) return { ok: true }
   const had = countByKind(base)
+  const maxDeletes = opts.maxDeletes ?? DEFAULT_MAX_DELETES
   for (const [kind, deleting] of countByKind(selected.filter(isDelete))) {
     const of = had.get(kind) ?? 0
-    if (deleting * 100 > of * opts.maxDeletePercent) {
-      return { ok: false, reason: 'max-delete', kind, deleting, of, maxPercent: opts.maxDeletePercent }
+    const alone = deleting === 1 && of > 1 && opts.maxDeletePercent > 0
+    const share = !alone && deleting * 100 >= of * opts.maxDeletePercent
+    if (share || deleting > maxDeletes) {
+      return {
+        ok: false,
+        reason: 'max-delete',
+        kind,
+        deleting,
+        of,
+        maxPercent: opts.maxDeletePercent,
+        maxDeletes,
+      }
     }
   }
   return { ok: true }
@@ -80,6 +108,20 @@ export function inheritanceGuard(
   return deleting ? { ok: false, reason: 'inheritance-lost', had: inherited.size } : { ok: true }
 }
 
+/**
+ * Deleting a form deletes its entries with it: people's submissions, in no file. A form file
+ * gone by hand or by a `git checkout` under watch must not take them along unasked, so a run
+ * that would delete a form holding entries needs --allow-deletes, however few it deletes (the
+ * entries are exported to trash before any form delete, allowed or not).
+ */
+export function formEntriesGuard(
+  withEntries: readonly { path: string; entries: number }[],
+  opts: { allowDeletes: boolean },
+): GuardResult {
+  if (opts.allowDeletes || withEntries.length === 0) return { ok: true }
+  return { ok: false, reason: 'form-entries', forms: [...withEntries] }
+}
+
 /** A workspace bound to one server/project/environment never syncs with another until --rebind. */
 export function targetGuard(bound: Target | undefined, configured: Target, rebind: boolean): GuardResult {
   if (!bound || rebind || sameTarget(bound, configured)) return { ok: true }
@@ -89,11 +131,17 @@ export function targetGuard(bound: Target | undefined, configured: Target, rebin
 export function describeStop(stop: GuardStop): string {
   switch (stop.reason) {
     case 'max-delete':
-      return `safety stop: this run would delete ${stop.deleting} of ${stop.of} ${stop.kind} items (more than ${stop.maxPercent}%); nothing was changed. Check with \`cms-sync status\`, then re-run with --allow-deletes if that is intended`
+      return `safety stop: this run would delete ${stop.deleting} of ${stop.of} ${stop.kind} items (a run may delete less than ${stop.maxPercent}% of a kind and at most ${stop.maxDeletes} items: safety.maxDeletePercent, safety.maxDeletes); nothing was changed. Check with \`cms-sync status\`, then re-run with --allow-deletes if that is intended`
     case 'listing-emptied':
       return `safety stop: the server listed no ${stop.kind} items although ${stop.had} were synced; nothing was changed. If they really were all deleted, re-run with --allow-deletes`
     case 'inheritance-lost':
       return `safety stop: the server no longer lists any of the ${stop.had} items it inherited from its parent project, so its sync with the parent is probably off (see \`cms-sync doctor\`); nothing was changed. If the inheritance really ended, re-run with --allow-deletes`
+    case 'form-entries': {
+      const forms = stop.forms
+        .map((f) => `${f.path} (${f.entries} entr${f.entries === 1 ? 'y' : 'ies'})`)
+        .join(', ')
+      return `safety stop: this run would delete forms that hold entries, and the entries with them: ${forms}; nothing was changed. Export them with \`cms-sync entries <formId>\` or restore the file; re-run with --allow-deletes to delete (the entries are kept in .cms-sync/trash/ first)`
+    }
     case 'wrong-target': {
       const show = (t: Target) => `${t.server} ${t.project}/${t.environment}`
       return `safety stop: this workspace is bound to ${show(stop.bound)}, but cms-sync.yaml names ${show(stop.configured)}; nothing was changed. Re-run with --rebind to sync with the new target`

@@ -48,12 +48,16 @@ export function reportOf(item: PlanItem, extra: Partial<ItemReport> = {}): ItemR
   }
 }
 
-/** What a run would do: the selected entries as if applied, and pushes of bad files as failed. */
-export function dryRunOutcome(run: PlannedRun, selected: readonly PlanItem[]): Outcome {
+/** What a run would do: the selected entries as if applied, and those it would refuse as failed. */
+export function dryRunOutcome(
+  selected: readonly PlanItem[],
+  /** predictFailures: path -> why the run would refuse it. */
+  failures: ReadonlyMap<string, string>,
+): Outcome {
   const outcome: Outcome = { applied: [], conflicts: [], failed: [] }
   for (const item of selected) {
-    const problems = item.action === 'push' ? run.local.get(item.path)?.problems : undefined
-    if (problems) outcome.failed.push(reportOf(item, { error: problems.join('; ') }))
+    const error = failures.get(item.path)
+    if (error !== undefined) outcome.failed.push(reportOf(item, { error }))
     else if (item.action === 'conflict') outcome.conflicts.push(reportOf(item))
     else if (item.action !== 'none' && item.action !== 'merge-base') outcome.applied.push(reportOf(item))
   }
@@ -66,8 +70,9 @@ export function problemReports(
   opts: Pick<ApplyOptions, 'scope' | 'reportScanProblems' | 'reportRemoteProblems'>,
 ): ItemReport[] {
   const reports: ItemReport[] = []
-  if (opts.reportScanProblems) {
-    for (const p of run.scanProblems.filter((p) => inScope(p.path, opts.scope))) {
+  // Paths left alone (not synced) are told by every command: nothing else says why they stay.
+  for (const p of run.scanProblems.filter((p) => inScope(p.path, opts.scope))) {
+    if (opts.reportScanProblems || p.unsynced) {
       reports.push({
         kind: p.kind,
         id: '',
@@ -79,12 +84,15 @@ export function problemReports(
       })
     }
   }
-  if (opts.reportRemoteProblems && opts.scope.length === 0) {
-    for (const p of run.remoteProblems) {
+  for (const p of run.remoteProblems) {
+    if (
+      (opts.reportRemoteProblems && opts.scope.length === 0) ||
+      (p.unsynced && inScope(p.unsynced, opts.scope))
+    ) {
       reports.push({
         kind: p.kind,
         id: p.id,
-        path: '',
+        path: p.unsynced ?? '',
         local: 'unchanged',
         remote: 'added',
         action: 'pull',

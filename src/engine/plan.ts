@@ -36,6 +36,14 @@ export interface Version {
   hash: string
 }
 
+/**
+ * The base of one item. `alt` is a second base, where cms-sync.lock and the state file disagree
+ * (null: one of them has no base for the item); see `decideTwice`.
+ */
+export interface BaseVersion extends Version {
+  alt?: string | null
+}
+
 export interface PlanOptions {
   /** Settle conflicts in favour of this side (the loser is kept in trash by the executor). */
   prefer?: Side
@@ -123,8 +131,35 @@ export function decide(
   }
 }
 
+/**
+ * An item with two bases (the state's and the lock's, which git may have moved: a pull, a
+ * checkout, a merge). Each is something both sides once held, so each gives a sound decision
+ * about its own history. Where they agree, that is the decision; where one sees edits on both
+ * sides (a conflict) and the other sees only one side moved, the other knows more (the edit
+ * made after a `git pull` of what CI pushed); where they point opposite ways (push against pull,
+ * a checkout of an older branch), nobody can tell which side is newer: a conflict. Never an
+ * overwrite that either base would call one.
+ */
+export function decideTwice(
+  base: string | undefined,
+  alt: string | undefined,
+  local: string | undefined,
+  remote: string | undefined,
+  opts: PlanOptions = {},
+): Decision {
+  const first = decide(base, local, remote)
+  const second = decide(alt, local, remote)
+  if (first.action === second.action)
+    return first.action === 'conflict' ? decide(base, local, remote, opts) : first
+  // Both sides hold the same (or neither holds it): the base moves there, whatever it was.
+  if (local === remote) return { ...first, action: 'merge-base' }
+  if (second.action === 'conflict') return first
+  if (first.action === 'conflict') return second
+  return settle(first.local, first.remote, opts.prefer)
+}
+
 export function plan(
-  base: ReadonlyMap<string, Version>,
+  base: ReadonlyMap<string, BaseVersion>,
   local: ReadonlyMap<string, Version>,
   remote: ReadonlyMap<string, Version>,
   opts: PlanOptions = {},
@@ -135,7 +170,11 @@ export function plan(
     const l = local.get(path)
     const r = remote.get(path)
     const known = (b ?? l ?? r)!
-    return { kind: known.kind, id: known.id, path, ...decide(b?.hash, l?.hash, r?.hash, opts) }
+    const decision =
+      b?.alt !== undefined
+        ? decideTwice(b.hash, b.alt ?? undefined, l?.hash, r?.hash, opts)
+        : decide(b?.hash, l?.hash, r?.hash, opts)
+    return { kind: known.kind, id: known.id, path, ...decision }
   })
   return { items }
 }

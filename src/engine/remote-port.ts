@@ -23,6 +23,8 @@ export interface RemotePort {
   remove(kind: Kind, id: string): Promise<void>
   /** The server's deployer and processor type aliases, checked before a connection is pushed. */
   connectionTypes?(): Promise<{ deployers: string[]; processors: string[] }>
+  /** A form's entries (people's submissions), undefined when there is no such form. */
+  formEntries?(formId: string): Promise<JsonObject[] | undefined>
   /** `P/<kind>/pull/:id`: the server makes a local copy of an item it inherits from its parent. */
   pullInherited(kind: Kind, id: string): Promise<void>
   /**

@@ -10,6 +10,7 @@ import { RemoteError } from '../remote/errors.js'
 import type { ItemState } from '../state/state-file.js'
 import { type Codec, type FileBytes, fileBytes, type JsonObject, sortedHash } from '../workspace/codec.js'
 import { UnsafeIdError } from '../workspace/file-names.js'
+import { nestsDeeperThan, tooDeepMessage } from '../workspace/json-depth.js'
 import type { Kind } from '../workspace/kinds.js'
 import { itemPath } from '../workspace/layout.js'
 import type { Version } from './plan.js'
@@ -29,7 +30,15 @@ export interface RemoteEntry extends Version {
 export interface RemoteSnapshot {
   entries: Map<string, RemoteEntry>
   /** Items the server holds that cannot be mirrored (an id no file name can hold). */
-  problems: { kind: Kind; id: string; problem: string }[]
+  problems: RemoteProblem[]
+}
+
+export interface RemoteProblem {
+  kind: Kind
+  id: string
+  problem: string
+  /** The item's path, when it has one that the run must leave alone on both sides (see ScanProblem). */
+  unsynced?: string
 }
 
 export class ListingFailedError extends Error {
@@ -66,7 +75,8 @@ export function settleLater<T>(promise: Promise<T>): Promise<T> {
 export async function snapshotRemote(
   client: RemotePort,
   codecs: readonly Codec[],
-  base: (path: string) => ItemState | undefined,
+  /** The base of a path; given the listed revision, the base that saw it if one did (StateStore.baseAt). */
+  base: (path: string, rev: string) => ItemState | undefined,
   ignored: (path: string) => boolean = () => false,
   /** Listings already asked for (requestListings); a kind missing here is listed now. */
   listings?: Listings,
@@ -99,11 +109,20 @@ export async function snapshotRemote(
       }
       // The server may hold two documents with one id (upstream §7.2); the first one listed wins.
       if (entries.has(path) || ignored(path)) continue
+      if (nestsDeeperThan(listedObject)) {
+        problems.push({
+          kind: codec.kind,
+          id,
+          problem: `${path}: the server's item ${tooDeepMessage()}; not synced`,
+          unsynced: path,
+        })
+        continue
+      }
       for (const problem of codec.remoteProblems?.(listedObject) ?? []) {
         problems.push({ kind: codec.kind, id, problem: `${path}: ${problem}` })
       }
       const complete = !codec.listIsIncomplete(client.dialect)
-      const known = base(path)
+      const known = base(path, codec.revisionOf(listedObject))
       if (known && sameRevision(codec, known, listedObject)) {
         entries.set(path, remoteEntry(codec, listedObject, { id, path, known, complete }))
         continue
@@ -111,6 +130,15 @@ export async function snapshotRemote(
       const object = complete ? listedObject : await client.get(codec.kind, id)
       // Gone between the listing and the read: it is deleted now, as a later listing will say.
       if (!object) continue
+      if (nestsDeeperThan(object)) {
+        problems.push({
+          kind: codec.kind,
+          id,
+          problem: `${path}: the server's item ${tooDeepMessage()}; not synced`,
+          unsynced: path,
+        })
+        continue
+      }
       // Inheritance is what the listing said: a read by id may not say it.
       entries.set(path, {
         ...remoteEntry(codec, object, { id, path, known }),

@@ -5,27 +5,30 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CliError, ExitCode } from '../cli/exit-codes.js'
-import { NATIVE_SCHEMA_IDS } from '../remote/dialect.js'
 import { RemoteError } from '../remote/errors.js'
 import type { MediaApi, RemoteMedia } from '../remote/media.js'
 import { BaseStore } from '../state/base-store.js'
+import { type CommittedBase, loadLock, sameBase } from '../state/committed-base.js'
 import {
   emptyState,
   type ItemState,
   loadState,
+  type StateFile,
   StateStore,
   sameTarget,
   type Target,
 } from '../state/state-file.js'
-import type { Codec, ReferenceContext } from '../workspace/codec.js'
+import type { Codec } from '../workspace/codec.js'
 import { loadIgnoreRules } from '../workspace/ignore-rules.js'
 import type { BeforeLocalWrite } from '../workspace/local-writes.js'
-import { type LocalEntry, type ScanProblem, scanWorkspace } from '../workspace/scan.js'
+import { type LocalEntry, type ScanProblem, scanWorkspace, unsyncedPaths } from '../workspace/scan.js'
 import {
+  DEFAULT_MAX_DELETES,
   deleteGuard,
   deletesHeldByRenamedFiles,
   deletesHeldBySchemaUse,
   describeStop,
+  formEntriesGuard,
   type GuardResult,
   inheritanceGuard,
   listingGuard,
@@ -34,7 +37,8 @@ import {
 import { type MediaRun, snapshotMedia } from './media/media-snapshot.js'
 import { type BaseFallback, type MergeChoices, type PlannedMerge, planMerges } from './merges.js'
 import { dryRunOutcome, type Outcome, problemReports, reportOf } from './outcome.js'
-import { type Plan, type PlanItem, plan, type Side, type Version } from './plan.js'
+import { type BaseVersion, type Plan, type PlanItem, plan, type Side } from './plan.js'
+import { predictFailures, referenceContext } from './predict.js'
 import type { EngineLogger, RemotePort } from './remote-port.js'
 import {
   ListingFailedError,
@@ -53,6 +57,8 @@ export interface EngineDeps {
   logger: EngineLogger
   codecs: readonly Codec[]
   maxDeletePercent: number
+  /** More deletions of one kind than this in one run stop it too, whatever their share. */
+  maxDeletes?: number
   /** Called before each workspace file the run writes or deletes (the watcher skips its echo). */
   beforeLocalWrite?: BeforeLocalWrite
   /** Set when media are synced (docs/media.md). */
@@ -124,6 +130,20 @@ export class SafetyStopError extends CliError {
   }
 }
 
+/**
+ * A path argument that names nothing the run knows (no file, no server item, no base) is a
+ * usage error, as with git: `cms-sync push content/hom.json` must not succeed by doing nothing.
+ */
+export function checkScope(run: Pick<PlannedRun, 'plan' | 'scanProblems'>, scope: readonly string[]): void {
+  const known = [...run.plan.items.map((item) => item.path), ...run.scanProblems.map((p) => p.path)]
+  const unmatched = scope.filter((p) => p !== '' && !known.some((path) => inScope(path, [p])))
+  if (unmatched.length === 0) return
+  throw new CliError(
+    `${unmatched.map((p) => JSON.stringify(p)).join(', ')} did not match any file or server item (check the spelling, or \`cms-sync status\` for what is synced)`,
+    ExitCode.usage,
+  )
+}
+
 function stopUnlessOk(result: GuardResult): void {
   if (!result.ok) throw new SafetyStopError(describeStop(result))
 }
@@ -136,13 +156,44 @@ export async function openState(
     batch?: ConstructorParameters<typeof StateStore>[2]
   } = {},
 ): Promise<{ store: StateStore; rebound: boolean }> {
-  const saved = await loadState(deps.root)
-  stopUnlessOk(targetGuard(saved?.target, deps.target, opts.rebind ?? false))
+  const rebind = opts.rebind ?? false
+  const [saved, lock] = await Promise.all([loadState(deps.root), loadLock(deps.root)])
+  // Either record binds the workspace: the state on this machine, the lock in every clone.
+  stopUnlessOk(targetGuard(saved?.target, deps.target, rebind))
+  stopUnlessOk(targetGuard(lock?.target, deps.target, rebind))
   // A new target makes the old base meaningless: start over as a fresh clone, which never deletes.
-  const rebound = !!saved && !sameTarget(saved.target, deps.target)
+  const rebound =
+    (!!saved && !sameTarget(saved.target, deps.target)) || (!!lock && !sameTarget(lock.target, deps.target))
   const state = saved && !rebound ? saved : emptyState(deps.target)
+  const alternates = lock && !rebound ? joinCommittedBase(state, lock, !!saved) : undefined
   const store = new StateStore(deps.root, state, opts.batch)
+  for (const [path, alternate] of alternates ?? []) store.alternates.set(path, alternate)
   return { store, rebound }
+}
+
+/**
+ * Joins the lock's bases to the state's (docs/lock.md) and returns where they disagree. Without
+ * local state the lock is the base. With both, an item the state lacks takes the lock's base;
+ * an item whose bases differ (git moved the lock: a pull, a checkout, a merge) keeps both, and
+ * the planner acts only where both agree or one of them leaves no doubt (plan.ts).
+ */
+function joinCommittedBase(
+  state: StateFile,
+  lock: CommittedBase,
+  hadState: boolean,
+): Map<string, ItemState | null> {
+  const alternates = new Map<string, ItemState | null>()
+  if (hadState) {
+    // Media are planned against the state alone (their base is also their place: media-match.ts).
+    for (const item of Object.values(state.items))
+      if (item.kind !== 'media' && !lock.items.has(item.path)) alternates.set(item.path, null)
+  }
+  for (const [path, item] of lock.items) {
+    const known = state.items[path]
+    if (!known) state.items[path] = item
+    else if (!sameBase(known, item) && item.kind !== 'media') alternates.set(path, item)
+  }
+  return alternates
 }
 
 export async function planRun(
@@ -209,7 +260,7 @@ async function readAndPlan(
     snapshot = await snapshotRemote(
       deps.client,
       deps.codecs,
-      (path) => store.get(path),
+      (path, rev) => store.baseAt(path, rev),
       (path) => !synced(path),
       listings.json,
     )
@@ -222,11 +273,27 @@ async function readAndPlan(
     }
     throw error
   }
-  const base = new Map<string, Version>(
-    baseItems.map((item) => [
-      item.path,
-      { kind: item.kind, id: item.id, path: item.path, hash: item.baseHash },
-    ]),
+  // A path holding no file and no deletion (a FIFO, a folder, an unreadable file, a server item
+  // too deep to compare) is out of the plan on every side: reported, never deleted or overwritten.
+  const held = unsyncedPaths(scan.problems)
+  for (const problem of snapshot.problems) if (problem.unsynced) held.add(problem.unsynced)
+  for (const path of held) snapshot.entries.delete(path)
+  const base = new Map<string, BaseVersion>(
+    baseItems
+      .filter((item) => !held.has(item.path))
+      .map((item) => {
+        const alt = store.alternates.get(item.path)
+        return [
+          item.path,
+          {
+            kind: item.kind,
+            id: item.id,
+            path: item.path,
+            hash: item.baseHash,
+            ...(alt === undefined ? {} : { alt: alt?.baseHash ?? null }),
+          },
+        ]
+      }),
   )
   const local = new Map(scan.entries.map((entry) => [entry.path, entry]))
   const planOptions = opts.prefer ? { prefer: opts.prefer } : {}
@@ -322,36 +389,18 @@ export function inScope(path: string, scope: readonly string[]): boolean {
   )
 }
 
-function baseSchemas(store: StateStore): ItemState[] {
-  return store.items('schema')
-}
-
-/** What pushed files are checked against: known only for the kinds being synced. */
-async function referenceContext(
-  deps: EngineDeps,
-  run: PlannedRun,
+/** The forms this run would delete on the server that hold entries (one read per form deleted). */
+async function formsWithEntries(
+  client: RemotePort,
   selected: readonly PlanItem[],
-): Promise<ReferenceContext> {
-  // Schema ids are known only when schemas are synced too; otherwise the check is left to the server.
-  const schemaIds = deps.codecs.some((codec) => codec.kind === 'schema')
-    ? new Set([
-        ...NATIVE_SCHEMA_IDS,
-        // An edit-only run saw only its own paths: the schemas of the last sync stand for the rest.
-        ...[...run.remote.values(), ...run.local.values(), ...(run.fresh ? baseSchemas(run.store) : [])]
-          .filter((e) => e.kind === 'schema')
-          .map((e) => e.id),
-      ])
-    : undefined
-  // One request for the types, and only when a connection is about to be written.
-  const pushesConnection = selected.some(
-    (item) => item.kind === 'connection' && (item.action === 'push' || item.action === 'merge'),
-  )
-  const types =
-    pushesConnection && deps.client.connectionTypes ? await deps.client.connectionTypes() : undefined
-  return {
-    schemaIds,
-    ...(types ? { deployers: new Set(types.deployers), processors: new Set(types.processors) } : {}),
+): Promise<{ path: string; entries: number }[]> {
+  const found: { path: string; entries: number }[] = []
+  for (const item of selected) {
+    if (item.kind !== 'form' || item.action !== 'delete-remote' || !client.formEntries) continue
+    const entries = (await client.formEntries(item.id))?.length ?? 0
+    if (entries > 0) found.push({ path: item.path, entries })
   }
+  return found
 }
 
 /** Whether carrying out these entries writes to the server (anything beyond pulls and base merges). */
@@ -435,6 +484,12 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
     stopUnlessOk(
       deleteGuard(selected, baseItems, {
         maxDeletePercent: deps.maxDeletePercent,
+        maxDeletes: deps.maxDeletes ?? DEFAULT_MAX_DELETES,
+        allowDeletes: opts.allowDeletes,
+      }),
+    )
+    stopUnlessOk(
+      formEntriesGuard(opts.allowDeletes ? [] : await formsWithEntries(deps.client, selected), {
         allowDeletes: opts.allowDeletes,
       }),
     )
@@ -451,7 +506,7 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
   ]
   if (opts.dryRun) {
     await run.media?.dispose()
-    const planned = dryRunOutcome(run, selected)
+    const planned = dryRunOutcome(selected, await predictFailures(deps, run, selected))
     return { ...planned, failed: [...planned.failed, ...problems] }
   }
   if (run.rebound) await run.store.save()

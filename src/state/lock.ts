@@ -9,13 +9,21 @@
 // the only listener left. main.ts keeps its own listeners for the whole life of the process, so a
 // daemon that shut down cleanly still exits 0.
 
+import { readFileSync } from 'node:fs'
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import lockfile from 'proper-lockfile'
 import writeFileAtomic from 'write-file-atomic'
 import { CliError, ExitCode } from '../cli/exit-codes.js'
 import { syncDirPath } from '../workspace/layout.js'
 
-const STALE_MS = 10_000
+// proper-lockfile takes over a lock whose heartbeat (the lock folder's mtime, refreshed every
+// HEARTBEAT_MS) is older than its `stale`, without asking whether its holder lives. With 10 s, a
+// holder stopped for 12 s (SIGSTOP, Ctrl-Z, a debugger) lost its lock to a second process and
+// both wrote. A lock is now taken over only when its holder is provably gone: its pid is not
+// alive (or is another process's now, started after the lock was taken). The heartbeat alone
+// decides only after a week, far longer than any pause, for a lock nobody can be named for.
+const STALE_MS = 7 * 24 * 60 * 60 * 1000
+const HEARTBEAT_MS = 5_000
 
 export interface LockHolder {
   pid: number
@@ -25,12 +33,29 @@ export interface LockHolder {
   since?: string
 }
 
-function processIsAlive(pid: number): boolean {
+function processIsAlive(pid: number, since?: string): boolean {
   try {
     process.kill(pid, 0)
-    return true
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false
+  }
+  // A pid in use by a process that started after the lock was taken is not the holder (pid reuse).
+  const started = processStartMs(pid)
+  const taken = since === undefined ? Number.NaN : Date.parse(since)
+  return !(started !== undefined && Number.isFinite(taken) && started > taken + 2_000)
+}
+
+/** When the process started (Linux /proc), in ms since the epoch; undefined where unknown. */
+function processStartMs(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // Field 22 (starttime, clock ticks after boot), counted after the command's closing paren.
+    const ticks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19])
+    const boot = Number(/^btime (\d+)$/m.exec(readFileSync('/proc/stat', 'utf8'))?.[1])
+    if (!Number.isFinite(ticks) || !Number.isFinite(boot)) return undefined
+    return boot * 1000 + (ticks / 100) * 1000
+  } catch {
+    return undefined
   }
 }
 
@@ -61,13 +86,14 @@ export function describeHolder(holder: LockHolder | undefined): string {
 /** The live cms-sync process holding the workspace lock, if any (for `doctor`). */
 export async function lockHolder(root: string): Promise<LockHolder | undefined> {
   const holder = await readLockHolder(root)
-  return holder !== undefined && processIsAlive(holder.pid) ? holder : undefined
+  return holder !== undefined && processIsAlive(holder.pid, holder.since) ? holder : undefined
 }
 
 async function tryLock(root: string): Promise<() => Promise<void>> {
   return lockfile.lock(syncDirPath(root), {
     lockfilePath: syncDirPath(root, 'lock'),
     stale: STALE_MS,
+    update: HEARTBEAT_MS,
     retries: 0,
     realpath: false,
     // If our own lock is taken away (clock jump, removed folder), stop writing rather than crash.
@@ -108,7 +134,7 @@ async function lockAndName(root: string, command?: string): Promise<() => Promis
     const alive =
       holder === undefined
         ? await liveCandidate(root)
-        : holder.pid === process.pid || processIsAlive(holder.pid)
+        : holder.pid === process.pid || processIsAlive(holder.pid, holder.since)
     if (alive) {
       const hint = holder?.command === 'watch' ? 'stop it (Ctrl-C) first' : 'wait for it to finish'
       throw new CliError(`the workspace is locked by ${describeHolder(holder)}; ${hint}`, ExitCode.locked)

@@ -9,6 +9,7 @@ import { CliError } from '../cli/exit-codes.js'
 import { Durability } from '../workspace/durability.js'
 import type { Kind } from '../workspace/kinds.js'
 import { syncDirPath } from '../workspace/layout.js'
+import { lockText, writeLock } from './committed-base.js'
 
 export interface Target {
   server: string
@@ -37,6 +38,12 @@ export interface ItemState {
   media?: MediaBase
   /** The server lists the item from the parent project it inherits from (locked there). */
   inherited?: true
+  /**
+   * The base came from cms-sync.lock, not from a sync on this machine: where the server cannot
+   * say whether media bytes changed (upstream has no media dates), they are checked before a
+   * push (media-match.ts). Gone once the item is synced here.
+   */
+  fromLock?: true
   /**
    * Recorded by a version-1 state, when files had their keys sorted: baseHash (and remoteRev of
    * the kinds whose revision is a hash) are of the sorted form, and content's remoteRev is its
@@ -133,6 +140,13 @@ export class StateStore {
    * what every earlier run wrote too.
    */
   readonly durability: Durability
+  /**
+   * Items whose base in cms-sync.lock differs from the state's (null: the lock has no base for
+   * it). The planner plans against both (plan.ts, `alt`); until the item is synced again the lock
+   * keeps its own line, so an open disagreement is never settled by the rewrite of the lock.
+   */
+  readonly alternates = new Map<string, ItemState | null>()
+  private lockOnDisk: string | undefined
 
   constructor(
     readonly root: string,
@@ -147,6 +161,17 @@ export class StateStore {
 
   get(path: string): ItemState | undefined {
     return this.state.items[path]
+  }
+
+  /**
+   * The base whose server revision marker is `rev`: the state's, or the lock's where the two
+   * disagree; else the state's. A remote item at a revision either base saw is unchanged since it.
+   */
+  baseAt(path: string, rev: string): ItemState | undefined {
+    const known = this.get(path)
+    if (known?.remoteRev === rev) return known
+    const alternate = this.alternates.get(path)
+    return alternate?.remoteRev === rev ? alternate : known
   }
 
   /** Every item (of one kind, if given). */
@@ -166,12 +191,28 @@ export class StateStore {
 
   async commit(item: ItemState): Promise<void> {
     this.state.items[item.path] = item
+    this.alternates.delete(item.path)
     await this.changed()
   }
 
   async forget(path: string): Promise<void> {
     delete this.state.items[path]
+    this.alternates.delete(path)
     await this.changed()
+  }
+
+  /** The items as the lock records them: the state's, but the lock's own line while the two disagree. */
+  private *lockItems(): Iterable<ItemState> {
+    for (const item of this.items()) {
+      const alternate = this.alternates.get(item.path)
+      if (alternate === undefined) yield item
+      else if (alternate !== null) yield alternate
+    }
+  }
+
+  /** cms-sync.lock as the state stands: written with every save of the state. */
+  lockText(): string {
+    return lockText(this.state.target, this.lockItems())
   }
 
   private async changed(): Promise<void> {
@@ -201,11 +242,15 @@ export class StateStore {
     // Plain JSON, not the canonical form: this file is ours alone, never diffed, and sorting
     // the keys of 10,000 items on every save cost a pull a second of CPU.
     const text = JSON.stringify(this.state)
+    const lock = this.lockText()
     const covered = this.unsaved
     this.saving = (async () => {
       await this.durability.flush()
       await mkdir(syncDirPath(this.root), { recursive: true })
       await writeFileAtomic(statePath(this.root), text)
+      // The lock after the state: a crash between the two leaves the lock one step behind,
+      // which the next run sees as a disagreement (a conflict at worst), never as a base it lacks.
+      this.lockOnDisk = await writeLock(this.root, lock, this.lockOnDisk)
     })()
     try {
       await this.saving

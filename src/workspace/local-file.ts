@@ -9,6 +9,7 @@ import { lstat, readFile, realpath, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { ItemState, StatSnapshot } from '../state/state-file.js'
 import { type Codec, fileBytes, hashText, type JsonObject, sortedHash } from './codec.js'
+import { nestsDeeperThan, tooDeepMessage } from './json-depth.js'
 import { absolute } from './layout.js'
 
 export type ParsedFile =
@@ -75,6 +76,8 @@ export function parseFileText(codec: Codec, rawText: string, expectedId: string,
       problems: [jsonProblem(error as Error, text, file)],
     }
   }
+  if (nestsDeeperThan(value))
+    return { ok: false, hash: hashText(`invalid\0${text}`), problems: [`the file ${tooDeepMessage()}`] }
   const checked = codec.validate(value, expectedId)
   if (!checked.ok) {
     const claimsId = claimedId(value, expectedId)
@@ -148,6 +151,19 @@ export function plainFileStat(root: string, relativePath: string): StatSnapshot 
 }
 
 export class OutsideWorkspaceError extends Error {}
+
+/**
+ * What stands at a path that is there but is no regular file (a FIFO, a folder, a socket, a
+ * device, or a link to one), for the message; undefined for a regular file or nothing.
+ */
+export async function notAFile(root: string, relativePath: string): Promise<string | undefined> {
+  const info = await stat(await resolveInside(root, relativePath)).catch(() => undefined)
+  if (!info || info.isFile()) return undefined
+  if (info.isFIFO()) return 'a FIFO'
+  if (info.isDirectory()) return 'a folder'
+  if (info.isSocket()) return 'a socket'
+  return 'a device'
+}
 
 async function resolveInside(root: string, relativePath: string): Promise<string> {
   const file = absolute(root, relativePath)

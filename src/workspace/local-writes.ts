@@ -56,6 +56,14 @@ export class LocalWriter {
     this.durability.note(target)
   }
 
+  /** Keeps a form's entries (about to be deleted with it) in trash as `<path without .json>.entries.json`. */
+  async keepEntriesInTrash(relativePath: string, text: string): Promise<void> {
+    const target = this.trashPath(relativePath.replace(/\.json$/, ''), '.entries.json')
+    await mkdir(path.dirname(target), { recursive: true })
+    await writeFileAtomic(target, text)
+    this.durability.note(target)
+  }
+
   /** Keeps a file (a media server version that lost) in trash as `<path>.remote`; moves it there. */
   async keepRemoteFileInTrash(relativePath: string, sourceFile: string): Promise<void> {
     const target = this.trashPath(relativePath, '.remote')

@@ -11,6 +11,7 @@ import { FOLDER_OF, type Kind } from './kinds.js'
 import { absolute } from './layout.js'
 import {
   hashAgainst,
+  notAFile,
   OutsideWorkspaceError,
   plainFileStat,
   readLocalFile,
@@ -35,14 +36,24 @@ export interface ScanProblem {
   kind: Kind
   path: string
   problems: string[]
+  /**
+   * The path holds something that is neither an item's file nor gone (a FIFO, a folder, a file
+   * that cannot be read): the run leaves its item alone on both sides. Only a file that is gone
+   * is a delete.
+   */
+  unsynced?: true
 }
 
 async function namesIn(folder: string): Promise<string[]> {
   try {
-    return (await readdir(folder, { withFileTypes: true }))
-      .filter((entry) => (entry.isFile() || entry.isSymbolicLink()) && entry.name.endsWith('.json'))
-      .map((entry) => entry.name)
-      .sort()
+    return (
+      (await readdir(folder, { withFileTypes: true }))
+        // Everything named like an item's file, FIFOs and folders too: one that is no file must not
+        // look like a deleted item (scanOne reports it as not synced).
+        .filter((entry) => entry.name.endsWith('.json'))
+        .map((entry) => entry.name)
+        .sort()
+    )
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
     throw error
@@ -125,7 +136,12 @@ export async function scanOne(
   if (id === undefined) return badName(codec, path)
   try {
     const stat = await statForScan(root, path)
-    if (!stat) return {}
+    if (!stat) {
+      const what = await notAFile(root, path)
+      return what
+        ? notSynced(codec, path, `not a regular file (${what}); not synced until it is a file again`)
+        : {}
+    }
     const base = cached(path)
     if (base && sameStat(base.stat, stat))
       return { entry: { kind: codec.kind, id, path, hash: base.baseHash, stat } }
@@ -143,7 +159,22 @@ export async function scanOne(
       },
     }
   } catch (error) {
-    if (!(error instanceof OutsideWorkspaceError)) throw error
-    return { problem: { kind: codec.kind, path, problems: [error.message] } }
+    if (error instanceof OutsideWorkspaceError)
+      return { problem: { kind: codec.kind, path, problems: [error.message] } }
+    // Unreadable (EACCES after a chmod 000, EIO): this file alone, never the whole run.
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === undefined) throw error
+    // Gone while it was looked at: a deleted file, as if the scan had come a moment later.
+    if (code === 'ENOENT') return {}
+    return notSynced(codec, path, `cannot be read (${(error as Error).message}); not synced until it can`)
   }
+}
+
+function notSynced(codec: Codec, path: string, problem: string): Found {
+  return { problem: { kind: codec.kind, path, problems: [problem], unsynced: true } }
+}
+
+/** The paths a scan found neither as an item's file nor gone: left alone on every side. */
+export function unsyncedPaths(problems: readonly ScanProblem[]): Set<string> {
+  return new Set(problems.filter((problem) => problem.unsynced).map((problem) => problem.path))
 }

@@ -38,7 +38,7 @@ describe('loading cms-sync.yaml', () => {
         massChange: { files: 50, percent: 20 },
         massDelete: { files: 20, percent: 10 },
       },
-      safety: { maxDeletePercent: 50 },
+      safety: { maxDeletePercent: 50, maxDeletes: 20 },
       dialect: 'auto',
       tls: { insecure: false },
       limits: { listingMB: 128, mediaMB: 1024 },

@@ -187,7 +187,8 @@ describe.each(['spec', 'upstream'] as const)('how sync decides (%s dialect)', (d
     await row.remote(world)
     // Then status shows the row, and sync does what it says
     const status = await world.cli('--json', 'status')
-    expect(status.exitCode).toBe(0)
+    // status exits 3 while a conflict remains (design.md), as the sync will
+    expect(status.exitCode).toBe(row.status !== 'clean' && row.status.action === 'conflict' ? 3 : 0)
     if (row.status === 'clean') expect(status.json.changes).toEqual([])
     else expect(status.json.changes).toEqual([expect.objectContaining({ kind: 'content', ...row.status })])
     const sync = await world.cli('--json', 'sync')

@@ -70,12 +70,13 @@ describe.each(['spec', 'upstream'] as const)('workspace and server (%s dialect)'
     expect((await w.cliIn(clone, '--json', 'status')).json.clean).toBe(true)
   })
 
-  test('a fresh clone with items that differ reports conflicts, deletes nothing, and --prefer settles them', async () => {
+  test('a copy with no base at all (no .cms-sync/, no cms-sync.lock) reports conflicts, deletes nothing, and --prefer settles them', async () => {
     const w = await synced()
     await w.setContent('home', { properties: { title: 'remote' } })
     await w.server.remove('content', 'shop')
     const { rm } = await import('node:fs/promises')
     await rm(w.file('.cms-sync'), { recursive: true })
+    await rm(w.file('cms-sync.lock'))
     await w.editJson('content/home.json', { properties: { title: 'local' } })
     const run = await w.cli('--json', 'sync')
     expect(run.exitCode).toBe(3)

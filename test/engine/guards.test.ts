@@ -14,12 +14,30 @@ const base = (n: number, kind: 'schema' | 'content' = 'content') =>
   Array.from({ length: n }, () => ({ kind }))
 
 describe('delete guard', () => {
-  test('deleting half of a kind is allowed at the default 50%', () => {
+  test('deleting exactly half of a kind stops at the default 50% (a listing cut in two)', () => {
     expect(
       deleteGuard([item('a', 'delete-local'), item('b', 'delete-remote')], base(4), {
         maxDeletePercent: 50,
         allowDeletes: false,
       }),
+    ).toMatchObject({ ok: false, deleting: 2, of: 4 })
+  })
+
+  test('one deletion is an edit, unless it is the last item of its kind', () => {
+    const one = [item('a', 'delete-remote')]
+    expect(deleteGuard(one, base(2), { maxDeletePercent: 50, allowDeletes: false })).toEqual({ ok: true })
+    expect(deleteGuard(one, base(1), { maxDeletePercent: 50, allowDeletes: false })).toMatchObject({
+      ok: false,
+    })
+  })
+
+  test('more than maxDeletes stops whatever the share', () => {
+    const many = Array.from({ length: 21 }, (_, i) => item(`p${i}`, 'delete-local'))
+    expect(
+      deleteGuard(many, base(1000), { maxDeletePercent: 50, maxDeletes: 20, allowDeletes: false }),
+    ).toMatchObject({ ok: false, deleting: 21, of: 1000, maxDeletes: 20 })
+    expect(
+      deleteGuard(many.slice(1), base(1000), { maxDeletePercent: 50, maxDeletes: 20, allowDeletes: false }),
     ).toEqual({ ok: true })
   })
 
@@ -33,6 +51,7 @@ describe('delete guard', () => {
       deleting: 3,
       of: 4,
       maxPercent: 50,
+      maxDeletes: 20,
     })
     if (!result.ok) expect(describeStop(result)).toMatch(/delete 3 of 4 content items/)
   })

@@ -4,6 +4,7 @@ import {
   type Change,
   changesOf,
   decide,
+  decideTwice,
   plan,
   type Side,
   type Version,
@@ -130,5 +131,43 @@ describe('plan over whole indexes', () => {
       index({ 'content/a.json': 'A', 'content/new.json': 'N' }),
     )
     expect(changesOf(result)).toEqual([])
+  })
+})
+
+// Two bases: the state's and the lock's, when git moved the lock (docs/lock.md).
+// [name, state base, lock base, local, remote, action]
+const TWICE: [string, string, string, string, string, Action][] = [
+  ['both bases agree the file was edited', 'A', 'A', 'B', 'A', 'push'],
+  ['git pull brought what CI pushed, then an edit: the lock knows', 'A', 'B', 'C', 'B', 'push'],
+  ['git pull of what CI pushed, an editor changed it since: the lock knows', 'A', 'B', 'B', 'C', 'pull'],
+  ['an older checkout: the state says push, the lock says pull', 'B', 'A', 'A', 'B', 'conflict'],
+  ['a git revert of a synced edit: push against pull', 'B', 'A', 'A', 'B', 'conflict'],
+  ['both sides equal: the base moves', 'A', 'B', 'C', 'C', 'merge-base'],
+  ['the lock has no base, the state says delete on the server', 'A', '-', '-', 'A', 'conflict'],
+  ['the lock has no base, the state says delete here', 'A', '-', 'A', '-', 'conflict'],
+  ['edited on both sides from either base', 'A', 'B', 'C', 'D', 'conflict'],
+]
+
+describe('decideTwice (a state base and a lock base that differ)', () => {
+  test.each(TWICE)('%s', (_name, base, alt, local, remote, action) => {
+    expect(decideTwice(h(base), h(alt), h(local), h(remote)).action).toBe(action)
+  })
+
+  test('--prefer settles a disagreement like any conflict', () => {
+    expect(decideTwice('B', 'A', 'A', 'B', { prefer: 'remote' })).toMatchObject({
+      action: 'pull',
+      settledFor: 'remote',
+    })
+  })
+
+  test('plan uses the second base of an item that has one', () => {
+    const result = plan(
+      new Map([
+        ['content/a.json', { kind: 'content', id: 'a', path: 'content/a.json', hash: 'B', alt: 'A' }],
+      ]),
+      index({ 'content/a.json': 'A' }),
+      index({ 'content/a.json': 'B' }),
+    )
+    expect(result.items.map((i) => i.action)).toEqual(['conflict'])
   })
 })

@@ -26,13 +26,14 @@ export function register(program: Command, io: CliIo): void {
     .argument('[paths...]', 'only these files or folders')
     .action(async (paths: string[], _opts: object, cmd: Command) => {
       const globals = globalOptions(cmd)
-      const { planRun, inScope } = await import('../../engine/run.js')
+      const { planRun, inScope, checkScope } = await import('../../engine/run.js')
       const { changesOf } = await import('../../engine/plan.js')
       const { fullObject } = await import('../../engine/remote-snapshot.js')
       const { unifiedDiff } = await import('../../engine/line-diff.js')
       await withEngine(io, cmd, paths, { lock: false }, async ({ deps, scope }) => {
         const planned = await planRun(deps, {})
         await planned.media?.dispose()
+        checkScope(planned, scope)
         const diffs: { path: string; action: string; diff: string; leaves?: ConflictLeaf[] }[] = []
         for (const item of changesOf(planned.plan).filter((i) => inScope(i.path, scope))) {
           if (item.kind === 'media') {

@@ -1,6 +1,7 @@
 // `cms-sync entries <formId> [--format json|csv] [--output FILE] [--clear --yes]`: exports a
 // form's entries (people's submissions, never part of the workspace) and, on request, clears
-// them. A clear always exports first, so the entries it deletes are never lost unseen.
+// them. A clear always exports first and deletes only the entries it exported, so an entry is
+// never lost unseen, not even one submitted between the export and the clear.
 
 import path from 'node:path'
 import type { Command } from 'commander'
@@ -53,11 +54,13 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
         if (opts.output) await writeFileAtomic(path.resolve(io.cwd, opts.output), text)
         else io.stdout.write(text)
         if (opts.clear) {
-          await client.clearFormEntries(formId)
-          ws.logger.info({ formId, entries: entries.length }, 'form entries cleared')
+          // Only what was exported is cleared: an entry submitted meanwhile stays on the server.
+          const { cleared, kept } = await client.clearExportedFormEntries(formId, entries)
+          ws.logger.info({ formId, entries: cleared, kept }, 'form entries cleared')
           if (!ws.globals.quiet) {
+            const late = kept > 0 ? `; kept ${kept} that arrived after the export` : ''
             io.stderr.write(
-              `cleared ${entries.length} entr${entries.length === 1 ? 'y' : 'ies'} of form "${formId}" (exported ${opts.output ? `to ${opts.output}` : 'above'})\n`,
+              `cleared ${cleared} entr${cleared === 1 ? 'y' : 'ies'} of form "${formId}" (exported ${opts.output ? `to ${opts.output}` : 'above'})${late}\n`,
             )
           }
         }

@@ -1,5 +1,7 @@
 // `cms-sync status [paths...]`: drift both ways, from the one plan. Read-only (no lock, no
-// writes); an unchanged workspace costs the listing requests and a stat per file.
+// writes); an unchanged workspace costs the listing requests and a stat per file. It tells CI
+// the truth (design.md): exit 1 when an item would fail (a file the run would refuse, a server
+// item no file can hold), 3 when conflicts remain, and with --exit-code 6 when anything is to sync.
 
 import type { Command } from 'commander'
 import { RemoteError } from '../../remote/errors.js'
@@ -25,26 +27,31 @@ async function tokenRefusal(client: RemoteClient): Promise<string | undefined> {
     throw error
   }
 }
+/** status --exit-code: the workspace and the server differ (for CI gates). */
+export const PENDING_EXIT = 6
 
 export function register(program: Command, io: CliIo, setExit: (code: number) => void): void {
   program
     .command('status')
     .description('Show what changed locally and on the server since the last sync')
     .argument('[paths...]', 'only these files or folders')
-    .action(async (paths: string[], _opts: object, cmd: Command) => {
+    .option('--exit-code', `also exit ${PENDING_EXIT} when anything is to sync (for CI gates)`)
+    .action(async (paths: string[], opts: { exitCode?: boolean }, cmd: Command) => {
       const globals = globalOptions(cmd)
       // Loaded while the workspace and its config are opened.
       const engine = Promise.all([
         import('../../engine/run.js'),
         import('../../engine/plan.js'),
         import('../scheduled.js'),
+        import('../../engine/predict.js'),
         import('../../watch/mass-change.js'),
       ])
       await withEngine(io, cmd, paths, { lock: false }, async ({ deps, scope, client, ws }) => {
         const [
-          { planRun, inScope },
+          { planRun, inScope, checkScope },
           { changesOf },
           { upcomingSchedule },
+          { predictFailures },
           { readPause, describePause, PAUSE_LIFT },
         ] = await engine
         // Asked for alongside the listings, so the check costs no extra wait.
@@ -56,10 +63,14 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
         const tokenRefused = await refusal
         if (tokenRefused !== undefined) setExit(ExitCode.usage)
         await planned.media?.dispose()
-        const changes = changesOf(planned.plan)
-          .filter((item) => inScope(item.path, scope))
-          .map(({ kind, id, path, local, remote, action, from, inherited, leaves, reason }) => {
+        checkScope(planned, scope)
+        const pending = changesOf(planned.plan).filter((item) => inScope(item.path, scope))
+        // What the run would refuse: the same checks as `--dry-run` and the executor.
+        const failures = await predictFailures(deps, planned, pending)
+        const changes = pending.map(
+          ({ kind, id, path, local, remote, action, from, inherited, leaves, reason }) => {
             const problems = planned.local.get(path)?.problems
+            const error = failures.get(path)
             return {
               kind,
               id,
@@ -72,16 +83,35 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
               ...(problems ? { problems } : {}),
               ...(leaves?.length ? { leaves } : {}),
               ...(reason ? { reason } : {}),
+              ...(error !== undefined ? { error } : {}),
             }
-          })
+          },
+        )
         // Items the server lists from the parent project it inherits from (locked there).
         const inherited = [...planned.remote.values()]
           .filter((entry) => entry.inherited && inScope(entry.path, scope))
           .map((entry) => entry.path)
           .sort()
         const scheduled = await upcomingSchedule(client, ws.root, planned, scope)
-        const problems = planned.scanProblems.filter((p) => inScope(p.path, scope))
+        // Files that stand for no item, and server items no file can hold (a pull fails on them).
+        const problems: { kind: string; path?: string; id?: string; problems: string[] }[] = [
+          ...planned.scanProblems.filter((p) => inScope(p.path, scope)),
+          ...(scope.length === 0
+            ? planned.remoteProblems.map((p) => ({ kind: p.kind, id: p.id, problems: [p.problem] }))
+            : []),
+        ]
         const clean = changes.length === 0 && problems.length === 0
+        const failing = changes.filter((c) => c.error !== undefined).length + problems.length
+        const conflicts = changes.filter((c) => c.action === 'conflict').length
+        setExit(
+          failing > 0
+            ? ExitCode.failed
+            : conflicts > 0
+              ? ExitCode.conflicts
+              : opts.exitCode && !clean
+                ? PENDING_EXIT
+                : ExitCode.ok,
+        )
         if (globals.json) {
           const { server, project, environment } = deps.target
           printJson(io, {
@@ -102,10 +132,16 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
         if (globals.quiet) return
         if (watchPaused) io.stdout.write(`${describePause(watchPaused)}\n  ${PAUSE_LIFT}\n`)
         for (const change of changes) {
-          const line = itemLine({ ...change, error: change.problems?.join('; ') })
+          const line = itemLine({
+            ...change,
+            ...(change.error ? { action: `${change.action} (fails)` } : {}),
+          })
           io.stdout.write(`${line}${change.inherited ? '  [inherited from the parent project]' : ''}\n`)
         }
-        for (const p of problems) io.stdout.write(`  unusable      ${p.path}: ${p.problems.join('; ')}\n`)
+        for (const p of problems)
+          io.stdout.write(
+            `  unusable      ${p.path ?? `${p.kind} ${JSON.stringify(p.id)} on the server`}: ${p.problems.join('; ')}\n`,
+          )
         if (inherited.length > 0)
           io.stdout.write(
             `${inherited.length} item${inherited.length === 1 ? '' : 's'} inherited from the parent project (locked on the server; an edit makes a local copy): ${inherited.slice(0, 10).join(', ')}${inherited.length > 10 ? `, and ${inherited.length - 10} more` : ''}\n`,
@@ -114,10 +150,14 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
           io.stdout.write('scheduled:\n')
           for (const s of scheduled) io.stdout.write(`  ${s.date}  ${s.type.padEnd(9)} ${s.path}\n`)
         }
+        const why = [
+          ...(failing > 0 ? [`${failing} would fail`] : []),
+          ...(conflicts > 0 ? [`${conflicts} in conflict`] : []),
+        ]
         io.stdout.write(
           clean
             ? 'clean: the workspace and the server agree\n'
-            : `${changes.length + problems.length} to sync\n`,
+            : `${changes.length + problems.length} to sync${why.length ? ` (${why.join(', ')})` : ''}\n`,
         )
       })
     })

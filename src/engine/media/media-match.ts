@@ -21,6 +21,8 @@ export interface MediaBaseItem {
   folder: string
   /** The server's updateDate at the last sync ('' when it has none). */
   rev: string
+  /** Taken from cms-sync.lock (another machine's sync): see `unchanged` in matchMedia. */
+  fromLock?: true
 }
 
 export interface LocalSide {
@@ -203,10 +205,14 @@ export function matchMedia(input: MatchInput): MediaMatch {
     used.add(rel)
     // The bytes are known unchanged while the server's revision is: spec's updateDate moves on
     // every upload; upstream has none, so there only a rename or move is seen (or --checksum).
+    // A base from cms-sync.lock was another machine's sync: on a server without dates, a file
+    // edited here is compared with the server's bytes before it may overwrite them (a conflict
+    // at worst), as the lock promises for every kind.
+    const unverifiedEdit = base?.fromLock === true && mine !== undefined && mine.sha256 !== base.sha256
     const unchanged =
       base !== undefined &&
       !input.recheck?.has(item.id) &&
-      (item.updateDate !== null ? rev === base.rev : !moved && !input.checksum)
+      (item.updateDate !== null ? rev === base.rev : !moved && !input.checksum && !unverifiedEdit)
     const sha256 = unchanged ? base.sha256 : undefined
     if (sha256 === undefined && mine) needBytes.push(item.id)
     remote.set(item.id, { id: item.id, rel, name: item.name, folder: item.folder, rev, sha256 })

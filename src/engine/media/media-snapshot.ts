@@ -90,6 +90,7 @@ export function mediaBase(store: StateStore, stale: string[] = []): Map<string, 
       name: item.media.name,
       folder: item.media.folder,
       rev: item.remoteRev,
+      ...(item.fromLock ? { fromLock: true as const } : {}),
     })
   }
   return base

@@ -1,0 +1,92 @@
+// Attacks on the workspace's disk and process (docs/reliability.md "Attacks on the workspace:
+// data, disk and process"): a holder of the lock stopped with SIGSTOP, temp files a kill -9 left,
+// kill -9 of watch right after it pushed, a media file saved while it uploads, a full disk. The
+// CLI runs as its own process (dist/) against the in-process emulator where it must be a process
+// (signals, the lock); a sentinel tree beside the workspace is checksummed before and after.
+
+import { createHash } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { afterEach, describe, expect, test } from 'vitest'
+import { startWorld, type World } from '../helpers/sync-world.js'
+import { runCli } from './processes.js'
+import { filesUnder, report } from './support.js'
+
+const _sha = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex')
+
+async function sentinel(w: World): Promise<() => Promise<Map<string, string>>> {
+  const around = path.dirname(w.root)
+  await mkdir(path.join(around, 'sentinel', 'deep'), { recursive: true })
+  await writeFile(path.join(around, 'sentinel', 'notes.txt'), 'not part of any workspace\n')
+  await writeFile(path.join(around, 'sentinel', 'deep', 'home.json'), '{"id":"home"}\n')
+  const site = path.basename(w.root)
+  return () => filesUnder(around, (rel) => rel === site || rel.startsWith(`${site}/`))
+}
+
+/** Edits a content file's title, as a person in an editor would. */
+async function _setTitle(w: World, id: string, title: string): Promise<void> {
+  const file = await w.readJson(`content/${id}.json`)
+  await w.writeJson(`content/${id}.json`, { ...file, properties: { ...(file.properties as object), title } })
+}
+
+async function _serverTitle(w: World, id: string): Promise<unknown> {
+  return ((await w.server.get('content', id))?.properties as { title?: unknown } | undefined)?.title
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+async function until(what: string, check: () => Promise<boolean> | boolean, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+    await sleep(50)
+  }
+}
+
+describe.each(['spec', 'upstream'] as const)(
+  'attacks on the workspace disk and process (%s dialect)',
+  (dialect) => {
+    let world: World | undefined
+    const children: Array<{ kill(signal: NodeJS.Signals): boolean; exitCode: number | null }> = []
+    afterEach(async () => {
+      for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL')
+      await world?.close()
+      world = undefined
+    })
+    const keep = (w: World): World => {
+      world = w
+      return w
+    }
+
+    test('item 15: a lock holder stopped with SIGSTOP for 12 s keeps its lock; the second process exits 5', async () => {
+      const w = keep(await startWorld(dialect))
+      const outside = await sentinel(w)
+      expect((await w.cli('sync')).exitCode).toBe(0)
+      const before = await outside()
+      const watch = runCli(['-C', w.root, 'watch'], w.env)
+      children.push(watch.child)
+      await until('watch to hold the lock', () => existsSync(w.file('.cms-sync/lock.pid')))
+      await sleep(500)
+      watch.child.kill('SIGSTOP')
+      await sleep(12_500)
+      const second = await runCli(['-C', w.root, 'sync'], w.env).done
+      watch.child.kill('SIGCONT')
+      expect(second.code, second.stderr).toBe(5)
+      expect(second.stderr).toMatch(new RegExp(`locked by \`cms-sync watch\` \\(pid ${watch.child.pid}`))
+      expect(JSON.parse(await readFile(w.file('.cms-sync/lock.pid'), 'utf8')).pid).toBe(watch.child.pid)
+      // The holder goes on and still owns the workspace, and stops cleanly: exit 0, lock released.
+      await sleep(1000)
+      expect(JSON.parse(await readFile(w.file('.cms-sync/lock.pid'), 'utf8')).pid).toBe(watch.child.pid)
+      watch.child.kill('SIGTERM')
+      expect((await watch.done).code).toBe(0)
+      expect(existsSync(w.file('.cms-sync/lock'))).toBe(false)
+      expect(await outside()).toEqual(before)
+      report(`attacks/sigstop-lock/${dialect}`, {
+        stoppedSeconds: 12.5,
+        secondExit: second.code,
+        lockKept: true,
+      })
+    })
+  },
+)
