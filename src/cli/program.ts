@@ -158,7 +158,12 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       return ExitCode.usage
     }
     if (error instanceof CliError) {
-      const message = refusedTokenMessage(error) ?? error.message
+      // A refused token, here or as the cause of a stop: the message names where it came from.
+      const cause = error.cause as Error | undefined
+      const refusedCause = cause ? refusedTokenMessage(cause) : undefined
+      const message =
+        refusedTokenMessage(error) ??
+        (refusedCause !== undefined ? error.message.replace(cause!.message, refusedCause) : error.message)
       io.stderr.write(`cms-sync: ${message}\n`)
       printError(io, argv, message, error.exitCode)
       return error.exitCode

@@ -423,8 +423,12 @@ async function tokenAccepted(client: RemotePort): Promise<void> {
   try {
     await client.checkToken()
   } catch (error) {
-    if (error instanceof RemoteError && error.code === 'unauthorized')
-      throw new CliError(`nothing was sent to the server: ${error.message}`, ExitCode.usage)
+    if (error instanceof RemoteError && error.code === 'unauthorized') {
+      // The cause lets the command line name where the token came from (cli/context.ts).
+      const stop = new CliError(`nothing was sent to the server: ${error.message}`, ExitCode.usage)
+      stop.cause = error
+      throw stop
+    }
     throw error
   }
 }

@@ -61,7 +61,6 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
         const watchPaused = await readPause(ws.root)
         const planned = await planRun(deps, {})
         const tokenRefused = await refusal
-        if (tokenRefused !== undefined) setExit(ExitCode.usage)
         await planned.media?.dispose()
         checkScope(planned, scope)
         const pending = changesOf(planned.plan).filter((item) => inScope(item.path, scope))
@@ -103,14 +102,17 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
         const clean = changes.length === 0 && problems.length === 0
         const failing = changes.filter((c) => c.error !== undefined).length + problems.length
         const conflicts = changes.filter((c) => c.action === 'conflict').length
+        // A refused token is the first thing to fix (exit 2), whatever the plan says.
         setExit(
-          failing > 0
-            ? ExitCode.failed
-            : conflicts > 0
-              ? ExitCode.conflicts
-              : opts.exitCode && !clean
-                ? PENDING_EXIT
-                : ExitCode.ok,
+          tokenRefused !== undefined
+            ? ExitCode.usage
+            : failing > 0
+              ? ExitCode.failed
+              : conflicts > 0
+                ? ExitCode.conflicts
+                : opts.exitCode && !clean
+                  ? PENDING_EXIT
+                  : ExitCode.ok,
         )
         if (globals.json) {
           const { server, project, environment } = deps.target
