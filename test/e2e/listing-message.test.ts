@@ -14,7 +14,8 @@ describe.each(['spec', 'upstream'] as const)('a failed listing (%s dialect)', (d
     [400, 'Something about the request'],
     [500, 'connection destroyed'],
   ])('answered %i: a safety stop that names the listing, not an item', async (status, body) => {
-    const w = (world = await syncedWorld(dialect))
+    world = await syncedWorld(dialect)
+    const w = world
     await w.editJson('content/home.json', { properties: { title: 'local' } })
     w.proxy.override = (method, route) =>
       method === 'GET' && route.endsWith('/content') ? { status, body } : undefined

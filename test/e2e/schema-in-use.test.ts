@@ -10,7 +10,8 @@ describe.each(['spec', 'upstream'] as const)('a schema still in use (%s dialect)
   afterEach(async () => world?.close())
 
   test('its delete is refused, naming the content that uses it; nothing else is held back', async () => {
-    const w = (world = await syncedWorld(dialect))
+    world = await syncedWorld(dialect)
+    const w = world
     await w.remove('schemas/section.json')
     await w.editJson('content/shop.json', { properties: { title: 'Shop (edited)' } })
     // --allow-deletes lifts the count guard (one schema of one), not this check.
@@ -23,13 +24,14 @@ describe.each(['spec', 'upstream'] as const)('a schema still in use (%s dialect)
     )
     // The schema is still there, the other edit went through.
     expect(await w.server.get('schema', 'section')).toBeDefined()
-    expect(((await w.server.get('content', 'shop'))?.properties as { title: string }).title).toBe(
+    expect(((await w.server.get('content', 'shop'))!.properties as { title: string }).title).toBe(
       'Shop (edited)',
     )
   })
 
   test('the same run may delete that content first', async () => {
-    const w = (world = await syncedWorld(dialect))
+    world = await syncedWorld(dialect)
+    const w = world
     await w.remove('schemas/section.json')
     for (const id of ['home', 'news', 'contact', 'shop']) await w.remove(`content/${id}.json`)
     const push = await w.cli('--json', 'push', '--allow-deletes')
@@ -39,7 +41,8 @@ describe.each(['spec', 'upstream'] as const)('a schema still in use (%s dialect)
   })
 
   test('the same run may move that content to another schema first', async () => {
-    const w = (world = await syncedWorld(dialect))
+    world = await syncedWorld(dialect)
+    const w = world
     await w.writeJson('schemas/chapter.json', {
       ...SECTION_SCHEMA,
       id: 'chapter',
@@ -67,7 +70,8 @@ describe.each(['spec', 'upstream'] as const)('a schema still in use (%s dialect)
   })
 
   test('when moving that content fails, the schema is not deleted either', async () => {
-    const w = (world = await syncedWorld(dialect))
+    world = await syncedWorld(dialect)
+    const w = world
     await w.writeJson('schemas/chapter.json', { ...SECTION_SCHEMA, id: 'chapter', name: 'Chapter' })
     await w.remove('schemas/section.json')
     for (const id of ['home', 'news', 'contact', 'shop'])
