@@ -43,7 +43,7 @@ describe.each(['spec', 'upstream'] as const)('bad local files (%s dialect)', (di
     await w.editJson('content/news.json', { properties: { title: 'good edit' } })
     const before = await filesUnder(
       w.root,
-      (rel) => rel.startsWith('.cms-sync') || rel === 'content/news.json',
+      (rel) => rel.startsWith('.cms-sync') || rel === 'content/news.json' || rel === 'cms-sync.lock',
     )
     const serverBefore = await w.serverState()
 
@@ -75,7 +75,10 @@ describe.each(['spec', 'upstream'] as const)('bad local files (%s dialect)', (di
     expect(server.schemas).toEqual(serverBefore.schemas)
     // And no bad file was changed or removed, and the outside file is untouched
     expect(
-      await filesUnder(w.root, (rel) => rel.startsWith('.cms-sync') || rel === 'content/news.json'),
+      await filesUnder(
+        w.root,
+        (rel) => rel.startsWith('.cms-sync') || rel === 'content/news.json' || rel === 'cms-sync.lock',
+      ),
     ).toEqual(before)
     expect(JSON.parse(await readFile(path.join(outsideDir, 'stolen.json'), 'utf8')).properties.title).toBe(
       'secret',

@@ -135,8 +135,10 @@ describe.each(['spec', 'upstream'] as const)('attacks on the workspace data (%s 
     expect(allowed.exitCode, allowed.stderr).toBe(0)
     expect(await w.exists('content/item-000.json')).toBe(false)
     w.proxy.override = undefined
-    // A fresh clone (no .cms-sync/) whose server lost items: nothing is deleted anywhere.
+    // A workspace without any base (no .cms-sync/, no cms-sync.lock) whose server lost items:
+    // nothing is deleted anywhere. (With the committed lock a clone has a base, and syncs three-way.)
     await rm(w.file('.cms-sync'), { recursive: true })
+    await rm(w.file('cms-sync.lock'), { force: true })
     for (const id of ids.slice(30, 40)) await w.server.remove('content', id)
     const files = await filesUnder(w.root)
     const fresh = await w.cli('--json', 'sync', '--prefer', 'local')
