@@ -38,7 +38,8 @@ function eventLog() {
       while (nl >= 0) {
         const line = buffer.slice(0, nl)
         buffer = buffer.slice(nl + 1)
-        if (line.trim()) events.push(JSON.parse(line))
+        // One event per line; a stopped run's --json error document is pretty-printed, not an event.
+        if (line.trim().startsWith('{"')) events.push(JSON.parse(line))
         nl = buffer.indexOf('\n')
       }
     },
