@@ -2,6 +2,7 @@
 // an edit made on the server is pulled by the poll, and nothing else on the server changes.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { contentFile, SECTION_SCHEMA } from '../helpers/fixtures.js'
 import { setWatchConfig, watchProcess } from '../helpers/watch.js'
 import {
   cleanupTemps,
@@ -15,32 +16,8 @@ import {
   type Workspace,
 } from './harness.js'
 
-const SECTION = {
-  id: 'section',
-  name: 'Section',
-  icon: 'file',
-  type: 'content',
-  parentSchemaId: 'page',
-  hiddenProperties: [],
-  defaultTabId: 'content',
-  tabs: { content: 'Content' },
-  fields: { properties: { title: { label: 'Title', schemaId: 'string', tabId: 'content' } } },
-  allowedAtRoot: true,
-  allowedChildSchemas: ['section'],
-}
-
 function page(id: string, title: string) {
-  return {
-    id,
-    parentId: '',
-    schemaId: 'section',
-    sort: 1,
-    isPublished: true,
-    publishOn: null,
-    unpublishOn: null,
-    properties: { title },
-    settings: { publishing: { connectionId: '' } },
-  }
+  return contentFile(id, { isPublished: true, properties: { title } })
 }
 
 describe.skipIf(!SETUP)('watch (real upstream server)', () => {
@@ -52,7 +29,7 @@ describe.skipIf(!SETUP)('watch (real upstream server)', () => {
   beforeAll(async () => {
     up = await freshProject('watch')
     ws = await initWorkspace(up, 'watch')
-    await ws.writeJson('schemas/section.json', SECTION)
+    await ws.writeJson('schemas/section.json', SECTION_SCHEMA)
     await ws.writeJson('content/w-home.json', page('w-home', 'Home'))
     await ws.writeJson('content/w-news.json', page('w-news', 'News'))
     await ws.ok('sync')

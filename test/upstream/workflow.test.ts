@@ -5,6 +5,7 @@
 
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { contentFile, SECTION_SCHEMA } from '../helpers/fixtures.js'
 import {
   cleanupTemps,
   expectOnly,
@@ -17,20 +18,6 @@ import {
   type Upstream,
   Workspace,
 } from './harness.js'
-
-const SECTION = {
-  id: 'section',
-  name: 'Section',
-  icon: 'file',
-  type: 'content',
-  parentSchemaId: 'page',
-  hiddenProperties: [],
-  defaultTabId: 'content',
-  tabs: { content: 'Content' },
-  fields: { properties: { title: { label: 'Title', schemaId: 'string', tabId: 'content' } } },
-  allowedAtRoot: true,
-  allowedChildSchemas: ['section'],
-}
 
 const FORM = {
   id: 'contact',
@@ -46,17 +33,7 @@ const FORM = {
  * projects and environments, so a common id ("news") would show another project's dates.
  */
 function page(id: string, title: string) {
-  return {
-    id,
-    parentId: '',
-    schemaId: 'section',
-    sort: 1,
-    isPublished: true,
-    publishOn: null,
-    unpublishOn: null,
-    properties: { title },
-    settings: { publishing: { connectionId: '' } },
-  }
+  return contentFile(id, { isPublished: true, properties: { title } })
 }
 
 describe.skipIf(!SETUP)('a team workflow (real upstream server)', () => {
@@ -67,7 +44,7 @@ describe.skipIf(!SETUP)('a team workflow (real upstream server)', () => {
   beforeAll(async () => {
     up = await freshProject('workflow')
     ws = await initWorkspace(up, 'workflow')
-    await ws.writeJson('schemas/section.json', SECTION)
+    await ws.writeJson('schemas/section.json', SECTION_SCHEMA)
     await ws.writeJson('forms/contact.json', FORM)
     for (const id of ['wf-home', 'wf-news', 'wf-shop']) await ws.writeJson(`content/${id}.json`, page(id, id))
     await ws.ok('sync')
@@ -154,12 +131,12 @@ describe.skipIf(!SETUP)('a team workflow (real upstream server)', () => {
       }),
     ])
     state = await expectOnly(up.api, state)
-    await ws.writeJson('schemas/section.json', SECTION)
+    await ws.writeJson('schemas/section.json', SECTION_SCHEMA)
     await ws.expectClean()
   })
 
   it('a token the server refuses writes nothing, and status says so (issue 13 item 7)', async () => {
-    await ws.writeJson('schemas/section.json', { ...SECTION, name: 'Section (edited)' })
+    await ws.writeJson('schemas/section.json', { ...SECTION_SCHEMA, name: 'Section (edited)' })
     await ws.writeJson('content/wf-home.json', page('wf-home', 'Home (edited)'))
     const expired = { ...ws.env, CMS_SYNC_TOKEN: '0'.repeat(40) }
     const status = await runCli(['-C', ws.root, 'status'], expired)
