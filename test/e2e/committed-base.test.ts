@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
+import { readMediaIndex } from '../../src/workspace/media-index.js'
 import { syncedWorld, type World } from '../helpers/sync-world.js'
 
 const git = (cwd: string, ...args: string[]) =>
@@ -256,7 +257,7 @@ describe('media in the lock', () => {
     const line = (await readFile(w.file('cms-sync.lock'), 'utf8'))
       .split('\n')
       .find((l) => l.includes('"kind":"media"'))!
-    const id = (await readFile(w.file('media.yaml'), 'utf8')).match(/img\/logo\.txt: (\S+)/)![1]
+    const id = (await readMediaIndex(w.root))!.get('img/logo.txt')!
     expect(JSON.parse(line)).toEqual({
       path: 'media/img/logo.txt',
       kind: 'media',
@@ -284,7 +285,7 @@ describe('media in the lock', () => {
     await mkdir(w.file('media'), { recursive: true })
     await writeFile(w.file('media/note.txt'), 'v1')
     expect((await w.cli('sync')).exitCode).toBe(0)
-    const id = (await readFile(w.file('media.yaml'), 'utf8')).match(/note\.txt: (\S+)/)![1]!
+    const id = (await readMediaIndex(w.root))!.get('note.txt')!
     const clone = await committedAndCloned(w)
     // Someone replaces the bytes on the server: upstream's listing cannot show it
     const upload = path.join(w.root, '..', 'editor-upload.txt')

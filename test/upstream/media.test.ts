@@ -6,6 +6,7 @@
 import { readFile, rename, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { parseMediaIndex } from '../../src/workspace/media-index.js'
 import {
   cleanupTemps,
   expectOnly,
@@ -41,10 +42,8 @@ describe.skipIf(!SETUP)('media in folders (real upstream server)', () => {
   afterAll(cleanupTemps)
 
   async function mediaIds(): Promise<Record<string, string>> {
-    const text = await readFile(path.join(ws.root, 'media.yaml'), 'utf8')
-    return Object.fromEntries(
-      [...text.matchAll(/^"?([^"#\n]+?)"?: (\w+)$/gm)].map((m) => [m[1]!, m[2]!] as [string, string]),
-    )
+    // Parsed, not matched: an id YAML would read as a number (51294e82…) is written quoted
+    return Object.fromEntries(parseMediaIndex(await readFile(path.join(ws.root, 'media.yaml'), 'utf8')))
   }
 
   it('a first push uploads each file once, into its folder, with its bytes', async () => {
