@@ -5,10 +5,11 @@
 // (signals, the lock); a sentinel tree beside the workspace is checksummed before and after.
 
 import { createHash } from 'node:crypto'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
+import { createMediaApi } from '../../src/remote/media.js'
 import { startWorld, type World } from '../helpers/sync-world.js'
 import { runCli } from './processes.js'
 import { filesUnder, report } from './support.js'
@@ -25,12 +26,12 @@ async function sentinel(w: World): Promise<() => Promise<Map<string, string>>> {
 }
 
 /** Edits a content file's title, as a person in an editor would. */
-async function _setTitle(w: World, id: string, title: string): Promise<void> {
+async function setTitle(w: World, id: string, title: string): Promise<void> {
   const file = await w.readJson(`content/${id}.json`)
   await w.writeJson(`content/${id}.json`, { ...file, properties: { ...(file.properties as object), title } })
 }
 
-async function _serverTitle(w: World, id: string): Promise<unknown> {
+async function serverTitle(w: World, id: string): Promise<unknown> {
   return ((await w.server.get('content', id))?.properties as { title?: unknown } | undefined)?.title
 }
 
@@ -58,6 +59,63 @@ describe.each(['spec', 'upstream'] as const)(
       world = w
       return w
     }
+
+    test('item 11: a file saved while it uploads (media, JSON) is seen as changed and its new bytes pushed next', async () => {
+      const w = keep(await startWorld(dialect, { resources: ['schemas', 'content', 'media'] }))
+      const outside = await sentinel(w)
+      await mkdir(w.file('media/docs'), { recursive: true })
+      await writeFile(w.file('media/docs/report.txt'), 'report v1\n')
+      expect((await w.cli('sync')).exitCode).toBe(0)
+      const before = await outside()
+      // The editor saves v2 (same size: only the stat's mtime tells) the moment v1's bytes have
+      // reached the server, before it answers: the proxy holds the request body whole first.
+      await writeFile(w.file('media/docs/report.txt'), 'report v2\n')
+      await setTitle(w, 'home', 'home v2')
+      let saved = 0
+      let mediaSaved = false
+      w.proxy.overrideWithBody = (method, route, body) => {
+        if (method === 'POST' && /\/media\/[^/]+$/.test(route) && !route.endsWith('/new') && !mediaSaved) {
+          mediaSaved = true
+          saved++
+          writeFileSync(w.file('media/docs/report.txt'), 'report v3\n')
+        }
+        if (method !== 'GET' && route.includes('/content/home') && body.includes('home v2')) {
+          saved++
+          const file = JSON.parse(readFileSync(w.file('content/home.json'), 'utf8'))
+          writeFileSync(
+            w.file('content/home.json'),
+            `${JSON.stringify({ ...file, properties: { ...file.properties, title: 'home v3' } }, null, 2)}\n`,
+          )
+        }
+        return undefined
+      }
+      const push = await runCli(['-C', w.root, 'push'], w.env).done
+      w.proxy.overrideWithBody = undefined
+      expect(push.code, push.stderr).toBe(0)
+      expect(saved, w.proxy.seen.join('\n')).toBe(2)
+      // Whatever reached the server, the files now hold v3, and every command says so.
+      const status = await runCli(['-C', w.root, '--json', 'status'], w.env).done
+      const changes = JSON.parse(status.stdout).changes.map((c: { path: string; action: string }) => [
+        c.path,
+        c.action,
+      ])
+      expect(changes).toEqual(
+        expect.arrayContaining([
+          ['content/home.json', 'push'],
+          ['media/docs/report.txt', 'push'],
+        ]),
+      )
+      const again = await runCli(['-C', w.root, 'push'], w.env).done
+      expect(again.code, again.stderr).toBe(0)
+      expect(await serverTitle(w, 'home')).toBe('home v3')
+      const [media] = await createMediaApi(w.server).list()
+      const bytes = await (await fetch(`${w.emulator.url}/media/demo/live/${media!.id}`)).text()
+      expect(bytes).toBe('report v3\n')
+      const clean = await runCli(['-C', w.root, '--json', 'status'], w.env).done
+      expect(JSON.parse(clean.stdout).changes).toEqual([])
+      expect(await outside()).toEqual(before)
+      report(`attacks/saved-during-upload/${dialect}`, { filesSavedDuringUpload: saved, pushedAfter: 2 })
+    })
 
     test('item 15: a lock holder stopped with SIGSTOP for 12 s keeps its lock; the second process exits 5', async () => {
       const w = keep(await startWorld(dialect))
