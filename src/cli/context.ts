@@ -47,16 +47,23 @@ export async function openWorkspace(io: CliIo, cmd: Command): Promise<Workspace>
   const root = await workspaceRoot(io, globals)
   const { loadConfig } = await import('../config/config.js')
   const config = await loadConfig(root)
-  return { root, config, globals, logger: await commandLogger(globals, root) }
+  return { root, config, globals, logger: await commandLogger(globals, root, io) }
 }
 
-/** The log of a command: the workspace log file, and stderr with -v. */
-export async function commandLogger(globals: GlobalOptions, root?: string): Promise<Logger> {
+/**
+ * The log of a command: the workspace log file, and stderr with -v. A log file that cannot be
+ * written (a full disk) is said once on stderr; the command goes on without it.
+ */
+export async function commandLogger(globals: GlobalOptions, root?: string, io?: CliIo): Promise<Logger> {
   const { createLogger } = await import('../log/logger.js')
   return createLogger({
     ...(root === undefined ? {} : { root }),
     level: globals.verbose ? 'debug' : 'info',
     stderr: globals.verbose === true,
+    onFileError: (error, file) => {
+      const what = error.code === 'ENOSPC' || error.code === 'EDQUOT' ? `disk full at ${file}` : error.message
+      io?.stderr.write(`cms-sync: the log cannot be written (${what}); logging stopped\n`)
+    },
   })
 }
 

@@ -168,6 +168,13 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       printError(io, argv, message, error.exitCode)
       return error.exitCode
     }
+    // A full disk anywhere (a file, the state, the lock) is the user's to fix, not our bug.
+    const full = (await import('../workspace/disk-full.js')).diskFull(error)
+    if (full) {
+      io.stderr.write(`cms-sync: ${full.message}\n`)
+      printError(io, argv, full.message, ExitCode.failed)
+      return ExitCode.failed
+    }
     const { readableStack } = await import('./stack-traces.js')
     const stack = (error as Error).stack
     io.stderr.write(

@@ -2,12 +2,12 @@
 // are redacted by key wherever they appear in a logged object, so a token or password passed
 // by mistake never reaches the file.
 
-import { mkdirSync } from 'node:fs'
 import path from 'node:path'
 import pino, { type DestinationStream, type Level, type Logger } from 'pino'
 
 export type { Logger }
 
+import { LogFile } from './log-file.js'
 import { SECRET_KEYS } from './secret-keys.js'
 
 /** Redaction paths: the secret keys at the top level and up to two levels down, plus headers. */
@@ -26,6 +26,8 @@ export interface LoggerOptions {
   level?: Level | 'silent'
   /** Also write to stderr (for -v in a terminal). */
   stderr?: boolean
+  /** Told once when the log file cannot be written (a full disk): logging to it stops, the run goes on. */
+  onFileError?: (error: NodeJS.ErrnoException, file: string) => void
 }
 
 export function logFilePath(root: string): string {
@@ -36,8 +38,8 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
   const streams: { stream: DestinationStream }[] = []
   if (opts.root) {
     const file = logFilePath(opts.root)
-    mkdirSync(path.dirname(file), { recursive: true })
-    streams.push({ stream: pino.destination({ dest: file, sync: false, mkdir: true }) })
+    // Not pino.destination: see log-file.ts for what a full disk did to it.
+    streams.push({ stream: new LogFile(file, (error) => opts.onFileError?.(error, file)) })
   }
   if (opts.stderr) streams.push({ stream: pino.destination({ dest: 2, sync: true }) })
   const options = {

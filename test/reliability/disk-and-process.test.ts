@@ -4,13 +4,17 @@
 // CLI runs as its own process (dist/) against the in-process emulator where it must be a process
 // (signals, the lock); a sentinel tree beside the workspace is checksummed before and after.
 
+import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { createMediaApi } from '../../src/remote/media.js'
-import { startWorld, type World } from '../helpers/sync-world.js'
+import { loadState } from '../../src/state/state-file.js'
+import { hashText } from '../../src/workspace/codec.js'
+import { contentOf, startWorld, type World, writeConfig } from '../helpers/sync-world.js'
 import { runCli } from './processes.js'
 import { filesUnder, report } from './support.js'
 
@@ -35,6 +39,21 @@ async function serverTitle(w: World, id: string): Promise<unknown> {
   return ((await w.server.get('content', id))?.properties as { title?: unknown } | undefined)?.title
 }
 
+/**
+ * A tmpfs of `size` mounted at `dir`, or undefined where this process may not mount one (not
+ * root, or no mount permission in the container).
+ */
+async function smallDisk(dir: string, size: string): Promise<{ dir: string } | undefined> {
+  if (process.platform !== 'linux' || process.getuid?.() !== 0) return undefined
+  await mkdir(dir, { recursive: true })
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdio: 'pipe' })
+    return { dir }
+  } catch {
+    return undefined
+  }
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 async function until(what: string, check: () => Promise<boolean> | boolean, ms = 20_000): Promise<void> {
@@ -50,7 +69,12 @@ describe.each(['spec', 'upstream'] as const)(
   (dialect) => {
     let world: World | undefined
     const children: Array<{ kill(signal: NodeJS.Signals): boolean; exitCode: number | null }> = []
+    const unmount: Array<{ dir: string }> = []
     afterEach(async () => {
+      for (const disk of unmount.splice(0)) {
+        execFileSync('umount', ['-l', disk.dir])
+        await rm(disk.dir, { recursive: true, force: true })
+      }
       for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL')
       await world?.close()
       world = undefined
@@ -115,6 +139,69 @@ describe.each(['spec', 'upstream'] as const)(
       expect(JSON.parse(clean.stdout).changes).toEqual([])
       expect(await outside()).toEqual(before)
       report(`attacks/saved-during-upload/${dialect}`, { filesSavedDuringUpload: saved, pushedAfter: 2 })
+    })
+
+    test('item 14: a full disk during pull stops the run with "disk full", exit 1, nothing torn, the lock released; the next run completes', async (ctx) => {
+      const w = keep(await startWorld(dialect, { content: [] }))
+      const disk = await smallDisk(await mkdtemp(path.join(tmpdir(), 'cms-sync-disk-')), '1m')
+      if (!disk) {
+        ctx.skip(
+          `item 14 needs a small tmpfs: mounting one takes root (this runs as uid ${process.getuid?.()})`,
+        )
+        return
+      }
+      unmount.push(disk)
+      const root = path.join(disk.dir, 'site')
+      await mkdir(root)
+      await writeConfig(root, w.proxy.url, dialect, ['schemas', 'content'])
+      const outside = await sentinel(w)
+      const before = await outside()
+      // 24 pages of 100 KB: more than the 1 MB disk holds.
+      const big = 'x'.repeat(100 * 1024)
+      for (let i = 0; i < 24; i++)
+        await w.server.put(
+          'content',
+          `page-${i}`,
+          contentOf(`page-${i}`, { properties: { title: `${i}${big}` } }),
+        )
+      const started = Date.now()
+      const pull = runCli(['-C', root, 'pull'], w.env)
+      children.push(pull.child)
+      const timer = setTimeout(() => pull.child.kill('SIGKILL'), 60_000)
+      const full = await pull.done
+      clearTimeout(timer)
+      const seconds = (Date.now() - started) / 1000
+      expect(full.signal, `hung: ${full.stderr.slice(-2000)}`).toBeNull()
+      expect(full.code, full.stderr).toBe(1)
+      expect(full.stderr).toMatch(/disk full at /)
+      expect(full.stderr).not.toMatch(/could not reach the server/)
+      expect(existsSync(path.join(root, '.cms-sync', 'lock.pid'))).toBe(false)
+      // Every file there is whole, and the state vouches for none the disk does not hold.
+      const pulled = (await readdir(path.join(root, 'content')).catch(() => [] as string[])).filter((n) =>
+        n.endsWith('.json'),
+      )
+      for (const name of pulled) JSON.parse(await readFile(path.join(root, 'content', name), 'utf8'))
+      const state = await loadState(root)
+      for (const item of Object.values(state?.items ?? {})) {
+        const text = await readFile(path.join(root, item.path), 'utf8')
+        expect(hashText(text), item.path).toBe(item.baseHash)
+      }
+      // Space freed: the next run completes.
+      execFileSync('mount', ['-o', 'remount,size=16m', disk.dir])
+      const next = await runCli(['-C', root, 'pull'], w.env).done
+      expect(next.code, next.stderr).toBe(0)
+      expect((await readdir(path.join(root, 'content'))).filter((n) => n.endsWith('.json'))).toHaveLength(24)
+      const status = await runCli(['-C', root, '--json', 'status'], w.env).done
+      expect(JSON.parse(status.stdout).clean).toBe(true)
+      expect(await outside()).toEqual(before)
+      report(`attacks/full-disk/${dialect}`, {
+        diskMB: 1,
+        pulledBeforeFull: pulled.length,
+        firstExit: full.code,
+        said: full.stderr.trim().split('\n').at(-1),
+        secondsToStop: seconds,
+        nextExit: next.code,
+      })
     })
 
     test('item 15: a lock holder stopped with SIGSTOP for 12 s keeps its lock; the second process exits 5', async () => {

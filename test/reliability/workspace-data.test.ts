@@ -7,6 +7,7 @@
 // checksummed before and after.
 
 import { execFileSync } from 'node:child_process'
+import { existsSync, rmSync } from 'node:fs'
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
@@ -314,5 +315,37 @@ describe.each(['spec', 'upstream'] as const)('attacks on the workspace data (%s 
     w.proxy.override = undefined
     expect(await filesUnder(w.root)).toEqual(files)
     report(`attacks/listing-500/${dialect}`, { kinds: 5, commands: 2, exit: 4 })
+  })
+
+  test('item 18: a file gone just before its upload fails by name, not as "could not reach the server", and is not retried', async () => {
+    const w = keep(await startWorld(dialect, { resources: ['schemas', 'content', 'media'] }))
+    const outside = await sentinel(w)
+    await mkdir(w.file('media/docs'), { recursive: true })
+    await writeFile(w.file('media/docs/report.txt'), 'report v1\n')
+    expect((await w.cli('sync')).exitCode).toBe(0)
+    const before = await outside()
+    await writeFile(w.file('media/docs/report.txt'), 'report v2, longer\n')
+    // The push checks the file, then asks the server for the item, then opens the file to send
+    // it: the file goes in between (an editor's save by rename, a cleanup).
+    w.proxy.override = (method, route) => {
+      if (
+        method === 'GET' &&
+        /\/media\/[0-9a-f]+$/.test(route) &&
+        existsSync(w.file('media/docs/report.txt'))
+      )
+        rmSync(w.file('media/docs/report.txt'))
+      return undefined
+    }
+    w.proxy.seen.length = 0
+    const push = await w.cli('--json', 'push')
+    w.proxy.override = undefined
+    expect(push.exitCode, push.stderr).toBe(1)
+    const failed = JSON.stringify(push.json?.failed ?? push.json)
+    expect(failed).toMatch(/report\.txt/)
+    expect(failed).toMatch(/ENOENT|no such file/)
+    expect(`${failed}${push.stderr}`).not.toMatch(/could not reach/)
+    expect(w.proxy.seen.filter((r) => /^POST .*\/media\/[0-9a-f]+$/.test(r)).length).toBeLessThanOrEqual(1)
+    expect(await outside()).toEqual(before)
+    report(`attacks/local-enoent/${dialect}`, { exit: push.exitCode })
   })
 })
