@@ -118,13 +118,14 @@ export async function withEngine<T>(
         maxDeletePercent: ws.config.safety.maxDeletePercent,
         maxDeletes: ws.config.safety.maxDeletes,
         // A base not kept in .cms-sync/bases/ (a fresh clone, a CI checkout) is looked up in git.
-        baseFallback: async (item, hash, codec) =>
+        baseFallback: async (item, hash, codec, orders) =>
           (await import('../workspace/git-base.js')).baseTextFromGit(
             ws.root,
             item.path,
             hash,
             codec,
             item.id,
+            orders,
           ),
         ...(enabled.has('media')
           ? {
