@@ -7,6 +7,7 @@ import path from 'node:path'
 import writeFileAtomic from 'write-file-atomic'
 import { isMap, parseDocument } from 'yaml'
 import * as z from 'zod/mini'
+import { DEFAULT_LOGS_DAYS } from '../log/log-files.js'
 import { ConfigError } from './errors.js'
 import { CONFIG_FILE } from './find-root.js'
 
@@ -16,33 +17,13 @@ export { CONFIG_FILE, findWorkspaceRoot } from './find-root.js'
 export type ResourceName = 'schemas' | 'content' | 'media' | 'forms' | 'connections'
 export const RESOURCE_NAMES: readonly ResourceName[] = ['schemas', 'content', 'media', 'forms', 'connections']
 
-export interface Config {
-  server: string
-  project: string
-  environment: string
-  resources: ResourceName[]
-  rateLimit: { requestsPerSecond: number; concurrency: number }
-  watch: {
-    debounceMs: number
-    pollSeconds: number
-    /** The watcher pauses pushing past more than `files` changed, or `percent` of the items. */
-    massChange: { files: number; percent: number }
-    massDelete: { files: number; percent: number }
-  }
-  safety: { maxDeletePercent: number; maxDeletes: number }
-  dialect: 'auto' | 'spec' | 'upstream'
-  /** `insecure: true` turns off certificate checks for this workspace's server only. */
-  tls: { insecure: boolean }
-  /**
-   * The most one listing, and one media file, may weigh before cms-sync stops reading: a broken
-   * or hostile server's endless answer must not fill memory or disk.
-   */
-  limits: { listingMB: number; mediaMB: number }
-}
-
 /** 128 MB: ten times a 100,000-node listing of 700-byte items, a quarter of the former fixed cap. */
 export const DEFAULT_LISTING_MB = 128
 export const DEFAULT_MEDIA_MB = 1024
+export const DEFAULT_TRASH_DAYS = 30
+export { DEFAULT_LOGS_DAYS }
+
+const MAX_DAYS = 36_500
 
 /** What each key expects, in words; `*` stands for a list index. */
 const EXPECTED: Record<string, string> = {
@@ -73,6 +54,9 @@ const EXPECTED: Record<string, string> = {
   limits: 'a mapping with listingMB and mediaMB',
   'limits.listingMB': 'a whole number of megabytes from 1 to 4096',
   'limits.mediaMB': 'a whole number of megabytes from 1 to 1048576',
+  retention: 'a mapping with trashDays and logsDays',
+  'retention.trashDays': `a whole number of days from ${DEFAULT_TRASH_DAYS} to ${MAX_DAYS} (trash is kept at least ${DEFAULT_TRASH_DAYS} days)`,
+  'retention.logsDays': `a whole number of days from 1 to ${MAX_DAYS}`,
 }
 
 function isServerUrl(value: string): boolean {
@@ -146,6 +130,7 @@ const schema = z.strictObject({
     z.strictObject({
       debounceMs: z._default(z.int().check(z.minimum(0), z.maximum(60_000)), 100),
       pollSeconds: z._default(z.number().check(z.minimum(1), z.maximum(86_400)), 10),
+      // The watcher pauses pushing past more than `files` changed, or `percent` of the items.
       massChange: pauseThreshold(50, 20),
       massDelete: pauseThreshold(20, 10),
     }),
@@ -160,7 +145,10 @@ const schema = z.strictObject({
     {},
   ),
   dialect: z._default(z.enum(['auto', 'spec', 'upstream']), 'auto'),
+  // `insecure: true` turns off certificate checks for this workspace's server only.
   tls: z.prefault(z.strictObject({ insecure: z._default(z.boolean(), false) }), {}),
+  // The most one listing, and one media file, may weigh before cms-sync stops reading: a broken
+  // or hostile server's endless answer must not fill memory or disk.
   limits: z.prefault(
     z.strictObject({
       listingMB: z._default(z.int().check(z.minimum(1), z.maximum(4096)), DEFAULT_LISTING_MB),
@@ -168,7 +156,23 @@ const schema = z.strictObject({
     }),
     {},
   ),
+  // How many days .cms-sync/trash/ keeps what a run replaced or deleted (at least
+  // DEFAULT_TRASH_DAYS: it is the way back from a wrong pull or --prefer, found out about weeks
+  // later), and how many days the logs of earlier days are kept.
+  retention: z.prefault(
+    z.strictObject({
+      trashDays: z._default(
+        z.int().check(z.minimum(DEFAULT_TRASH_DAYS), z.maximum(MAX_DAYS)),
+        DEFAULT_TRASH_DAYS,
+      ),
+      logsDays: z._default(z.int().check(z.minimum(1), z.maximum(MAX_DAYS)), DEFAULT_LOGS_DAYS),
+    }),
+    {},
+  ),
 })
+
+/** A validated cms-sync.yaml, defaults filled in: the schema's own output type. */
+export type Config = z.output<typeof schema>
 
 function describeValue(value: unknown): string {
   if (value === undefined) return 'nothing (the key is missing)'
@@ -228,7 +232,7 @@ export function parseConfig(text: string, file: string = CONFIG_FILE): Config {
   const raw: unknown = doc.toJS()
   const result = schema.safeParse(raw ?? undefined)
   if (!result.success) throw new ConfigError(messagesFor(result.error, raw, file).join('\n'))
-  return result.data as Config
+  return result.data
 }
 
 export async function loadConfig(root: string): Promise<Config> {
@@ -272,6 +276,10 @@ safety: { maxDeletePercent: ${c.safety.maxDeletePercent}, maxDeletes: ${c.safety
 
 dialect: ${c.dialect}          # auto | spec | upstream
 ${c.tls.insecure ? '' : '# '}tls: { insecure: true }   # only for a server with a self-signed certificate
+
+# How many days .cms-sync/trash/ keeps what cms-sync replaced or deleted (at least ${DEFAULT_TRASH_DAYS}),
+# and how many days the logs of earlier days in .cms-sync/logs/ are kept.
+retention: { trashDays: ${c.retention.trashDays}, logsDays: ${c.retention.logsDays} }
 `
 }
 
@@ -292,7 +300,7 @@ export async function writeNewConfig(root: string, values: NewConfigValues): Pro
     const raw = { ...values }
     const result = schema.safeParse(raw)
     if (!result.success) throw new ConfigError(messagesFor(result.error, raw, CONFIG_FILE).join('\n'))
-    text = template(result.data as Config)
+    text = template(result.data)
   } else {
     const doc = parseDocument(existing)
     if (doc.errors.length > 0 || (doc.contents !== null && !isMap(doc.contents))) {

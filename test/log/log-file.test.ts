@@ -5,12 +5,11 @@
 
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdir, mkdtemp, symlink } from 'node:fs/promises'
+import { mkdtemp } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { expect, test } from 'vitest'
 import { LogFile } from '../../src/log/log-file.js'
-import { logFilePath } from '../../src/log/logger.js'
 
 const haveDevFull = process.platform === 'linux' && existsSync('/dev/full')
 
@@ -34,12 +33,15 @@ test.skipIf(!haveDevFull)(
   'a process whose log file is on a full disk still ends, told once',
   async () => {
     const root = await mkdtemp(path.join(os.tmpdir(), 'cms-sync-full-log-'))
-    await mkdir(path.dirname(logFilePath(root)), { recursive: true })
-    await symlink('/dev/full', logFilePath(root))
     const logger = path.resolve('src/log/logger.ts')
+    // The log file becomes /dev/full once the logger is made (making it moves an old log aside).
     const script = `
-    const { createLogger } = await import(${JSON.stringify(logger)})
-    const log = createLogger({ root: ${JSON.stringify(root)}, onFileError: (e) => process.stderr.write('log failed: ' + e.code + '\\n') })
+    const { rmSync, symlinkSync } = await import('node:fs')
+    const { createLogger, logFilePath } = await import(${JSON.stringify(logger)})
+    const root = ${JSON.stringify(root)}
+    const log = createLogger({ root, onFileError: (e) => process.stderr.write('log failed: ' + e.code + '\\n') })
+    rmSync(logFilePath(root), { force: true })
+    symlinkSync('/dev/full', logFilePath(root))
     for (let i = 0; i < 200; i++) log.info({ i }, 'a line of a pull')
     setTimeout(() => { log.info('last'); process.exit(0) }, 300)
   `
