@@ -103,6 +103,11 @@ export async function withEngine<T>(
   try {
     // Runs that may add to .cms-sync/trash/ also prune it, holding the lock as they do.
     if (release) await pruneOldTrash(ws)
+    // What a killed run left (temp files) goes before anything looks at the workspace.
+    if (release) {
+      const cleaned = await (await import('../workspace/temp-files.js')).cleanLeftTempFiles(ws.root)
+      if (cleaned.length > 0) ws.logger.info({ paths: cleaned }, 'temp files a stopped run left were removed')
+    }
     const client = opts.untilReachable
       ? await connectWhenReachable(io, ws, opts.untilReachable)
       : await connect(io, ws)

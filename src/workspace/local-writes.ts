@@ -10,6 +10,7 @@ import { claimName, createFileAtomically, writeFileAtomically } from './atomic-w
 import { hashText } from './codec.js'
 import { Durability } from './durability.js'
 import { absolute, syncDirPath } from './layout.js'
+import { tempDirOf } from './temp-files.js'
 
 /**
  * Told before each workspace file a run writes (with the sha256 of the bytes about to land) or
@@ -28,6 +29,11 @@ export class LocalWriter {
     private readonly beforeWrite: BeforeLocalWrite = () => {},
     readonly durability = new Durability(root),
   ) {}
+
+  /** Temp files go here, out of the synced folders (atomic-write.ts). */
+  private get tempDir(): string {
+    return tempDirOf(this.root)
+  }
 
   private trashPath(relativePath: string, suffix = ''): string {
     return syncDirPath(this.root, 'trash', this.runId, ...`${relativePath}${suffix}`.split('/'))
@@ -116,7 +122,7 @@ export class LocalWriter {
     this.beforeWrite(relativePath, hash)
     const file = absolute(this.root, relativePath)
     await this.folderFor(file)
-    const written = await writeFileAtomically(file, text, { fsync: false })
+    const written = await writeFileAtomically(file, text, { fsync: false, tempDir: this.tempDir })
     this.durability.note(file)
     return written
   }
@@ -129,7 +135,7 @@ export class LocalWriter {
     this.beforeWrite(relativePath, hash)
     const file = absolute(this.root, relativePath)
     await this.folderFor(file)
-    const written = await createFileAtomically(file, text, { fsync: false })
+    const written = await createFileAtomically(file, text, { fsync: false, tempDir: this.tempDir })
     this.durability.note(file)
     return written
   }
