@@ -236,6 +236,8 @@ describe.each(['spec', 'upstream'] as const)(
         expect(await serverTitle(w, 'home')).toBe(`home ${round} edited after the kill`)
       }
       expect(existsSync(w.file('.cms-sync/conflicts'))).toBe(false)
+      // The journal of pushes is empty once a saved state holds them all.
+      expect(existsSync(w.file('.cms-sync/pushes.jsonl'))).toBe(false)
       expect(await outside()).toEqual(before)
       report(`attacks/kill-watch-after-push/${dialect}`, { rounds, falseConflicts })
     })
