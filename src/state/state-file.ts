@@ -5,9 +5,10 @@
 
 import { mkdir, readFile } from 'node:fs/promises'
 import writeFileAtomic from 'write-file-atomic'
-import { CliError } from '../cli/exit-codes.js'
+import { CliError } from '../errors/exit-codes.js'
 import { Durability } from '../workspace/durability.js'
 import type { Kind } from '../workspace/kinds.js'
+import type { StatSnapshot } from '../workspace/known-file.js'
 import { syncDirPath } from '../workspace/layout.js'
 import { lockText, writeLock } from './committed-base.js'
 
@@ -17,11 +18,7 @@ export interface Target {
   environment: string
 }
 
-export interface StatSnapshot {
-  size: number
-  mtimeMs: number
-  ino: number
-}
+export type { StatSnapshot }
 
 export interface ItemState {
   kind: Kind

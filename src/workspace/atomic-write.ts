@@ -11,7 +11,7 @@
 
 import { existsSync, linkSync, renameSync, rmSync, unlinkSync } from 'node:fs'
 import { chmod, type FileHandle, open, realpath, rename, rm, stat } from 'node:fs/promises'
-import type { StatSnapshot } from '../state/state-file.js'
+import type { StatSnapshot } from './known-file.js'
 
 let counter = 0
 

@@ -6,8 +6,8 @@ import { createHash } from 'node:crypto'
 import { createReadStream, statSync } from 'node:fs'
 import { readdir } from 'node:fs/promises'
 import { pipeline } from 'node:stream/promises'
-import type { ItemState, StatSnapshot } from '../state/state-file.js'
 import { FOLDER_OF } from './kinds.js'
+import type { KnownFile, StatSnapshot } from './known-file.js'
 import { absolute } from './layout.js'
 import { sameStat } from './local-file.js'
 import { mediaPathProblem } from './media-index.js'
@@ -31,7 +31,7 @@ export async function hashFile(file: string): Promise<string> {
 
 export async function scanMedia(
   root: string,
-  cached: (path: string) => ItemState | undefined,
+  cached: (path: string) => KnownFile | undefined,
   ignored: (path: string) => boolean,
 ): Promise<{ files: Map<string, LocalMediaFile>; problems: ScanProblem[] }> {
   const files = new Map<string, LocalMediaFile>()
