@@ -6,6 +6,7 @@
 import { mkdir, readFile } from 'node:fs/promises'
 import writeFileAtomic from 'write-file-atomic'
 import { CliError } from '../errors/exit-codes.js'
+import { naming } from '../workspace/disk-full.js'
 import { Durability } from '../workspace/durability.js'
 import type { Kind } from '../workspace/kinds.js'
 import type { StatSnapshot } from '../workspace/known-file.js'
@@ -244,7 +245,9 @@ export class StateStore {
     this.saving = (async () => {
       await this.durability.flush()
       await mkdir(syncDirPath(this.root), { recursive: true })
-      await writeFileAtomic(statePath(this.root), text)
+      await writeFileAtomic(statePath(this.root), text).catch((error) => {
+        throw naming(error, statePath(this.root))
+      })
       // The lock after the state: a crash between the two leaves the lock one step behind,
       // which the next run sees as a disagreement (a conflict at worst), never as a base it lacks.
       this.lockOnDisk = await writeLock(this.root, lock, this.lockOnDisk)
