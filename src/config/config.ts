@@ -265,7 +265,8 @@ resources: [${c.resources.join(', ')}]
 # Requests to the server: at most requestsPerSecond in any second, concurrency at once.
 rateLimit: { requestsPerSecond: ${c.rateLimit.requestsPerSecond}, concurrency: ${c.rateLimit.concurrency} }
 
-# watch: wait debounceMs after a local edit before pushing; poll the server every pollSeconds.
+# watch: wait debounceMs after a local edit before pushing (600 ms at least: the file watcher
+# delivers every 500 ms while events come); poll the server every pollSeconds.
 # It pauses pushing when more than massChange.files (or percent of the items) change at once,
 # or more than massDelete.files (or percent) are deleted: a checkout, a bulk replace.
 watch: { debounceMs: ${c.watch.debounceMs}, pollSeconds: ${c.watch.pollSeconds}, massChange: { files: ${c.watch.massChange.files}, percent: ${c.watch.massChange.percent} }, massDelete: { files: ${c.watch.massDelete.files}, percent: ${c.watch.massDelete.percent} } }

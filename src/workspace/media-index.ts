@@ -5,7 +5,7 @@
 
 import { readFile, stat } from 'node:fs/promises'
 import { parse } from 'yaml'
-import { CliError, ExitCode } from '../cli/exit-codes.js'
+import { CliError, ExitCode } from '../errors/exit-codes.js'
 import { absolute } from './layout.js'
 
 export const MEDIA_INDEX = 'media.yaml'

@@ -8,8 +8,8 @@ import { type Command, Option } from 'commander'
 import type { Config } from '../../config/config.js'
 import { ConfigError } from '../../config/errors.js'
 import { CONFIG_FILE, findWorkspaceRoot } from '../../config/find-root.js'
+import { CliError, ExitCode } from '../../errors/exit-codes.js'
 import { commandLogger, globalOptions, printJson, say } from '../context.js'
-import { CliError, ExitCode } from '../exit-codes.js'
 import type { CliIo } from '../io.js'
 
 interface InitOptions {

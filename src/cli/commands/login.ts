@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline/promises'
 import type { Command } from 'commander'
 import type { Config } from '../../config/config.js'
 import { ConfigError } from '../../config/errors.js'
+import { CliError, ExitCode } from '../../errors/exit-codes.js'
 import {
   commandLogger,
   type GlobalOptions,
@@ -14,7 +15,6 @@ import {
   say,
   workspaceRoot,
 } from '../context.js'
-import { CliError, ExitCode } from '../exit-codes.js'
 import type { CliIo } from '../io.js'
 
 export interface LoginOptions {
