@@ -220,6 +220,7 @@ async function readAndPlan(
   // The base, the scan and the listing name mostly the same paths: the built-in rules settle one
   // in a few character tests, and a .cmsyncignore's answers are remembered (ignore-rules.ts).
   const synced = (path: string) => !rules.ignores(path)
+  let baseItems = store.items().filter((item) => kinds.has(item.kind) && synced(item.path))
   const scan = await scanWorkspace(
     deps.root,
     deps.codecs,
@@ -246,9 +247,10 @@ async function readAndPlan(
   }
   // Pushes a killed run made that its state never saved: their bases, before anything is planned.
   const adopted = await adoptLandedPushes(store, new BaseStore(deps.root), snapshot.entries, kinds)
-  if (adopted.length > 0)
+  if (adopted.length > 0) {
     deps.logger.info({ paths: adopted }, 'pushes an earlier run made but did not record are the base now')
-  const baseItems = store.items().filter((item) => kinds.has(item.kind) && synced(item.path))
+    baseItems = store.items().filter((item) => kinds.has(item.kind) && synced(item.path))
+  }
   // A path holding no file and no deletion (a FIFO, a folder, an unreadable file, a server item
   // too deep to compare) is out of the plan on every side: reported, never deleted or overwritten.
   const held = unsyncedPaths(scan.problems)

@@ -67,13 +67,22 @@ async function writeTemp(
   let handle: FileHandle | undefined
   try {
     if (opts.tempDir) await tempDirReady(opts.tempDir)
+    let remade = false
     for (;;) {
       temp = opts.tempDir ? path.join(opts.tempDir, tempName('write')) : `${target}.${tempSuffix()}`
       try {
         handle = await open(temp, 'wx', mode ?? 0o666)
         break
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+        const code = (error as NodeJS.ErrnoException).code
+        // The temp folder went away since it was made (.cms-sync/ removed): made again, once.
+        if (code === 'ENOENT' && opts.tempDir && !remade) {
+          remade = true
+          tempDirs.delete(opts.tempDir)
+          await tempDirReady(opts.tempDir)
+          continue
+        }
+        if (code !== 'EEXIST') throw error
       }
     }
     await handle.writeFile(text)
