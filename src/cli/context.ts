@@ -10,6 +10,7 @@ import { ConfigError } from '../config/errors.js'
 import { findWorkspaceRoot } from '../config/find-root.js'
 import type { Logger } from '../log/logger.js'
 import type { RemoteClient } from '../remote/index.js'
+import { CliError, ExitCode } from './exit-codes.js'
 import type { CliIo } from './io.js'
 
 export interface GlobalOptions {
@@ -87,11 +88,43 @@ export function refusedTokenMessage(error: unknown): string | undefined {
   }
 }
 
+/**
+ * The token goes only to the server the workspace is bound to. A cms-sync.yaml changed to name
+ * another server (a commit, a pull request) would otherwise get CMS_SYNC_TOKEN with the first
+ * listing, before the run's wrong-target guard stops it: so that guard's check of the server
+ * comes first, and stops (exit 4) before any request. `rebind` is the user's word that the new
+ * server is meant; init and login name their server themselves. A state or lock that cannot be
+ * read binds nothing here (as if deleted); the run that needs it reports it.
+ */
+export async function refuseUnboundServer(root: string, server: string, rebind: boolean): Promise<void> {
+  if (rebind) return
+  const { loadState } = await import('../state/state-file.js')
+  const { loadLock } = await import('../state/committed-base.js')
+  const { SYNC_DIR } = await import('../workspace/layout.js')
+  const bindings = [
+    [`${SYNC_DIR}/state.json`, (await loadState(root).catch(() => undefined))?.target],
+    ['cms-sync.lock', (await loadLock(root).catch(() => undefined))?.target],
+  ] as const
+  const plain = (url: string) => url.replace(/\/+$/, '')
+  for (const [file, bound] of bindings) {
+    if (!bound || plain(bound.server) === plain(server)) continue
+    throw new CliError(
+      `safety stop: this workspace is bound to ${bound.server} (${file}), but cms-sync.yaml names ${server}; nothing was sent to ${server}: the token goes only to the server a workspace is bound to. If the new server is meant, run \`cms-sync sync --rebind\``,
+      ExitCode.safetyStop,
+    )
+  }
+}
+
 /** A client for the workspace's target, with the token of CMS_SYNC_TOKEN or the credentials file. */
-export async function connect(io: CliIo, ws: Workspace): Promise<RemoteClient> {
+export async function connect(
+  io: CliIo,
+  ws: Workspace,
+  opts: { rebind?: boolean } = {},
+): Promise<RemoteClient> {
+  const { config } = ws
+  await refuseUnboundServer(ws.root, config.server, opts.rebind === true)
   const { createRemoteClient } = await import('../remote/index.js')
   const { resolveTokenSource } = await import('../config/credentials.js')
-  const { config } = ws
   const { token, source, file } = await resolveTokenSource(io.env, config.server)
   tokenOrigin = { server: config.server, source, file }
   return createRemoteClient({

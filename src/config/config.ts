@@ -7,6 +7,8 @@ import path from 'node:path'
 import writeFileAtomic from 'write-file-atomic'
 import { isMap, parseDocument } from 'yaml'
 import * as z from 'zod/mini'
+import { SYNC_DIR } from '../workspace/layout.js'
+import { ownEntryLink } from '../workspace/no-follow.js'
 import { ConfigError } from './errors.js'
 import { CONFIG_FILE } from './find-root.js'
 
@@ -231,7 +233,22 @@ export function parseConfig(text: string, file: string = CONFIG_FILE): Config {
   return result.data as Config
 }
 
+/**
+ * Refuses a workspace where cms-sync's own files or .cms-sync/ are symbolic links, before any of
+ * them is read or written: each is used on every run, and through a link a committed
+ * `.cms-sync -> /elsewhere` would take the state, logs and trash outside the workspace, a linked
+ * media.yaml would be overwritten wherever it points (no-follow.ts).
+ */
+export function refuseOwnLinks(root: string): void {
+  const link = ownEntryLink(root)
+  if (link)
+    throw new ConfigError(
+      `${link.message}: replace it with the ${link.link === SYNC_DIR ? 'folder' : 'file'} itself (nothing was read or written)`,
+    )
+}
+
 export async function loadConfig(root: string): Promise<Config> {
+  refuseOwnLinks(root)
   const file = path.join(root, CONFIG_FILE)
   let text: string
   try {
@@ -280,6 +297,7 @@ ${c.tls.insecure ? '' : '# '}tls: { insecure: true }   # only for a server with 
  * updated key by key, keeping its comments. The values are validated first.
  */
 export async function writeNewConfig(root: string, values: NewConfigValues): Promise<void> {
+  refuseOwnLinks(root)
   const file = path.join(root, CONFIG_FILE)
   let existing: string | undefined
   try {

@@ -8,7 +8,8 @@ import writeFileAtomic from 'write-file-atomic'
 import { CliError } from '../cli/exit-codes.js'
 import { Durability } from '../workspace/durability.js'
 import type { Kind } from '../workspace/kinds.js'
-import { syncDirPath } from '../workspace/layout.js'
+import { SYNC_DIR, syncDirPath } from '../workspace/layout.js'
+import { refuseLinks } from '../workspace/no-follow.js'
 import { lockText, writeLock } from './committed-base.js'
 
 export interface Target {
@@ -247,6 +248,9 @@ export class StateStore {
     this.saving = (async () => {
       await this.durability.flush()
       await mkdir(syncDirPath(this.root), { recursive: true })
+      // writeFileAtomic replaces the file a link points at: a .cms-sync (or state.json) made a
+      // link while a watch runs (a checkout) must not send the state outside the workspace.
+      refuseLinks(this.root, `${SYNC_DIR}/state.json`)
       await writeFileAtomic(statePath(this.root), text)
       // The lock after the state: a crash between the two leaves the lock one step behind,
       // which the next run sees as a disagreement (a conflict at worst), never as a base it lacks.

@@ -3,14 +3,15 @@
 // any other file is hashed as a stream (never held whole in memory).
 
 import { createHash } from 'node:crypto'
-import { createReadStream, statSync } from 'node:fs'
-import { readdir } from 'node:fs/promises'
+import { constants, lstatSync } from 'node:fs'
+import { open, readdir } from 'node:fs/promises'
 import { pipeline } from 'node:stream/promises'
 import type { ItemState, StatSnapshot } from '../state/state-file.js'
 import { FOLDER_OF } from './kinds.js'
 import { absolute } from './layout.js'
 import { sameStat } from './local-file.js'
 import { mediaPathProblem } from './media-index.js'
+import { linkOnPath, linkProblem, NO_FOLLOW } from './no-follow.js'
 import type { ScanProblem } from './scan.js'
 
 export interface LocalMediaFile {
@@ -23,9 +24,12 @@ export interface LocalMediaFile {
 
 const MEDIA = FOLDER_OF.media
 
+/** The sha256 of a file's bytes; a link in place of the file fails the read (ELOOP), never followed. */
 export async function hashFile(file: string): Promise<string> {
+  const handle = await open(file, constants.O_RDONLY | NO_FOLLOW)
   const hash = createHash('sha256')
-  await pipeline(createReadStream(file), hash)
+  // The stream closes the handle when it ends or fails.
+  await pipeline(handle.createReadStream(), hash)
   return hash.digest('hex')
 }
 
@@ -36,6 +40,13 @@ export async function scanMedia(
 ): Promise<{ files: Map<string, LocalMediaFile>; problems: ScanProblem[] }> {
   const files = new Map<string, LocalMediaFile>()
   const problems: ScanProblem[] = []
+  const unsynced = (path: string, problem: string) =>
+    problems.push({ kind: 'media', path, problems: [problem], unsynced: true })
+  // media/ itself a link (`media -> ~/.ssh`): nothing under it is read, every item is held.
+  if (linkOnPath(root, MEDIA) !== undefined) {
+    unsynced(MEDIA, linkProblem(root, MEDIA))
+    return { files, problems }
+  }
   const walk = async (rel: string): Promise<void> => {
     let entries: import('node:fs').Dirent[]
     try {
@@ -53,9 +64,9 @@ export async function scanMedia(
         continue
       }
       if (!entry.isFile()) {
-        // A link could point anywhere; cms-sync never follows one out of media/ into the server.
-        if (entry.isSymbolicLink())
-          problems.push({ kind: 'media', path, problems: ['a symbolic link; media must be plain files'] })
+        // A link could point anywhere (a file or folder of ~/.ssh): never followed, never uploaded,
+        // and its item (or every item under a linked folder) left alone on both sides.
+        if (entry.isSymbolicLink()) unsynced(path, linkProblem(root, path))
         continue
       }
       const problem = mediaPathProblem(child)
@@ -64,7 +75,12 @@ export async function scanMedia(
         continue
       }
       // Synchronous, as in the scan of the JSON kinds: a promise per file costs more than the stat.
-      const info = statSync(absolute(root, path))
+      const info = lstatSync(absolute(root, path), { throwIfNoEntry: false })
+      if (info === undefined) continue // gone since the listing: as if the scan came a moment later
+      if (info.isSymbolicLink()) {
+        unsynced(path, linkProblem(root, path))
+        continue
+      }
       const snapshot = { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino }
       const base = cached(path)
       const sha256 =

@@ -12,7 +12,7 @@ import { syncDirPath } from '../../workspace/layout.js'
 import { conflictCopyPath, hasConflictCopies } from '../../workspace/local-writes.js'
 import { readMediaIndex } from '../../workspace/media-index.js'
 import { scanMedia } from '../../workspace/media-scan.js'
-import type { ScanProblem } from '../../workspace/scan.js'
+import { heldBy, type ScanProblem, unsyncedPaths } from '../../workspace/scan.js'
 import type { PlanItem, PlanOptions } from '../plan.js'
 import { type MediaBaseItem, type MediaMatch, matchMedia, unsafeMedia } from './media-match.js'
 import { MEDIA_FOLDER, planMedia } from './media-plan.js'
@@ -113,14 +113,33 @@ export async function snapshotMedia(
   for (const stalePath of stale) await store.forget(stalePath)
   for (const [id, item] of base) if (opts.ignored(`${MEDIA_FOLDER}/${item.rel}`)) base.delete(id)
   const indexBefore = await readMediaIndex(root)
-  // Ignored paths stay in media.yaml as they are; they only take no part in the plan.
-  const index = new Map(indexBefore ?? [])
-  const synced = new Map([...index].filter(([rel]) => !opts.ignored(`${MEDIA_FOLDER}/${rel}`)))
   const scan = await scanMedia(root, (p) => store.get(p), opts.ignored)
+  // A path the scan left alone (a link in place of a file, or of a folder: everything under it)
+  // takes no part in the plan, like an ignored one: its item is neither deleted on the server
+  // nor pulled through the link. Its id is held too, wherever the server has moved the item.
+  const held = heldBy(unsyncedPaths(scan.problems))
+  const heldIds = new Set<string>()
+  for (const [id, item] of base)
+    if (held(`${MEDIA_FOLDER}/${item.rel}`)) {
+      heldIds.add(id)
+      base.delete(id)
+    }
+  const left = (path: string) => opts.ignored(path) || held(path)
+  // Ignored and held paths stay in media.yaml as they are; they only take no part in the plan.
+  const index = new Map(indexBefore ?? [])
+  const synced = new Map(
+    [...index].filter(([rel, id]) => {
+      if (!held(`${MEDIA_FOLDER}/${rel}`)) return !opts.ignored(`${MEDIA_FOLDER}/${rel}`)
+      heldIds.add(id)
+      return false
+    }),
+  )
   // An unsafe name is kept for matchMedia to report by id: as a path it could even climb out of
   // the workspace, which the ignore rules would take for "ignored" and drop without a word.
   const listed = (await (opts.listing ?? api.list())).filter(
-    (m) => unsafeMedia(m) || !opts.ignored(`${MEDIA_FOLDER}/${m.folder ? `${m.folder}/` : ''}${m.name}`),
+    (m) =>
+      !heldIds.has(m.id) &&
+      (unsafeMedia(m) || !left(`${MEDIA_FOLDER}/${m.folder ? `${m.folder}/` : ''}${m.name}`)),
   )
   // A file whose upload was sent under an id but never confirmed keeps that id, as if
   // media.yaml named it (unless media.yaml or the base already place the path or the id).
