@@ -98,18 +98,12 @@ export function refusedTokenMessage(error: unknown): string | undefined {
  */
 export async function refuseUnboundServer(root: string, server: string, rebind: boolean): Promise<void> {
   if (rebind) return
-  const { loadState } = await import('../state/state-file.js')
-  const { loadLock } = await import('../state/committed-base.js')
-  const { SYNC_DIR } = await import('../workspace/layout.js')
-  const bindings = [
-    [`${SYNC_DIR}/state.json`, (await loadState(root).catch(() => undefined))?.target],
-    ['cms-sync.lock', (await loadLock(root).catch(() => undefined))?.target],
-  ] as const
+  const { boundServers } = await import('../state/bound-servers.js')
   const plain = (url: string) => url.replace(/\/+$/, '')
-  for (const [file, bound] of bindings) {
-    if (!bound || plain(bound.server) === plain(server)) continue
+  for (const { file, server: bound } of await boundServers(root)) {
+    if (plain(bound) === plain(server)) continue
     throw new CliError(
-      `safety stop: this workspace is bound to ${bound.server} (${file}), but cms-sync.yaml names ${server}; nothing was sent to ${server}: the token goes only to the server a workspace is bound to. If the new server is meant, run \`cms-sync sync --rebind\``,
+      `safety stop: this workspace is bound to ${bound} (${file}), but cms-sync.yaml names ${server}; nothing was sent to ${server}: the token goes only to the server a workspace is bound to. If the new server is meant, run \`cms-sync sync --rebind\``,
       ExitCode.safetyStop,
     )
   }
