@@ -22,8 +22,9 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 
-type WatcherName = 'chokidar' | 'parcel' | 'tree-watcher'
-const WATCHERS: WatcherName[] = ['chokidar', 'parcel', 'tree-watcher']
+/** `cms-sync`: what the daemon runs, @parcel/watcher plus the folder index of src/watch/tree-watcher.ts. */
+type WatcherName = 'chokidar' | 'parcel' | 'cms-sync'
+const WATCHERS: WatcherName[] = ['chokidar', 'parcel', 'cms-sync']
 
 /** Paths (relative, forward slashes) under content/ reported by a watcher, printed as JSON lines. */
 async function child(name: WatcherName, root: string): Promise<void> {

@@ -39,5 +39,7 @@ await build({
       'const __dirname = import.meta.dirname;',
     ].join(' '),
   },
+  // A native addon: it finds its prebuilt binary for this platform at run time, from node_modules.
+  external: ['@parcel/watcher'],
   logLevel: 'warning',
 })

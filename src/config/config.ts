@@ -18,30 +18,6 @@ export { CONFIG_FILE, findWorkspaceRoot } from './find-root.js'
 export type ResourceName = 'schemas' | 'content' | 'media' | 'forms' | 'connections'
 export const RESOURCE_NAMES: readonly ResourceName[] = ['schemas', 'content', 'media', 'forms', 'connections']
 
-export interface Config {
-  server: string
-  project: string
-  environment: string
-  resources: ResourceName[]
-  rateLimit: { requestsPerSecond: number; concurrency: number }
-  watch: {
-    debounceMs: number
-    pollSeconds: number
-    /** The watcher pauses pushing past more than `files` changed, or `percent` of the items. */
-    massChange: { files: number; percent: number }
-    massDelete: { files: number; percent: number }
-  }
-  safety: { maxDeletePercent: number; maxDeletes: number }
-  dialect: 'auto' | 'spec' | 'upstream'
-  /** `insecure: true` turns off certificate checks for this workspace's server only. */
-  tls: { insecure: boolean }
-  /**
-   * The most one listing, and one media file, may weigh before cms-sync stops reading: a broken
-   * or hostile server's endless answer must not fill memory or disk.
-   */
-  limits: { listingMB: number; mediaMB: number }
-}
-
 /** 128 MB: ten times a 100,000-node listing of 700-byte items, a quarter of the former fixed cap. */
 export const DEFAULT_LISTING_MB = 128
 export const DEFAULT_MEDIA_MB = 1024
@@ -148,6 +124,7 @@ const schema = z.strictObject({
     z.strictObject({
       debounceMs: z._default(z.int().check(z.minimum(0), z.maximum(60_000)), 100),
       pollSeconds: z._default(z.number().check(z.minimum(1), z.maximum(86_400)), 10),
+      // The watcher pauses pushing past more than `files` changed, or `percent` of the items.
       massChange: pauseThreshold(50, 20),
       massDelete: pauseThreshold(20, 10),
     }),
@@ -162,7 +139,10 @@ const schema = z.strictObject({
     {},
   ),
   dialect: z._default(z.enum(['auto', 'spec', 'upstream']), 'auto'),
+  // `insecure: true` turns off certificate checks for this workspace's server only.
   tls: z.prefault(z.strictObject({ insecure: z._default(z.boolean(), false) }), {}),
+  // The most one listing, and one media file, may weigh before cms-sync stops reading: a broken
+  // or hostile server's endless answer must not fill memory or disk.
   limits: z.prefault(
     z.strictObject({
       listingMB: z._default(z.int().check(z.minimum(1), z.maximum(4096)), DEFAULT_LISTING_MB),
@@ -171,6 +151,9 @@ const schema = z.strictObject({
     {},
   ),
 })
+
+/** A validated cms-sync.yaml, defaults filled in: the schema's own output type. */
+export type Config = z.output<typeof schema>
 
 function describeValue(value: unknown): string {
   if (value === undefined) return 'nothing (the key is missing)'
@@ -230,7 +213,7 @@ export function parseConfig(text: string, file: string = CONFIG_FILE): Config {
   const raw: unknown = doc.toJS()
   const result = schema.safeParse(raw ?? undefined)
   if (!result.success) throw new ConfigError(messagesFor(result.error, raw, file).join('\n'))
-  return result.data as Config
+  return result.data
 }
 
 /**
@@ -310,7 +293,7 @@ export async function writeNewConfig(root: string, values: NewConfigValues): Pro
     const raw = { ...values }
     const result = schema.safeParse(raw)
     if (!result.success) throw new ConfigError(messagesFor(result.error, raw, CONFIG_FILE).join('\n'))
-    text = template(result.data as Config)
+    text = template(result.data)
   } else {
     const doc = parseDocument(existing)
     if (doc.errors.length > 0 || (doc.contents !== null && !isMap(doc.contents))) {

@@ -1,4 +1,4 @@
-// The local half of `watch`: file events (tree-watcher.ts, one OS watch per folder) only mark
+// The local half of `watch`: file events (tree-watcher.ts: @parcel/watcher, one OS watch per folder) only mark
 // workspace-relative paths dirty; after a quiet spell one batch goes to the caller, which plans
 // and carries out those paths. Nothing here reads a file, calls the API or keeps a timer per
 // file, so 10,000 files stay cheap.
@@ -28,6 +28,14 @@ const BULK_HARD_CAP_MS = 30_000
  * so wait for this much quiet instead, or the guard would see slices of it.
  */
 const BULK_QUIET_MS = 1_000
+/**
+ * @parcel/watcher hands over the first events after a quiet spell at once, then, while events
+ * keep coming, one delivery every 500 ms (docs/watch.md). A batch of more than one path may be the
+ * head of a bulk operation whose next delivery is up to that far away, so it waits this long for
+ * quiet, and a new path counts as news for at least this long; a lone path (an editor's save)
+ * keeps the configured debounce, so a save still reaches the server in about 100 ms.
+ */
+const SOURCE_DELIVERY_GAP_MS = 600
 /** Past this many paths the batch is a flood: scan everything (syncthing's aggregator: past 512). */
 export const DEFAULT_MAX_BATCH_BEFORE_FLOOD = 512
 
@@ -67,7 +75,10 @@ export interface WorkspaceWatcher {
 }
 
 export function watchWorkspace(root: string, options: WatchWorkspaceOptions): WorkspaceWatcher {
-  const maxWaitMs = options.maxWaitMs ?? Math.max(MIN_MAX_WAIT_MS, options.debounceMs * MAX_WAIT_IN_DEBOUNCES)
+  const maxWaitMs = Math.max(
+    SOURCE_DELIVERY_GAP_MS,
+    options.maxWaitMs ?? Math.max(MIN_MAX_WAIT_MS, options.debounceMs * MAX_WAIT_IN_DEBOUNCES),
+  )
   const floodAt = options.maxBatchBeforeFlood ?? DEFAULT_MAX_BATCH_BEFORE_FLOOD
   const startedAt = performance.now()
   let timeToReadyMs: number | undefined
@@ -106,7 +117,11 @@ export function watchWorkspace(root: string, options: WatchWorkspaceOptions): Wo
     const untilStarved = maxWaitMs - (now - lastNewPathAt)
     const untilHardCap = BULK_HARD_CAP_MS - (now - firstEventAt)
     const quietMs =
-      dirty.size > MASS_CHANGE_MIN_PATHS ? Math.max(options.debounceMs, BULK_QUIET_MS) : options.debounceMs
+      dirty.size > MASS_CHANGE_MIN_PATHS
+        ? Math.max(options.debounceMs, BULK_QUIET_MS)
+        : dirty.size > 1
+          ? Math.max(options.debounceMs, SOURCE_DELIVERY_GAP_MS)
+          : options.debounceMs
     const delay = Math.max(0, Math.min(quietMs, untilStarved, untilHardCap))
     // refresh() re-arms with the timer's own delay: cheap, and right when the delay is unchanged.
     if (quietTimer !== undefined && delay === quietTimerDelayMs) quietTimer.refresh()
@@ -154,7 +169,7 @@ export function watchWorkspace(root: string, options: WatchWorkspaceOptions): Wo
     async close() {
       closed = true
       if (quietTimer !== undefined) clearTimeout(quietTimer)
-      tree.close()
+      await tree.close()
     },
   }
 }

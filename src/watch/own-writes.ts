@@ -3,7 +3,7 @@
 // a path is dropped only if what is on disk NOW is exactly what we wrote (or still absent after our
 // delete). So a user's edit that lands right after ours, in the same batch or a later one, is
 // still seen: its bytes hash differently. Matching by content, not by event, also copes with
-// chokidar sending one, two or three events for one write.
+// a watcher sending one, two or three events for one write.
 
 import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'

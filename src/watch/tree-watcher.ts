@@ -1,17 +1,20 @@
-// Which files of a workspace changed, from one OS watch per folder (inotify on Linux): a folder's
-// watch reports every entry created, written, renamed or deleted in it, so 10,000 files in a
-// few folders take a few watches, not 10,000 (chokidar watches every file: seconds to start, a
-// file handle and 10 KB of memory each, and the system's watch limit at risk).
+// Which files of a workspace changed, from @parcel/watcher: native, one OS watch per folder
+// (inotify on Linux, FSEvents on macOS, ReadDirectoryChangesW on Windows), so 100,000 files take
+// a few watches where chokidar took one per file (docs/watch.md has the measurements).
 //
 // Events only say "look at this name"; what is on disk decides (one lstat): a file there is
-// changed, a file gone is deleted, a folder that appears is watched and its files reported
-// (they may have been written before its watch was in place), a folder that goes reports every
-// file it held. So event counts and kinds, which differ between platforms and editors, never
-// matter. The names of each folder's files are kept for that last case.
+// changed, a file gone is deleted. Two gaps in what the library reports are filled here, both
+// seen in docs/watch.md's trial: a folder that appears (created, or moved in from outside) comes
+// as one `create` of the folder, without the files written into it, so it is listed and its
+// files reported; and a folder renamed or moved away comes as one `delete` of the folder alone,
+// so the names of each folder's files are kept (an index built by one crawl at start-up and kept
+// up by the events) and every file it held is reported deleted. Event counts and kinds, which
+// differ between platforms and editors, never matter.
 
-import { type FSWatcher, lstatSync, watch } from 'node:fs'
+import { type Dirent, lstatSync, readdirSync } from 'node:fs'
 import { readdir } from 'node:fs/promises'
 import path from 'node:path'
+import parcelWatcher from '@parcel/watcher'
 
 export interface TreeWatcherOptions {
   /** Whether a workspace-relative path (forward slashes) is never watched or reported. */
@@ -24,143 +27,152 @@ export interface TreeWatcherOptions {
 export interface TreeWatcher {
   /** Resolves once every folder is watched: any change after it is reported. */
   readonly ready: Promise<void>
-  close(): void
+  close(): Promise<void>
 }
 
 interface Folder {
-  watcher: FSWatcher | undefined
   /**
    * Names of the files (and links) in it, as last seen, ignored ones too: asking the ignore
    * rules about 10,000 names would double the time to ready; they are asked when a name is reported.
    */
   files: Set<string>
-  /** Names of the watched folders in it. */
+  /** Names of the folders in it that are indexed. */
   folders: Set<string>
 }
 
 const join = (dir: string, name: string) => (dir === '' ? name : `${dir}/${name}`)
+const parentOf = (rel: string) => {
+  const slash = rel.lastIndexOf('/')
+  return slash < 0 ? '' : rel.slice(0, slash)
+}
+const baseOf = (rel: string) => rel.slice(rel.lastIndexOf('/') + 1)
+
+/** Never watched by the OS even when they appear later: a checkout or an install there wakes nothing. */
+const ALWAYS_UNWATCHED = ['.git', 'node_modules', '.cms-sync']
 
 export function watchTree(root: string, options: TreeWatcherOptions): TreeWatcher {
   const absoluteRoot = path.resolve(root)
-  const folders = new Map<string, Folder>()
+  const index = new Map<string, Folder>()
   let closed = false
-  let crawling = 0
-  let resolveReady: () => void = () => {}
-  const ready = new Promise<void>((resolve) => {
-    resolveReady = resolve
-  })
 
   const absolute = (rel: string) => (rel === '' ? absoluteRoot : path.join(absoluteRoot, ...rel.split('/')))
+  const relative = (abs: string) => path.relative(absoluteRoot, abs).split(path.sep).join('/')
 
-  /** Watches a folder, then lists it (in that order: nothing created in between is missed). */
-  function addFolder(rel: string, reportFiles: boolean): void {
-    if (closed || folders.has(rel)) return
-    const folder: Folder = { watcher: undefined, files: new Set(), folders: new Set() }
-    folders.set(rel, folder)
-    try {
-      folder.watcher = watch(absolute(rel), { persistent: true }, (_event, name) => onEvent(rel, name))
-      folder.watcher.on('error', (error) => {
-        // The folder went away under its watch (the parent's event reports its files).
-        if (!existsAsFolder(rel)) removeFolder(rel, false)
-        else options.onError(error)
-      })
-    } catch (error) {
-      folders.delete(rel)
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') options.onError(error)
-      return
+  function folderAt(rel: string): Folder {
+    let folder = index.get(rel)
+    if (!folder) {
+      folder = { files: new Set(), folders: new Set() }
+      index.set(rel, folder)
+      if (rel !== '') folderAt(parentOf(rel)).folders.add(baseOf(rel))
     }
-    crawling++
-    void list(rel, folder, reportFiles).finally(() => {
-      if (--crawling === 0) resolveReady()
-    })
+    return folder
   }
 
-  async function list(rel: string, folder: Folder, reportFiles: boolean): Promise<void> {
-    let entries: import('node:fs').Dirent[]
+  function report(rel: string, exists: boolean): void {
+    if (!closed && !options.ignored(rel, false)) options.onPath(rel, exists)
+  }
+
+  /** Lists a folder into the index, and its folders below; `reportNew` reports each file not known yet. */
+  async function crawl(rel: string, reportNew: boolean): Promise<void> {
+    let entries: Dirent[]
     try {
       entries = await readdir(absolute(rel), { withFileTypes: true })
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code
-      if (code === 'ENOENT' || code === 'ENOTDIR') removeFolder(rel, false)
-      else options.onError(error)
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') options.onError(error)
       return
     }
-    if (closed || folders.get(rel) !== folder) return
+    if (closed) return
+    const folder = folderAt(rel)
+    const below: Promise<void>[] = []
     for (const entry of entries) {
+      const child = join(rel, entry.name)
       if (entry.isDirectory()) {
-        const child = join(rel, entry.name)
         if (options.ignored(child, true)) continue
-        folder.folders.add(entry.name)
-        addFolder(child, reportFiles)
+        folderAt(child)
+        below.push(crawl(child, reportNew))
       } else if (!folder.files.has(entry.name)) {
         folder.files.add(entry.name)
-        if (reportFiles) report(join(rel, entry.name), true)
+        if (reportNew) report(child, true)
       }
     }
+    await Promise.all(below)
   }
 
-  function report(rel: string, exists: boolean): void {
-    if (!options.ignored(rel, false)) options.onPath(rel, exists)
-  }
-
-  function existsAsFolder(rel: string): boolean {
-    return lstatSync(absolute(rel), { throwIfNoEntry: false })?.isDirectory() === true
-  }
-
-  /** A folder is gone (or became a file): its files are reported deleted, its watches closed. */
-  function removeFolder(rel: string, reportFiles = true): void {
-    const folder = folders.get(rel)
+  /** A folder is gone (or became a file): its files are reported deleted and leave the index. */
+  function forgetFolder(rel: string): void {
+    const folder = index.get(rel)
     if (!folder) return
-    folders.delete(rel)
-    folder.watcher?.close()
-    for (const name of folder.folders) removeFolder(join(rel, name), reportFiles)
-    if (reportFiles) for (const name of folder.files) report(join(rel, name), false)
-    const slash = rel.lastIndexOf('/')
-    folders.get(slash < 0 ? '' : rel.slice(0, slash))?.folders.delete(rel.slice(slash + 1))
+    index.delete(rel)
+    for (const name of folder.folders) forgetFolder(join(rel, name))
+    for (const name of folder.files) report(join(rel, name), false)
+    if (rel !== '') index.get(parentOf(rel))?.folders.delete(baseOf(rel))
   }
 
-  function onEvent(dir: string, name: string | Buffer | null): void {
-    const folder = folders.get(dir)
-    if (closed || !folder) return
-    if (name === null) {
-      // No name (the OS dropped it): every file the folder held or holds now is reported.
-      for (const file of folder.files) report(join(dir, file), false)
-      folder.files.clear()
-      void list(dir, folder, true)
-      return
-    }
-    const child = join(dir, String(name))
-    const stat = lstatSync(absolute(child), { throwIfNoEntry: false })
-    const base = String(name)
+  /** `forgotten`: folders this batch of events found gone, whose own children's events may follow. */
+  function onEvent(rel: string, forgotten: Set<string>): void {
+    if (rel === '' || rel.startsWith('..')) return
+    const stat = lstatSync(absolute(rel), { throwIfNoEntry: false })
+    const parent = index.get(parentOf(rel))
+    const name = baseOf(rel)
     if (stat?.isDirectory()) {
-      if (folder.files.delete(base)) report(child, false)
-      if (options.ignored(child, true)) return
-      folder.folders.add(base)
-      addFolder(child, true)
+      if (parent?.files.delete(name)) report(rel, false)
+      if (options.ignored(rel, true)) return
+      folderAt(rel)
+      crawl(rel, true).catch(options.onError)
       return
     }
-    if (folders.has(child)) removeFolder(child)
+    if (index.has(rel)) {
+      forgetFolder(rel)
+      forgotten.add(rel)
+      if (!stat) return
+    }
     if (stat) {
-      folder.files.add(base)
-      report(child, true)
-    } else if (folder.files.delete(base)) {
-      report(child, false)
-    } else if (dir !== '' && base === path.posix.basename(dir) && !existsAsFolder(dir)) {
-      // An event on the watched folder itself (it was deleted or moved away).
-      removeFolder(dir)
+      folderAt(parentOf(rel)).files.add(name)
+      report(rel, true)
+    } else if (!forgotten.has(parentOf(rel)) || parent?.files.has(name)) {
+      parent?.files.delete(name)
+      report(rel, false)
+    } else {
+      forgotten.add(rel) // a folder below one gone: its files were reported with it
     }
   }
 
-  addFolder('', false)
-  if (crawling === 0) resolveReady()
+  // The top-level folders ignored now are left out of the OS watch itself (docs/, a build
+  // folder); a change of .cmsyncignore restarts the watcher, which looks again.
+  const unwatched = new Set(ALWAYS_UNWATCHED)
+  for (const entry of readdirSync(absoluteRoot, { withFileTypes: true }))
+    if (entry.isDirectory() && options.ignored(entry.name, true)) unwatched.add(entry.name)
+
+  const subscription = parcelWatcher.subscribe(
+    absoluteRoot,
+    (error, events) => {
+      if (closed) return
+      if (error) options.onError(error)
+      // A folder's own event comes before those of what was in it, so a folder moved away
+      // reports its files from the index before their own delete events arrive (if they do).
+      const forgotten = new Set<string>()
+      for (const event of events) onEvent(relative(event.path), forgotten)
+    },
+    { ignore: [...unwatched] },
+  )
+  const ready = Promise.all([subscription, crawl('', false)]).then(
+    () => undefined,
+    (error) => {
+      options.onError(error)
+    },
+  )
 
   return {
     ready,
-    close() {
+    async close() {
       closed = true
-      for (const folder of folders.values()) folder.watcher?.close()
-      folders.clear()
-      resolveReady()
+      index.clear()
+      const active = await subscription.catch(() => undefined)
+      // On Linux, unsubscribing after a watched folder was moved away can throw "Unable to
+      // remove watcher: Invalid argument" (parcel-bundler/watcher#129, open): that folder's
+      // inotify watch is already gone, and nothing is reported after `closed`.
+      await active?.unsubscribe().catch(() => undefined)
     },
   }
 }
