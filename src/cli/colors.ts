@@ -11,3 +11,11 @@ function colorsWanted(env: NodeJS.ProcessEnv, isTerminal: boolean): boolean {
 }
 
 export const pc = picocolors.createColors(colorsWanted(process.env, process.stdout.isTTY === true))
+
+/** Colours for another stream (stderr, for -v): on for a terminal, unless NO_COLOR. */
+export function colorsFor(
+  env: NodeJS.ProcessEnv,
+  isTerminal: boolean,
+): ReturnType<typeof picocolors.createColors> {
+  return picocolors.createColors(colorsWanted(env, isTerminal))
+}

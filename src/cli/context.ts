@@ -48,26 +48,98 @@ export async function openWorkspace(io: CliIo, cmd: Command): Promise<Workspace>
   const root = await workspaceRoot(io, globals)
   const { loadConfig } = await import('../config/config.js')
   const config = await loadConfig(root)
-  return { root, config, globals, logger: await commandLogger(globals, root) }
+  return { root, config, globals, logger: await commandLogger(io, globals, root, config) }
 }
 
-/** The log of a command: the workspace log file, and stderr with -v. */
-export async function commandLogger(globals: GlobalOptions, root?: string): Promise<Logger> {
-  const { createLogger } = await import('../log/logger.js')
-  return createLogger({
+/** This command line (one per process; tests run many in one process): its words and its log. */
+let commandLine: { argv: readonly string[]; started: number; logger?: Logger; file?: string } | undefined
+
+/** A command line starts: no token origin yet, no log yet. */
+export function beginCommandLine(argv: readonly string[]): void {
+  commandLine = { argv, started: Date.now() }
+  tokenOrigin = undefined
+}
+
+/**
+ * The log of a command: the workspace log file, and stderr with -v (readable lines on a
+ * terminal, pino's JSON lines in a pipe or a file). The first log of a command line with a
+ * workspace records the command (its secrets left out), so every run in the file is named.
+ */
+export async function commandLogger(
+  io: CliIo,
+  globals: GlobalOptions,
+  root?: string,
+  config?: Pick<Config, 'retention'>,
+): Promise<Logger> {
+  const [{ createLogger, logFilePath }, { colorsFor }] = await Promise.all([
+    import('../log/logger.js'),
+    import('./colors.js'),
+  ])
+  const terminal = (io.stderr as { isTTY?: boolean }).isTTY === true
+  const logger = createLogger({
     ...(root === undefined ? {} : { root }),
     level: globals.verbose ? 'debug' : 'info',
-    stderr: globals.verbose === true,
+    ...(globals.verbose ? { stderr: io.stderr } : {}),
+    ...(globals.verbose && terminal ? { pretty: colorsFor(io.env, true) } : {}),
+    ...(config ? { logsDays: config.retention.logsDays } : {}),
   })
+  if (root !== undefined && commandLine && !commandLine.logger) {
+    commandLine.logger = logger
+    commandLine.file = logFilePath(root)
+    const { commandLineForLog, shellLine } = await import('../log/command-line.js')
+    const argv = commandLineForLog(commandLine.argv)
+    logger.info({ argv, cwd: io.cwd, version: VERSION }, `run: cms-sync ${shellLine(argv)}`)
+  }
+  return logger
+}
+
+/** The version `--version` prints. */
+export const VERSION = '0.1.0'
+
+/** How a command line stopped: an error (a CliError, or an internal error: a bug). */
+export interface Stop {
+  error: unknown
+  message: string
+  exitCode: number
+  internal: boolean
+}
+
+/**
+ * Records the end of the command line in its log (if it opened one): its exit code, and for a
+ * stop the error with its stack, which the terminal does not show. Waits until the lines are in
+ * the file. Returns the log file when the stop was recorded there.
+ */
+export async function endCommandLine(exitCode: number, stop?: Stop): Promise<string | undefined> {
+  const line = commandLine
+  commandLine = undefined
+  if (!line?.logger) return undefined
+  const { logger } = line
+  const ms = Date.now() - line.started
+  if (stop) {
+    const error = stop.error as Error
+    const { readableStack } = await import('./stack-traces.js')
+    // Under `error`, not pino's `err`: its serializer would take this plain object for an error
+    // and name its type "Object".
+    const described = {
+      // The name, not the class: the built CLI's class names are minified.
+      type: error?.name ?? typeof error,
+      message: error?.message ?? String(error),
+      ...(typeof error?.stack === 'string' ? { stack: readableStack(error.stack) } : {}),
+      ...(error?.cause instanceof Error ? { cause: error.cause.stack ?? error.cause.message } : {}),
+    }
+    const fields = { exitCode, ms, error: described }
+    if (stop.internal) logger.fatal(fields, `internal error: ${stop.message}`)
+    else logger.error(fields, `stopped: ${stop.message}`)
+  } else {
+    logger.info({ exitCode, ms }, 'run ended')
+  }
+  const { settle } = await import('../log/logger.js')
+  await settle(logger)
+  return stop ? line.file : undefined
 }
 
 /** Where this process's token came from (one command per process): what a refusal names. */
 let tokenOrigin: { server: string; source: 'env' | 'file' | 'none'; file: string } | undefined
-
-/** Each command line starts with no token origin (tests run many in one process). */
-export function forgetTokenOrigin(): void {
-  tokenOrigin = undefined
-}
 
 /**
  * The message for a missing or refused token: where it came from and what helps. Undefined for

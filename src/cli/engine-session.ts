@@ -102,6 +102,8 @@ export async function withEngine<T>(
     ? await (await import('../state/lock.js')).acquireLock(ws.root, cmd.name())
     : undefined
   try {
+    // Runs that may add to .cms-sync/trash/ also prune it, holding the lock as they do.
+    if (release) await pruneOldTrash(ws)
     // --rebind (pull, push, sync) lets the token go to a server the workspace is not bound to yet.
     const rebind = cmd.opts<{ rebind?: boolean }>().rebind === true
     const client = opts.untilReachable
@@ -121,13 +123,14 @@ export async function withEngine<T>(
         maxDeletePercent: ws.config.safety.maxDeletePercent,
         maxDeletes: ws.config.safety.maxDeletes,
         // A base not kept in .cms-sync/bases/ (a fresh clone, a CI checkout) is looked up in git.
-        baseFallback: async (item, hash, codec) =>
+        baseFallback: async (item, hash, codec, orders) =>
           (await import('../workspace/git-base.js')).baseTextFromGit(
             ws.root,
             item.path,
             hash,
             codec,
             item.id,
+            orders,
           ),
         ...(enabled.has('media')
           ? {
@@ -148,4 +151,12 @@ export async function withEngine<T>(
   } finally {
     await release?.()
   }
+}
+
+async function pruneOldTrash(ws: Workspace): Promise<void> {
+  const { pruneTrash } = await import('../workspace/trash-retention.js')
+  const days = ws.config.retention.trashDays
+  const removed = await pruneTrash(ws.root, days)
+  if (removed.length > 0)
+    ws.logger.info({ removed, days }, `trash: removed ${removed.length} run folders older than ${days} days`)
 }

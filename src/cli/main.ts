@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { run } from './program.js'
+import { reportInternalError, run } from './program.js'
 
 // SIGINT/SIGTERM: a command that reads io.stopSignal (watch, emulator) stops gracefully on the
 // first one and a second one means "now"; any other command ends at once (128 + signal number),
@@ -28,7 +28,8 @@ for (const stream of [process.stdout, process.stderr]) {
   })
 }
 
-const code = await run(process.argv.slice(2), {
+const argv = process.argv.slice(2)
+const io = {
   stdout: process.stdout,
   stderr: process.stderr,
   stdin: process.stdin,
@@ -38,6 +39,21 @@ const code = await run(process.argv.slice(2), {
     graceful = true
     return stopSignal
   },
+}
+
+// An error nothing caught (a callback's, a promise nobody awaited) is a bug of ours like any
+// internal error: its stack goes to the workspace log, the terminal names the log, and the
+// process ends with exit 1, as Node would end it.
+let crashing = false
+process.on('uncaughtException', (error) => {
+  if (crashing) process.exit(1)
+  crashing = true
+  process.exitCode = 1
+  void reportInternalError(io, argv, error)
+    .catch(() => {})
+    .finally(() => process.exit(1))
 })
+
+const code = await run(argv, io)
 // Commands close their own handles (sockets, watchers, timers), so the process ends by itself.
 process.exitCode = code

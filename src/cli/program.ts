@@ -3,7 +3,7 @@
 // pays for no other command's code; `--help` and anything unclear load them all.
 
 import { Command, CommanderError } from 'commander'
-import { forgetTokenOrigin, refusedTokenMessage } from './context.js'
+import { beginCommandLine, endCommandLine, refusedTokenMessage, VERSION } from './context.js'
 import { CliError, ExitCode } from './exit-codes.js'
 import type { CliIo } from './io.js'
 
@@ -94,7 +94,7 @@ export async function buildProgram(
 ): Promise<Command> {
   const program = new Command('cms-sync')
     .description('Keep a content-management server and a folder of files in step.')
-    .version('0.1.0')
+    .version(VERSION)
     // Global options: accepted before or after the command name; commands read them with
     // cmd.optsWithGlobals() (see context.ts).
     .option(
@@ -103,7 +103,10 @@ export async function buildProgram(
     )
     .option('--json', 'print one JSON document on stdout (logs go to stderr)')
     .option('-q, --quiet', 'print nothing but errors')
-    .option('-v, --verbose', 'print debug logs on stderr')
+    .option(
+      '-v, --verbose',
+      'print debug logs on stderr: readable lines on a terminal, JSON lines (pino) in a pipe or file',
+    )
     .option('--no-progress', 'never show progress bars (they only show on a terminal anyway)')
     .exitOverride()
     // Every command's --help also lists the global options (-C, --json, ...).
@@ -138,23 +141,29 @@ function printError(io: CliIo, argv: readonly string[], message: string, exitCod
 
 /** Runs one command line and returns its exit code; never calls process.exit. */
 export async function run(argv: string[], io: CliIo): Promise<number> {
-  forgetTokenOrigin()
+  beginCommandLine(argv)
   let exitCode: number = ExitCode.ok
-  const program = await buildProgram(
-    io,
-    (code) => {
-      exitCode = code
-    },
-    commandNamed(argv),
-  )
   try {
+    const program = await buildProgram(
+      io,
+      (code) => {
+        exitCode = code
+      },
+      commandNamed(argv),
+    )
     await program.parseAsync(argv, { from: 'user' })
+    await endCommandLine(exitCode)
     return exitCode
   } catch (error) {
     if (error instanceof CommanderError) {
       // --help and --version end through here with code 0; a bad flag with 1, which is a usage error.
-      if (error.exitCode === 0) return ExitCode.ok
-      printError(io, argv, error.message.replace(/^error: /, ''), ExitCode.usage)
+      if (error.exitCode === 0) {
+        await endCommandLine(ExitCode.ok)
+        return ExitCode.ok
+      }
+      const message = error.message.replace(/^error: /, '')
+      printError(io, argv, message, ExitCode.usage)
+      await endCommandLine(ExitCode.usage, { error, message, exitCode: ExitCode.usage, internal: false })
       return ExitCode.usage
     }
     if (error instanceof CliError) {
@@ -166,14 +175,37 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
         (refusedCause !== undefined ? error.message.replace(cause!.message, refusedCause) : error.message)
       io.stderr.write(`cms-sync: ${message}\n`)
       printError(io, argv, message, error.exitCode)
+      await endCommandLine(error.exitCode, { error, message, exitCode: error.exitCode, internal: false })
       return error.exitCode
     }
+    await reportInternalError(io, argv, error)
+    return ExitCode.failed
+  }
+}
+
+/**
+ * A bug of ours: an error no layer turned into a message, thrown out of a command or uncaught.
+ * The stack goes to the workspace log, and the terminal names the log; where there is no log
+ * (no workspace yet) the terminal shows the stack, as it is the only place left.
+ */
+export async function reportInternalError(io: CliIo, argv: readonly string[], error: unknown): Promise<void> {
+  const message = (error as Error)?.message ?? String(error)
+  const file = await endCommandLine(ExitCode.failed, {
+    error,
+    message,
+    exitCode: ExitCode.failed,
+    internal: true,
+  }).catch(() => undefined)
+  if (file !== undefined) {
+    io.stderr.write(
+      `cms-sync: internal error, please report it: ${message}\n(the stack trace is in ${file}; -v shows it here)\n`,
+    )
+  } else {
     const { readableStack } = await import('./stack-traces.js')
-    const stack = (error as Error).stack
+    const stack = (error as Error)?.stack
     io.stderr.write(
       `cms-sync: internal error, please report it:\n${stack ? readableStack(stack) : String(error)}\n`,
     )
-    printError(io, argv, `internal error: ${(error as Error).message ?? String(error)}`, ExitCode.failed)
-    return ExitCode.failed
   }
+  printError(io, argv, `internal error: ${message}`, ExitCode.failed)
 }

@@ -7,6 +7,7 @@ import path from 'node:path'
 import writeFileAtomic from 'write-file-atomic'
 import { isMap, parseDocument } from 'yaml'
 import * as z from 'zod/mini'
+import { DEFAULT_LOGS_DAYS } from '../log/log-files.js'
 import { SYNC_DIR } from '../workspace/layout.js'
 import { ownEntryLink } from '../workspace/no-follow.js'
 import { ConfigError } from './errors.js'
@@ -21,6 +22,10 @@ export const RESOURCE_NAMES: readonly ResourceName[] = ['schemas', 'content', 'm
 /** 128 MB: ten times a 100,000-node listing of 700-byte items, a quarter of the former fixed cap. */
 export const DEFAULT_LISTING_MB = 128
 export const DEFAULT_MEDIA_MB = 1024
+export const DEFAULT_TRASH_DAYS = 30
+export { DEFAULT_LOGS_DAYS }
+
+const MAX_DAYS = 36_500
 
 /** What each key expects, in words; `*` stands for a list index. */
 const EXPECTED: Record<string, string> = {
@@ -51,6 +56,9 @@ const EXPECTED: Record<string, string> = {
   limits: 'a mapping with listingMB and mediaMB',
   'limits.listingMB': 'a whole number of megabytes from 1 to 4096',
   'limits.mediaMB': 'a whole number of megabytes from 1 to 1048576',
+  retention: 'a mapping with trashDays and logsDays',
+  'retention.trashDays': `a whole number of days from ${DEFAULT_TRASH_DAYS} to ${MAX_DAYS} (trash is kept at least ${DEFAULT_TRASH_DAYS} days)`,
+  'retention.logsDays': `a whole number of days from 1 to ${MAX_DAYS}`,
 }
 
 function isServerUrl(value: string): boolean {
@@ -147,6 +155,19 @@ const schema = z.strictObject({
     z.strictObject({
       listingMB: z._default(z.int().check(z.minimum(1), z.maximum(4096)), DEFAULT_LISTING_MB),
       mediaMB: z._default(z.int().check(z.minimum(1), z.maximum(1_048_576)), DEFAULT_MEDIA_MB),
+    }),
+    {},
+  ),
+  // How many days .cms-sync/trash/ keeps what a run replaced or deleted (at least
+  // DEFAULT_TRASH_DAYS: it is the way back from a wrong pull or --prefer, found out about weeks
+  // later), and how many days the logs of earlier days are kept.
+  retention: z.prefault(
+    z.strictObject({
+      trashDays: z._default(
+        z.int().check(z.minimum(DEFAULT_TRASH_DAYS), z.maximum(MAX_DAYS)),
+        DEFAULT_TRASH_DAYS,
+      ),
+      logsDays: z._default(z.int().check(z.minimum(1), z.maximum(MAX_DAYS)), DEFAULT_LOGS_DAYS),
     }),
     {},
   ),
@@ -272,6 +293,10 @@ safety: { maxDeletePercent: ${c.safety.maxDeletePercent}, maxDeletes: ${c.safety
 
 dialect: ${c.dialect}          # auto | spec | upstream
 ${c.tls.insecure ? '' : '# '}tls: { insecure: true }   # only for a server with a self-signed certificate
+
+# How many days .cms-sync/trash/ keeps what cms-sync replaced or deleted (at least ${DEFAULT_TRASH_DAYS}),
+# and how many days the logs of earlier days in .cms-sync/logs/ are kept.
+retention: { trashDays: ${c.retention.trashDays}, logsDays: ${c.retention.logsDays} }
 `
 }
 

@@ -35,8 +35,17 @@ export interface PlannedMerge {
   chosen: Array<ConflictLeaf & { kept: Side }>
 }
 
-/** Finds a base's text that is not kept locally (a fresh clone: from git, by the lock's hash). */
-export type BaseFallback = (item: PlanItem, hash: string, codec: Codec) => Promise<string | undefined>
+/**
+ * Finds a base's text that is not kept locally (a fresh clone: from git, by the lock's hash).
+ * `orders` are the two sides' documents: a committed version whose value is the base's but
+ * whose key order is not (a file of the sorted-keys version) is found in their order.
+ */
+export type BaseFallback = (
+  item: PlanItem,
+  hash: string,
+  codec: Codec,
+  orders: readonly JsonObject[],
+) => Promise<string | undefined>
 
 export interface MergeDeps {
   root: string
@@ -120,8 +129,9 @@ async function mergeOne(
   entry: RemoteEntry,
   choices: MergeChoices,
 ): Promise<{ merge: PlannedMerge; conflicts: ConflictLeaf[] } | string> {
-  const baseText = (await deps.bases.read(baseHash)) ?? (await deps.baseFallback?.(item, baseHash, codec))
-  if (baseText === undefined) return 'changed on both sides, and the base text is not known to merge them'
+  let baseText = await deps.bases.read(baseHash)
+  if (baseText === undefined && !deps.baseFallback)
+    return 'changed on both sides, and the base text is not known to merge them'
   const parsed = await readLocalFile(deps.root, item.path, codec, item.id)
   if (!parsed) return 'the file is gone'
   if (!parsed.ok)
@@ -129,6 +139,11 @@ async function mergeOne(
   const object = await fullObject(deps.client, entry)
   if (!object) return 'the server copy is gone'
   const remoteText = entry.bytes?.text ?? fileBytes(codec.toFile(object)).text
+  baseText ??= await deps.baseFallback?.(item, baseHash, codec, [
+    JSON.parse(remoteText) as JsonObject,
+    parsed.file,
+  ])
+  if (baseText === undefined) return 'changed on both sides, and the base text is not known to merge them'
   const only = choices.leaves?.get(item.path)
   const choose = (leaf: ConflictLeaf): Side | undefined => {
     if (!only) return choices.prefer

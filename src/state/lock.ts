@@ -83,6 +83,24 @@ export function describeHolder(holder: LockHolder | undefined): string {
   return `${what} (pid ${holder.pid}${holder.since ? `, since ${holder.since}` : ''})`
 }
 
+/** Commands whose work a running `watch` already does. */
+const WATCH_DOES = new Set(['push', 'pull', 'sync'])
+
+/**
+ * The holder and what to do about it. A one-shot run refused because `watch` holds the lock is
+ * told that watch already does its work (the usual case: nothing to do), and how to stop watch
+ * when the run is wanted anyway (to lift a pause, or with --prefer).
+ */
+function refusal(holder: LockHolder | undefined, command: string | undefined): string {
+  const who = describeHolder(holder)
+  if (holder?.command !== 'watch') return `${who}; wait for it to finish`
+  const stop = `stop it first (Ctrl-C in its terminal, or \`kill ${holder.pid}\`)`
+  if (command === 'watch') return `${who}, which already watches this workspace; to start another, ${stop}`
+  if (command !== undefined && WATCH_DOES.has(command))
+    return `${who}, which already pushes local edits and pulls server changes as they happen (\`cms-sync status\` shows what is left); to run \`cms-sync ${command}\` yourself, ${stop}`
+  return `${who}; ${stop}`
+}
+
 /** The live cms-sync process holding the workspace lock, if any (for `doctor`). */
 export async function lockHolder(root: string): Promise<LockHolder | undefined> {
   const holder = await readLockHolder(root)
@@ -135,10 +153,7 @@ async function lockAndName(root: string, command?: string): Promise<() => Promis
       holder === undefined
         ? await liveCandidate(root)
         : holder.pid === process.pid || processIsAlive(holder.pid, holder.since)
-    if (alive) {
-      const hint = holder?.command === 'watch' ? 'stop it (Ctrl-C) first' : 'wait for it to finish'
-      throw new CliError(`the workspace is locked by ${describeHolder(holder)}; ${hint}`, ExitCode.locked)
-    }
+    if (alive) throw new CliError(`the workspace is locked by ${refusal(holder, command)}`, ExitCode.locked)
     // The holder died without releasing: its lock protects nothing any more.
     await rm(syncDirPath(root, 'lock'), { recursive: true, force: true })
     release = await tryLock(root)

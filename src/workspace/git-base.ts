@@ -1,13 +1,20 @@
 // A base's text from git, for a workspace whose .cms-sync/bases/ lacks it: a fresh clone or a
 // CI checkout (its base hashes come from the committed cms-sync.lock), or a workspace synced
 // before bases were kept. The file's committed versions are walked newest first, and the one
-// whose canonical form hashes to the base hash is the base. Only items changed on both sides ask,
-// so a run where nothing changed on both sides never starts git.
+// whose value is the base's is the base. Only items changed on both sides ask, so a run where
+// nothing changed on both sides never starts git.
+//
+// A value, not a text: the base hash is of one key order (the server's; sorted keys for a base a
+// version-1 state recorded), and the committed text may hold the same value in another (a file
+// the sorted-keys version wrote, committed before its item was synced again). Key order alone
+// must never hide the base, which would turn a mergeable edit into a conflict.
 
 import { execFile } from 'node:child_process'
 import path from 'node:path'
 import { promisify } from 'node:util'
-import type { Codec } from './codec.js'
+import { sortedJson } from './canonical-json.js'
+import { type Codec, fileBytes, type JsonObject, sortedHash } from './codec.js'
+import { orderLike } from './key-order.js'
 import { parseFileText } from './local-file.js'
 
 const run = promisify(execFile)
@@ -26,8 +33,29 @@ async function git(cwd: string, args: string[]): Promise<string | undefined> {
 }
 
 /**
- * The canonical text of the committed version of `relativePath` whose canonical hash is `hash`,
- * or undefined. `relativePath` is workspace-relative; the workspace may be a folder of the repo.
+ * The text, in the key order `hash` was taken of, of the committed value that hashes to `hash`
+ * in its own order, in sorted order, or in the order of one of `orders`; the text of the first
+ * version found, newest first. Undefined when no version holds that value.
+ */
+export function matchingText(
+  file: JsonObject,
+  ownText: string,
+  ownHash: string,
+  hash: string,
+  orders: readonly JsonObject[],
+): string | undefined {
+  if (ownHash === hash) return ownText
+  if (sortedHash(file) === hash) return sortedJson(file)
+  for (const order of orders) {
+    const bytes = fileBytes(orderLike(file, order))
+    if (bytes.hash === hash) return bytes.text
+  }
+  return undefined
+}
+
+/**
+ * The base text of `relativePath` from its committed versions (see matchingText), or undefined.
+ * `relativePath` is workspace-relative; the workspace may be a folder of the repo.
  */
 export async function baseTextFromGit(
   root: string,
@@ -35,6 +63,7 @@ export async function baseTextFromGit(
   hash: string,
   codec: Codec,
   id: string,
+  orders: readonly JsonObject[] = [],
 ): Promise<string | undefined> {
   // The versions of the file in the commits that touched it, newest first: one blob id each.
   const log = await git(root, [
@@ -59,7 +88,9 @@ export async function baseTextFromGit(
     const text = await git(root, ['cat-file', 'blob', blob])
     if (text === undefined) continue
     const parsed = parseFileText(codec, text, id)
-    if (parsed.ok && parsed.hash === hash) return parsed.text
+    if (!parsed.ok) continue
+    const match = matchingText(parsed.file, parsed.text, parsed.hash, hash, orders)
+    if (match !== undefined) return match
   }
   return undefined
 }

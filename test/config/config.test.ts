@@ -42,6 +42,7 @@ describe('loading cms-sync.yaml', () => {
       dialect: 'auto',
       tls: { insecure: false },
       limits: { listingMB: 128, mediaMB: 1024 },
+      retention: { trashDays: 30, logsDays: 14 },
     })
   })
 

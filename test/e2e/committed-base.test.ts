@@ -128,6 +128,36 @@ describe.each(['spec', 'upstream'] as const)('cms-sync.lock, the committed base 
     expect(await serverTitle(w, 'home')).toBe('editor')
   })
 
+  test('a fresh clone merges an item edited on both sides field by field, its base read from git (issue 16)', async () => {
+    const w = await synced()
+    const clone = await committedAndCloned(w)
+    // The clone has cms-sync.lock and the committed files, nothing else of ours
+    await expect(readFile(path.join(clone, '.cms-sync', 'state.json'))).rejects.toThrow()
+    // A developer edits the title in git; an editor sets the sort order in the server's UI
+    const file = path.join(clone, 'content', 'home.json')
+    const local = JSON.parse(await readFile(file, 'utf8'))
+    local.properties.title = 'developer'
+    await writeFile(file, `${JSON.stringify(local, null, 2)}\n`)
+    await w.setContent('home', { sort: 7 })
+    const status = await w.cliIn(clone, '--json', 'status')
+    expect(status.exitCode, status.stderr).toBe(0)
+    expect(status.json.changes).toMatchObject([
+      { path: 'content/home.json', local: 'modified', remote: 'modified', action: 'merge' },
+    ])
+    const sync = await w.cliIn(clone, '--json', 'sync')
+    expect(sync.exitCode, sync.stderr + sync.stdout).toBe(0)
+    // Both edits landed on both sides
+    expect(await w.server.get('content', 'home')).toMatchObject({
+      sort: 7,
+      properties: { title: 'developer' },
+    })
+    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({
+      sort: 7,
+      properties: { title: 'developer' },
+    })
+    expect((await w.cliIn(clone, '--json', 'status')).json).toMatchObject({ clean: true, changes: [] })
+  })
+
   test('a lock line whose hash is the committed file, while the server moved on, pulls or conflicts: never an overwrite', async () => {
     const w = await synced()
     const clone = await committedAndCloned(w)

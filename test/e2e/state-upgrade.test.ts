@@ -3,6 +3,7 @@
 // reorders the server; real edits on either side still go through, and every file ends up in
 // the server's order.
 
+import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { afterEach, describe, expect, test } from 'vitest'
@@ -123,6 +124,56 @@ describe.each(DIALECTS)('%s: a workspace of the sorted-keys version', (dialect) 
     expect((await w.cli('--json', 'status')).json.changes).toEqual([
       expect.objectContaining({ path: 'forms/contact.json', action: 'pull' }),
     ])
+  })
+
+  test('an item edited on both sides merges field by field, its sorted-keys base found in git by value', async () => {
+    world = await startWorld(dialect, { resources: ['schemas', 'content', 'forms'] })
+    const w = world
+    await w.server.put('schema', 'article', ARTICLE)
+    expect((await w.cli('sync')).exitCode).toBe(0)
+    await downgrade(w)
+    // The old version kept no bases; what it synced is committed in git, in its sorted form.
+    await rm(w.file('.cms-sync/bases'), { recursive: true, force: true })
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args], {
+        cwd: w.root,
+        stdio: 'pipe',
+      })
+    await writeFile(w.file('.gitignore'), '.cms-sync/\n')
+    git('init', '-q')
+    git('add', '-A')
+    git('commit', '-qm', 'synced by the sorted-keys version')
+    // Different leaves on each side: a schema's name in the file, a field's label on the server;
+    // a content title in the file, its sort order on the server.
+    await w.editJson('schemas/article.json', { name: 'Article (file)' })
+    const schema = (await w.server.get('schema', 'article')) as Obj & { fields: { properties: Obj } }
+    const properties = { ...schema.fields.properties, body: field('Body (server)') }
+    await w.server.put('schema', 'article', { ...schema, fields: { ...schema.fields, properties } })
+    const news = await w.readJson('content/news.json')
+    await w.editJson('content/news.json', {
+      properties: { ...(news.properties as Obj), title: 'News (file)' },
+    })
+    await w.setContent('news', { sort: 9 })
+
+    const status = await w.cli('--json', 'status')
+    expect(status.exitCode, JSON.stringify(status.json)).toBe(0)
+    expect(status.json.changes).toEqual([
+      expect.objectContaining({ path: 'content/news.json', action: 'merge' }),
+      expect.objectContaining({ path: 'schemas/article.json', action: 'merge' }),
+    ])
+    const sync = await w.cli('--json', 'sync')
+    expect(sync.exitCode, sync.stderr + sync.stdout).toBe(0)
+    for (const doc of [await w.readJson('content/news.json'), await w.server.get('content', 'news')])
+      expect(doc).toMatchObject({ sort: 9, properties: { title: 'News (file)' } })
+    for (const doc of [await w.readJson('schemas/article.json'), await w.server.get('schema', 'article')]) {
+      expect(doc).toMatchObject({
+        name: 'Article (file)',
+        fields: { properties: { body: { label: 'Body (server)' } } },
+      })
+      // The server's order, not the sorted one
+      expect(keysAt(doc, 'fields', 'properties')).toEqual(['title', 'body', 'author'])
+    }
+    expect((await w.cli('--json', 'status')).json.changes).toEqual([])
   })
 
   test('a file edited on both sides before the upgrade is one conflict; nothing else moves', async () => {

@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeAll, expect, test } from 'vitest'
 import { ensureBuilt } from '../helpers/build.js'
+import { runBuilt } from '../helpers/built-cli.js'
 import { syncedWorld, type World } from '../helpers/sync-world.js'
 import { setWatchConfig, watchProcess } from '../helpers/watch.js'
 
@@ -60,9 +61,19 @@ test('a second daemon or a one-shot push exits 5 naming the running daemon', asy
   expect((await second.exited).code).toBe(5)
   expect(second.stderr()).toContain(`locked by \`cms-sync watch\` (pid ${pid}, since`)
 
-  const push = await world.cli('push')
-  expect(push.exitCode).toBe(5)
-  expect(push.stderr).toContain(`\`cms-sync watch\` (pid ${pid}`)
+  // The refusal says what to do: watch already does what push and sync would, or stop it first
+  for (const command of ['push', 'sync']) {
+    const run = await world.cli(command)
+    expect(run.exitCode).toBe(5)
+    expect(run.stderr).toContain(`\`cms-sync watch\` (pid ${pid}`)
+    expect(run.stderr).toContain('which already pushes local edits and pulls server changes as they happen')
+    expect(run.stderr).toContain(
+      `to run \`cms-sync ${command}\` yourself, stop it first (Ctrl-C in its terminal, or \`kill ${pid}\`)`,
+    )
+  }
+  const built = await runBuilt(['push'], { cwd: world.root, env: world.env })
+  expect(built.code).toBe(5)
+  expect(built.stderr).toContain('which already pushes local edits')
   // The first one is unharmed: it still pushes.
   await world.editJson('content/news.json', { properties: { title: 'still watching' } })
   await first.waitForEvent({ event: 'pushed', path: 'content/news.json' })

@@ -69,7 +69,7 @@ async function checkTarget(
     timeoutMs: 10_000,
     maxRetries: 1,
     tlsInsecure: opts.insecure === true,
-    logger: await commandLogger({ progress: true, verbose }),
+    logger: await commandLogger(io, { progress: true, verbose }),
   }).catch((error: unknown) => {
     throw new CliError(
       `could not check the server: ${(error as Error).message}\n(use --offline to write cms-sync.yaml without checking)`,

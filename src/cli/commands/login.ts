@@ -133,7 +133,7 @@ export function register(program: Command, io: CliIo, _setExit: (code: number) =
 
       const { login, whoAmI } = await import('../../remote/index.js')
       const { saveToken } = await import('../../config/credentials.js')
-      const logger = await commandLogger(globals, root)
+      const logger = await commandLogger(io, globals, root)
       const tlsInsecure = config?.tls.insecure ?? false
       const { token } = await login({
         server,

@@ -24,7 +24,7 @@ export function register(program: Command, io: CliIo, _setExit: (code: number) =
           server,
           token,
           tlsInsecure: config?.tls.insecure ?? false,
-          logger: await commandLogger(globals, root),
+          logger: await commandLogger(io, globals, root),
         })
       }
       const envNote = io.env.CMS_SYNC_TOKEN?.trim() ? '; CMS_SYNC_TOKEN is still set in this environment' : ''

@@ -27,7 +27,7 @@ export function register(program: Command, io: CliIo, _setExit: (code: number) =
         server,
         token,
         tlsInsecure: config?.tls.insecure ?? false,
-        logger: await commandLogger(globals, root),
+        logger: await commandLogger(io, globals, root),
       })
       const name = typeof user.username === 'string' && user.username ? user.username : '(unnamed user)'
       const where = fromEnv ? 'CMS_SYNC_TOKEN' : credentialsPath(io.env)
