@@ -1,6 +1,12 @@
 import { describe, expect, test } from 'vitest'
 import { canonicalJson, sortedJson } from '../src/workspace/canonical-json.js'
-import { decodeId, encodeId, UnsafeIdError } from '../src/workspace/file-names.js'
+import {
+  decodeId,
+  decodeMediaName,
+  encodeId,
+  encodeMediaName,
+  UnsafeIdError,
+} from '../src/workspace/file-names.js'
 import { orderLike } from '../src/workspace/key-order.js'
 
 describe('file names for ids', () => {
@@ -31,6 +37,31 @@ describe('file names for ids', () => {
   test('empty and very long ids are refused with a reason', () => {
     expect(() => encodeId('')).toThrow(UnsafeIdError)
     expect(() => encodeId('x'.repeat(300))).toThrow(/more than 200 bytes/)
+  })
+})
+
+describe('file names for media names', () => {
+  test.each([
+    ['logo.png', 'logo.png'],
+    ['.htaccess', '.htaccess'],
+    ['a:b?c*.png', 'a%3Ab%3Fc%2A.png'],
+    ['<>|"', '%3C%3E%7C%22'],
+    ['dot.', 'dot%2E'],
+    ['space ', 'space%20'],
+    ['CON', '%43ON'],
+    ['com1.png', '%63om1.png'],
+    ['100%.png', '100%25.png'],
+    ['caf\u00e9.png', 'caf\u00e9.png'],
+    ['cafe\u0301.png', 'cafe%CC%81.png'],
+    ['\u00dcber cafe\u0301', '%C3%9Cber%20cafe%CC%81'.replace('%20', ' ')],
+  ])('%j is stored as %j and reads back exactly', (name, part) => {
+    expect(encodeMediaName(name)).toBe(part)
+    expect(decodeMediaName(part)).toBe(name)
+  })
+
+  test('a file name that is no canonical encoding stands for itself, so nothing is lost', () => {
+    for (const part of ['100%.png', 'a%3ab', 'bad%zz', '%68ome', 'CON'])
+      expect(decodeMediaName(part)).toBe(part)
   })
 })
 

@@ -5,7 +5,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import YAML from 'yaml'
-import { decodeId } from '../workspace/file-names.js'
+import { decodeId, decodeMediaName } from '../workspace/file-names.js'
 import type { Core, Ctx } from './context.js'
 import { isObj, newId, type Obj } from './entities.js'
 import { Projects } from './projects.js'
@@ -166,9 +166,11 @@ export async function seedWorkspace(
     const known = index[rel]
     const id = typeof known === 'string' && known !== '' ? known : newId()
     const slash = rel.lastIndexOf('/')
-    const name = rel.slice(slash + 1)
+    // File names stand for media names as cms-sync writes them (file-names.ts).
+    const name = decodeMediaName(rel.slice(slash + 1))
     storeMedia(ctx, id, name, fs.readFileSync(path.join(dir, 'media', rel)))
-    if (slash >= 0) core.store.put(col(ctx, 'tree'), id, { id, folder: `/${rel.slice(0, slash)}/` })
+    const folder = rel.slice(0, Math.max(slash, 0)).split('/').map(decodeMediaName).join('/')
+    if (slash >= 0) core.store.put(col(ctx, 'tree'), id, { id, folder: `/${folder}/` })
     counts.media++
   }
   const summary = Object.entries(counts)

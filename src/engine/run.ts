@@ -19,7 +19,7 @@ import {
   type Target,
 } from '../state/state-file.js'
 import type { Codec } from '../workspace/codec.js'
-import { loadIgnoreRules } from '../workspace/ignore-rules.js'
+import { type IgnoreRules, keepTracked, loadIgnoreRules } from '../workspace/ignore-rules.js'
 import type { BeforeLocalWrite } from '../workspace/local-writes.js'
 import { heldBy, type LocalEntry, type ScanProblem, scanWorkspace, unsyncedPaths } from '../workspace/scan.js'
 import {
@@ -308,7 +308,7 @@ async function readAndPlan(
   })
   const media =
     deps.media && listings.media
-      ? await mediaSide(deps, deps.media, store, planOptions, synced, listings.media)
+      ? await mediaSide(deps, deps.media, store, planOptions, rules, listings.media)
       : undefined
   return {
     store,
@@ -332,14 +332,16 @@ async function mediaSide(
   media: MediaDeps,
   store: StateStore,
   planOptions: { prefer?: Side },
-  synced: (path: string) => boolean,
+  rules: IgnoreRules,
   listing: Promise<RemoteMedia[]>,
 ): Promise<MediaRun> {
   try {
     return await snapshotMedia(deps.root, media.api, store, {
       ...planOptions,
       listing,
-      ignored: (path) => !synced(path),
+      ignored: (path) => rules.ignores(path),
+      ignoredByChoice: (path) => rules.ignoresByChoice(path),
+      track: (paths) => keepTracked(deps.root, paths),
       checksum: media.checksum,
       concurrency: media.concurrency,
     })

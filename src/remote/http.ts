@@ -294,7 +294,9 @@ export function createTransport(opts: TransportOptions): Transport {
     const body = request.body
     const carried =
       body !== null && typeof body === 'object' && !Buffer.isBuffer(body) ? secretFields(body) : []
-    return [token, opts.token, ...carried.map((field) => field.value)]
+    // A value of one to three characters (a deployer's mode, a flag) guards nothing, and taking
+    // it out of a message would garble every word that holds it.
+    return [token, opts.token, ...carried.map((field) => field.value).filter((value) => value.length >= 4)]
   }
 
   function scrub(text: string, request: HttpRequest): string {

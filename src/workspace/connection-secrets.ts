@@ -36,28 +36,87 @@ export interface SecretField {
   value: string
 }
 
-/** Every non-empty string under a secret key, anywhere in the object. */
-export function secretFields(value: unknown, prefix = ''): SecretField[] {
+/**
+ * The settings of the server's deployers and processors known to hold no secret (upstream §5.4:
+ * what the server derives, the folders, the branch, the user name), and the connection's own
+ * id and title. Every other string under `deployer` or `processor` is a secret, whatever its
+ * key is called: a deployer may take an `auth`, a `pass`, a header list or a settings array,
+ * and a name-based guess let such values into committed files.
+ */
+const HARMLESS = new Set([
+  'id',
+  'title',
+  'url',
+  'processor.name',
+  'processor.alias',
+  'processor.title',
+  'processor.fileExtension',
+  'deployer.name',
+  'deployer.title',
+  'deployer.alias',
+  'deployer.paths.media',
+  'deployer.paths.content',
+  'deployer.rootPath',
+  'deployer.branch',
+  'deployer.username',
+  'deployer.repo',
+  'deployer.url',
+])
+/** Where the settings of a connection's deployer and processor live; other bodies have no such part. */
+const SETTINGS = new Set(['deployer', 'processor'])
+
+/**
+ * Whether a string is a URL that carries a credential: `https://user:pass@host`, a token in the
+ * user part (`https://ghp_…@github.com`), or a query (`?access_token=…`, signed URLs), or a
+ * scp-style `user@host:path`. Such a URL is a secret wherever it stands.
+ */
+export function urlCarriesCredentials(value: string): boolean {
+  if (/^[^\s/@:]+@[^\s/@:]+:/.test(value)) return true
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return false
+  try {
+    const url = new URL(value)
+    return url.username !== '' || url.password !== '' || url.search !== ''
+  } catch {
+    // Not a URL after all, but it looked like one: only a credential-like part makes it secret.
+    return value.includes('@')
+  }
+}
+
+/** Whether the string at `path` (keys from the object's root) is a secret. */
+function isSecretAt(path: readonly string[], value: string): boolean {
+  if (value === '') return false
+  if (referenceName(value) !== undefined) return true // a reference always stands for a secret
+  if (isSecretKey(path[path.length - 1]!)) return true
+  if (urlCarriesCredentials(value)) return true
+  return SETTINGS.has(path[0]!) && !HARMLESS.has(path.join('.'))
+}
+
+/**
+ * Every secret string in the object: a `${NAME}` reference, a string under a key named like a
+ * secret, a URL carrying a credential, and every string of a deployer's or processor's settings
+ * not known to be harmless (arrays included, by index: `deployer.headers.0.value`).
+ */
+export function secretFields(value: unknown, prefix: readonly string[] = []): SecretField[] {
   if (value === null || typeof value !== 'object') return []
   const out: SecretField[] = []
   for (const [key, child] of Object.entries(value as JsonObject)) {
-    const path = prefix ? `${prefix}.${key}` : key
-    if (typeof child === 'string' && child !== '' && isSecretKey(key)) out.push({ path, value: child })
+    const path = [...prefix, key]
+    if (typeof child === 'string' && isSecretAt(path, child)) out.push({ path: path.join('.'), value: child })
     else if (child !== null && typeof child === 'object') out.push(...secretFields(child, path))
   }
   return out
 }
 
-/** A copy of the object with the string at each path replaced by `replace(path, value)`. */
+/** A copy of the object with the string at each secret's path replaced by `replace(path, value)`. */
 export function replaceSecrets(
   object: JsonObject,
   replace: (path: string, value: string) => string,
-  prefix = '',
+  prefix: readonly string[] = [],
 ): JsonObject {
   const out: JsonObject = Array.isArray(object) ? ([...object] as unknown as JsonObject) : { ...object }
   for (const [key, child] of Object.entries(object)) {
-    const path = prefix ? `${prefix}.${key}` : key
-    if (typeof child === 'string' && child !== '' && isSecretKey(key)) out[key] = replace(path, child)
+    const path = [...prefix, key]
+    if (typeof child === 'string' && isSecretAt(path, child)) out[key] = replace(path.join('.'), child)
     else if (child !== null && typeof child === 'object')
       out[key] = replaceSecrets(child as JsonObject, replace, path)
   }
@@ -92,7 +151,8 @@ export class UnresolvedReferenceError extends Error {}
 export function resolveSecrets(file: JsonObject, env: NodeJS.ProcessEnv, where: string): JsonObject {
   const missing: string[] = []
   const resolved = replaceSecrets(file, (path, value) => {
-    const name = referenceName(value)!
+    const name = referenceName(value)
+    if (name === undefined) return value // a literal: validate() refuses the file before any push
     const found = env[name]
     if (found === undefined) missing.push(`${path} refers to \${${name}}`)
     return found ?? value

@@ -62,3 +62,66 @@ export function decodeId(fileStem: string): string | undefined {
     return undefined
   }
 }
+
+// Media names are encoded with the same %XX scheme, one path part (folder or name) at a time,
+// so a workspace committed on Linux checks out on Windows and macOS and every file maps back to
+// exactly one server name. Encoded: the characters Windows refuses (`: * ? " < > |`), '%'
+// itself, a trailing dot or space (Windows drops them), the first letter of a device name
+// (CON, nul.txt), and every non-ASCII character of a name that is not in Unicode NFC (macOS
+// and git there treat `café` in NFC and NFD as one name; encoded, the NFD spelling is plain
+// ASCII and the two never meet). Unlike ids, a leading dot stays: `.htaccess` is a file on
+// every platform, and '.', '..' and names git reads (.gitignore) are refused before encoding.
+// Case is not encoded: two names that differ only in case get distinct files by the media
+// matcher (the later one takes its id as a suffix), which keeps each name readable.
+
+const MEDIA_NAME_UNSAFE_CHAR = /[:*?"<>|%]/u
+const NON_ASCII = /[^\u0000-\u007f]/u
+
+/** A media name (or one folder of its path) as a file name part. Refused names (separators, control characters) are checked by the caller. */
+export function encodeMediaName(name: string): string {
+  const decomposed = name.normalize('NFC') !== name
+  let out = name
+  if (decomposed || MEDIA_NAME_UNSAFE_CHAR.test(name)) {
+    out = ''
+    for (const char of name)
+      out += MEDIA_NAME_UNSAFE_CHAR.test(char) || (decomposed && NON_ASCII.test(char)) ? percent(char) : char
+  }
+  if (out.endsWith('.') || out.endsWith(' ')) out = out.slice(0, -1) + percent(out.slice(-1))
+  if (WINDOWS_DEVICE.test(out)) out = percent(out[0]!) + out.slice(1)
+  return out
+}
+
+/**
+ * The media name a file name part stands for. A part that is not the canonical encoding of
+ * any name (a file a person named `100%.png`) stands for itself, so nothing is ever lost.
+ */
+export function decodeMediaName(part: string): string {
+  if (!part.includes('%')) return part
+  let name: string
+  try {
+    name = decodeURIComponent(part)
+  } catch {
+    return part
+  }
+  return encodeMediaName(name) === part ? name : part
+}
+
+/**
+ * Names git or cms-sync read as settings, in any folder and any case (macOS and Windows open
+ * `.GITIGNORE` for `.gitignore`; `git~1` is the short name Windows gives `.git`). A server media
+ * item named so would change what git commits or what cms-sync syncs (a `.gitignore` holding
+ * `*` hides every new media file from git), so it is never written: it is reported and left on
+ * the server. A local file so named belongs to git or the user, never to media.
+ */
+const RESERVED_NAMES = new Set([
+  '.git',
+  '.gitignore',
+  '.gitattributes',
+  '.gitmodules',
+  '.cmsyncignore',
+  'git~1',
+])
+
+export function isReservedName(name: string): boolean {
+  return RESERVED_NAMES.has(name.toLowerCase())
+}

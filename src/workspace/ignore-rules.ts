@@ -1,6 +1,7 @@
 // What cms-sync never syncs, in one place, so the scanner and the watcher can never disagree
 // about a path: our own state, VCS and package folders, the temp and backup files editors and
-// atomic writers leave for a moment, and the user's `.cmsyncignore` (gitignore semantics).
+// atomic writers leave for a moment (local junk: never a server item's file), and the user's
+// `.cmsyncignore` (gitignore semantics).
 
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
@@ -15,12 +16,16 @@ export const MEDIA_INDEX_FILE = 'media.yaml'
 
 const SYNCED_FOLDERS: ReadonlySet<string> = new Set(KINDS.map((kind) => FOLDER_OF[kind]))
 
-/** gitignore patterns that hold in every workspace, before the user's own rules. */
-const ALWAYS_IGNORED = [
-  // Local state, version control and tooling: never resources.
-  '.cms-sync/',
-  '.git/',
-  'node_modules/',
+/** Local state, version control and tooling: never resources, whatever the server holds. */
+const NEVER_RESOURCES = ['.cms-sync/', '.git/', 'node_modules/']
+
+/**
+ * Local junk: the temp and backup files editors and tools leave for a moment, and operating
+ * system litter. These rules keep such files from being uploaded; they never hide what the
+ * server has: a path a sync tracks (a server media item named `notes.tmp`, see
+ * keepTracked) is synced like any other.
+ */
+const LOCAL_JUNK = [
   // vim: swap files (.x.json.swp, .swo, ...) and backups; its '4913' probe is matched below.
   '.*.sw[a-p]',
   '*.swp',
@@ -60,8 +65,33 @@ export interface IgnoreRules {
    * ignored). The workspace root itself ('' or '.') is never ignored.
    */
   ignores(relPath: string, isDir?: boolean): boolean
+  /**
+   * Whether the user's `.cmsyncignore` or the never-a-resource rules ignore the path: a
+   * choice, which holds for server items too (the built-in junk rules alone hold for local
+   * files the server does not have).
+   */
+  ignoresByChoice(relPath: string, isDir?: boolean): boolean
   /** The user's patterns as read from .cmsyncignore (for messages and `doctor`). */
   readonly userPatterns: readonly string[]
+}
+
+/**
+ * By workspace root: the paths (and their folders) a sync tracks that a built-in junk rule
+ * matches. Set by each media run (keepTracked), read by every IgnoreRules of that root, so the
+ * watcher, the stat fingerprint and the scan agree that such a file is synced.
+ */
+const trackedByRoot = new Map<string, ReadonlySet<string>>()
+
+/** Records the workspace paths (e.g. `media/notes.tmp`) a sync tracks although a built-in rule matches them. */
+export function keepTracked(root: string, paths: Iterable<string>): void {
+  const kept = new Set<string>()
+  for (const p of paths) {
+    kept.add(p)
+    for (let cut = p.lastIndexOf('/'); cut > 0; cut = p.lastIndexOf('/', cut - 1)) kept.add(p.slice(0, cut))
+  }
+  const absoluteRoot = path.resolve(root)
+  if (kept.size === 0) trackedByRoot.delete(absoluteRoot)
+  else trackedByRoot.set(absoluteRoot, kept)
 }
 
 /** The rules last loaded: `watch` loads them for every run, and `ignore` remembers its answers. */
@@ -90,25 +120,38 @@ export function ignoreRulesFrom(root: string, cmsyncignoreText: string): IgnoreR
   // Built-in and user rules in one `ignore` matcher, in order, as gitignore reads them (so a
   // user's '!' can re-include what the built-in ones ignore). It remembers each path's answer.
   // Measured: 14,000 workspace paths in 40-60 ms cold (bench: a 12,200-file status).
-  const matcher: Ignore = ignore().add(ALWAYS_IGNORED).add(userPatterns)
+  const matcher: Ignore = ignore().add(NEVER_RESOURCES).add(LOCAL_JUNK).add(userPatterns)
+  // Without the junk rules, for the paths a sync tracks (made on first use: most runs track none).
+  let byChoice: Ignore | undefined
+  const chosen = (p: string) => {
+    byChoice ??= ignore().add(NEVER_RESOURCES).add(userPatterns)
+    return byChoice.ignores(p)
+  }
   const absoluteRoot = path.resolve(root)
 
   return {
     userPatterns,
-    ignores: (relPath: string, isDir = false): boolean => decide(relPath, isDir),
+    ignores: (relPath: string, isDir = false): boolean => decide(relPath, isDir, false),
+    ignoresByChoice: (relPath: string, isDir = false): boolean => decide(relPath, isDir, true),
   }
 
-  function decide(relPath: string, isDir: boolean): boolean {
+  function decide(relPath: string, isDir: boolean, choiceOnly: boolean): boolean {
     const normalized = normalizeRelative(absoluteRoot, relPath)
     if (normalized === undefined) return true // outside the workspace: never ours to sync
     if (normalized.path === '') return false
     const asDir = isDir || normalized.trailingSlash
+    // `ignore` matches directory patterns ('drafts/') only against a path ending in '/'.
+    const key = asDir ? `${normalized.path}/` : normalized.path
+    if (choiceOnly) return chosen(key)
+    let ignored = false
     if (!asDir && endsInDigit(normalized.path)) {
       const name = path.posix.basename(normalized.path)
-      if (ATOMIC_WRITER_TEMP.test(name) || name === VIM_WRITE_PROBE) return true
+      ignored = ATOMIC_WRITER_TEMP.test(name) || name === VIM_WRITE_PROBE
     }
-    // `ignore` matches directory patterns ('drafts/') only against a path ending in '/'.
-    return matcher.ignores(asDir ? `${normalized.path}/` : normalized.path)
+    ignored ||= matcher.ignores(key)
+    // A junk-looking path the server has is synced, unless the user chose to ignore it.
+    if (ignored && trackedByRoot.get(absoluteRoot)?.has(normalized.path)) return chosen(key)
+    return ignored
   }
 }
 

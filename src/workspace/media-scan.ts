@@ -3,10 +3,11 @@
 // any other file is hashed as a stream (never held whole in memory).
 
 import { createHash } from 'node:crypto'
-import { constants, lstatSync } from 'node:fs'
+import { constants, lstatSync, type Stats } from 'node:fs'
 import { open, readdir } from 'node:fs/promises'
 import { pipeline } from 'node:stream/promises'
 import type { ItemState, StatSnapshot } from '../state/state-file.js'
+import { isReservedName } from './file-names.js'
 import { FOLDER_OF } from './kinds.js'
 import { absolute } from './layout.js'
 import { sameStat } from './local-file.js'
@@ -58,7 +59,8 @@ export async function scanMedia(
     for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
       const child = rel ? `${rel}/${entry.name}` : entry.name
       const path = `${MEDIA}/${child}`
-      if (ignored(path)) continue
+      // media/.gitignore and the like are git's or the user's settings, never media.
+      if (isReservedName(entry.name) || ignored(path)) continue
       if (entry.isDirectory()) {
         await walk(child)
         continue
@@ -81,15 +83,52 @@ export async function scanMedia(
         unsynced(path, linkProblem(root, path))
         continue
       }
-      const snapshot = { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino }
-      const base = cached(path)
-      const sha256 =
-        base?.media && sameStat(base.stat, snapshot)
-          ? base.media.sha256
-          : await hashFile(absolute(root, path))
-      files.set(child, { rel: child, sha256, size: info.size, stat: snapshot })
+      files.set(child, await mediaFile(root, child, info, cached))
     }
   }
   await walk('')
   return { files, problems }
+}
+
+/** The file's entry from its lstat (never a link's: the callers refuse those). */
+async function mediaFile(
+  root: string,
+  rel: string,
+  info: Stats,
+  cached: (path: string) => ItemState | undefined,
+): Promise<LocalMediaFile> {
+  const path = `${MEDIA}/${rel}`
+  const snapshot = { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino }
+  const base = cached(path)
+  const sha256 =
+    base?.media && sameStat(base.stat, snapshot) ? base.media.sha256 : await hashFile(absolute(root, path))
+  return { rel, sha256, size: info.size, stat: snapshot }
+}
+
+/**
+ * One file under media/ the walk skipped (a name the built-in junk rules match) that the
+ * server turns out to have: undefined when no plain file is there. A path through a link or
+ * any part that is not a plain folder is not followed.
+ */
+export async function scanMediaFileAt(
+  root: string,
+  rel: string,
+  cached: (path: string) => ItemState | undefined,
+): Promise<LocalMediaFile | undefined> {
+  if (mediaPathProblem(rel) !== undefined) return undefined
+  if (lstatSync(absolute(root, MEDIA), { throwIfNoEntry: false })?.isDirectory() !== true) return undefined
+  let dir = absolute(root, MEDIA)
+  const parts = rel.split('/')
+  let info: Stats | undefined
+  for (const [i, part] of parts.entries()) {
+    dir = `${dir}/${part}`
+    try {
+      info = lstatSync(dir)
+    } catch {
+      return undefined
+    }
+    const last = i === parts.length - 1
+    if (last ? !info.isFile() : !info.isDirectory()) return undefined
+  }
+  return info && mediaFile(root, rel, info, cached)
 }

@@ -6,7 +6,12 @@ import path from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { fileBytes } from '../../src/workspace/codec.js'
 import { createConnectionCodec } from '../../src/workspace/connection-codec.js'
-import { defaultReferenceName, isSecretKey } from '../../src/workspace/connection-secrets.js'
+import {
+  defaultReferenceName,
+  isSecretKey,
+  secretFields,
+  urlCarriesCredentials,
+} from '../../src/workspace/connection-secrets.js'
 import { entriesText } from '../../src/workspace/entries-export.js'
 import { formCodec } from '../../src/workspace/form-codec.js'
 import { parseFileText } from '../../src/workspace/local-file.js'
@@ -43,6 +48,47 @@ describe('connection secrets', () => {
     ['fileExtension', false],
     ['username', false],
   ])('%s is a secret key: %s', (key, secret) => expect(isSecretKey(key)).toBe(secret))
+
+  test.each([
+    ['https://user:pw@git.test/r.git', true],
+    ['https://ghp_token@github.com/o/r.git', true],
+    ['https://hooks.test/x?sig=abc', true],
+    ['git@github.com:o/r.git', true],
+    ['https://git.test/r.git', false],
+    ['https://www.example.test/', false],
+    ['deploy@example.test', false],
+    ['main', false],
+  ])('%s carries a credential: %s', (value, secret) => expect(urlCarriesCredentials(value)).toBe(secret))
+
+  test('every deployer setting not known to be harmless is a secret, whatever its key; harmless ones stay', () => {
+    const fields = secretFields({
+      id: 'c',
+      title: 'T',
+      url: 'https://site.test',
+      processor: { name: 'JsonProcessor', alias: 'json', fileExtension: '.json', extra: 'p-secret' },
+      deployer: {
+        title: 'Git',
+        alias: 'git',
+        paths: { media: 'media', content: 'content' },
+        username: 'deploy',
+        branch: 'main',
+        rootPath: '/srv',
+        repo: 'https://git.test/r.git',
+        auth: 'a-secret',
+        headers: { Authorization: 'Bearer h' },
+        list: ['first', { value: 'second' }],
+        empty: '',
+        retries: 3,
+      },
+    })
+    expect(fields.map((f) => f.path)).toEqual([
+      'processor.extra',
+      'deployer.auth',
+      'deployer.headers.Authorization',
+      'deployer.list.0',
+      'deployer.list.1.value',
+    ])
+  })
 
   test('the default reference name is deterministic and a valid variable name', () => {
     expect(defaultReferenceName('my site.ü', 'deployer.password')).toBe(

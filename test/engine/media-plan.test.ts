@@ -141,16 +141,82 @@ describe('media plan', () => {
 
   test('a server name no file can hold is reported, not mirrored', () => {
     const { items, match } = run({
-      remote: [
-        remote('aa', '', '..'),
-        remote('bb', 'a', 'x\\y'),
-        remote('cc', '', 'CON'),
-        remote('dd', 'aux', 'a.png'),
-        remote('ee', '', 'nul.txt'),
-      ],
+      remote: [remote('aa', '', '..'), remote('bb', 'a', 'x\\y'), remote('cc', '', 'a\nb')],
     })
     expect(items).toEqual([])
-    expect(match.problems.map((p) => p.id)).toEqual(['aa', 'bb', 'cc', 'dd', 'ee'])
+    expect(match.problems.map((p) => p.id)).toEqual(['aa', 'bb', 'cc'])
+  })
+
+  test('names git or cms-sync read (.gitignore, .git, ... in any folder and case) are reported and held on every side', () => {
+    const reserved = [
+      remote('g1', '', '.gitignore'),
+      remote('g2', 'img', '.GitAttributes'),
+      remote('g3', '.git', 'config'),
+      remote('g4', 'a/b', '.cmsyncignore'),
+      remote('g5', 'GIT~1', 'HEAD'),
+      remote('g6', '', '.gitmodules'),
+    ]
+    // g1 was mirrored by an older version: its file and base stay, and nothing deletes it
+    const { items, match } = run({
+      base: [base('g1', '.gitignore', 'S', '.gitignore', '')],
+      index: { '.gitignore': 'g1' },
+      files: [file('.gitignore', 'S')],
+      remote: reserved,
+    })
+    expect(items).toEqual([])
+    expect(match.problems.map((p) => p.id).sort()).toEqual(['g1', 'g2', 'g3', 'g4', 'g5', 'g6'])
+    for (const p of match.problems) expect(p.problem).toMatch(/not mirrored: .*git or cms-sync reads/)
+  })
+
+  test('names Windows or macOS cannot hold are encoded reversibly, one path part at a time', () => {
+    const nfd = 'cafe\u0301.png'
+    const { items } = run({
+      remote: [
+        remote('w1', '', 'a:b?c*.png'),
+        remote('w2', 'q<>|', 'x".txt'),
+        remote('w3', '', 'dot.'),
+        remote('w4', 'trail ', 'space '),
+        remote('w5', '', 'CON'),
+        remote('w6', 'aux', 'nul.txt'),
+        remote('w7', '', '100%.png'),
+        remote('w8', '', 'caf\u00e9.png'),
+        remote('w9', '', nfd),
+      ],
+    })
+    expect(Object.fromEntries(items.map((i) => [i.id, i.path]))).toEqual({
+      w1: 'media/a%3Ab%3Fc%2A.png',
+      w2: 'media/q%3C%3E%7C/x%22.txt',
+      w3: 'media/dot%2E',
+      w4: 'media/trail%20/space%20',
+      w5: 'media/%43ON',
+      w6: 'media/%61ux/%6Eul.txt',
+      w7: 'media/100%25.png',
+      w8: 'media/caf\u00e9.png',
+      w9: 'media/cafe%CC%81.png',
+    })
+    for (const item of items) expect(item.action).toBe('pull')
+  })
+
+  test('two server names that differ only in case or Unicode spelling get files that differ on every platform', () => {
+    const { items } = run({
+      remote: [remote('h1', 'p', 'Home.png'), remote('h2', 'p', 'home.png'), remote('h3', 'P', 'HOME.png')],
+    })
+    const paths = items.map((i) => i.path).sort()
+    expect(paths).toEqual(['media/P/HOME~h3.png', 'media/p/Home.png', 'media/p/home~h2.png'])
+    expect(new Set(paths.map((p) => p.toLowerCase())).size).toBe(3)
+  })
+
+  test('a server item whose name folds onto a synced file gets its own file; the synced one keeps its path', () => {
+    const { items } = run({
+      base: [base('m1', 'img/a.png', 'A', 'a.png', 'img')],
+      index: { 'img/a.png': 'm1' },
+      files: [file('img/a.png', 'A')],
+      remote: [remote('m1', 'img', 'a.png'), remote('aa', 'img', 'A.png')],
+    })
+    expect(items.map((i) => [i.id, i.path, i.action])).toEqual([
+      ['aa', 'media/img/A~aa.png', 'pull'],
+      ['m1', 'media/img/a.png', 'none'],
+    ])
   })
 
   test('deleted locally: delete-remote; deleted on the server: delete-local', () => {

@@ -12,8 +12,9 @@ import { cli } from '../helpers/cli.js'
 import { selfSignedCert } from '../helpers/self-signed.js'
 import { contentOf, startWorld, type World } from '../helpers/sync-world.js'
 import { json } from './hostile-server.js'
+import { runCli } from './processes.js'
 import { SECRET, SECRET_VAR, SESSION_ENV } from './session.js'
-import { bytesUnder, report, secretsIn } from './support.js'
+import { bytesUnder, filesUnder, report, secretsIn } from './support.js'
 
 describe.each(['spec', 'upstream'] as const)('secrets (%s dialect)', (dialect) => {
   let world: World
@@ -205,3 +206,127 @@ test('a self-signed server is refused by a whole sync run, and accepted only wit
     await new Promise((resolve) => server.close(resolve))
   }
 })
+
+// Secrets a key-name guess misses (issue 14 item 6): a credential in a URL, an Authorization
+// header, values in arrays, keys such as `auth`, `pass`, `apiKey`, `clientSecret`. Every string
+// of a deployer's settings not known to be harmless is a secret: the file holds a reference, a
+// pull writes none of them anywhere, and a pull -> push round trip leaves every one on the server.
+const HIDDEN = {
+  url: 'https://site-user:url-pw-5d1e77@site.test/',
+  repo: 'https://ghp_tokeninuser8c21@git.test/org/site.git',
+  auth: 'auth-value-0b7e4d',
+  pass: 'pass-value-61aa2c',
+  apiKey: 'apikey-value-93f0b1',
+  clientSecret: 'client-secret-7ce2a9',
+  header: 'Bearer header-token-4410fe',
+  first: 'array-secret-one-a81c',
+  second: 'array-secret-two-57d3',
+  hook: 'https://hooks.test/deploy?sig=signed-q-2b9e',
+} as const
+
+const hiddenConnection = (id: string) => ({
+  id,
+  title: 'Hidden',
+  url: HIDDEN.url,
+  processor: { alias: 'json' },
+  deployer: {
+    alias: 'git',
+    paths: { media: 'media', content: 'content' },
+    username: 'deploy',
+    branch: 'main',
+    repo: HIDDEN.repo,
+    auth: HIDDEN.auth,
+    pass: HIDDEN.pass,
+    apiKey: HIDDEN.apiKey,
+    clientSecret: HIDDEN.clientSecret,
+    headers: { Authorization: HIDDEN.header },
+    keys: [HIDDEN.first, { value: HIDDEN.second }],
+    hook: HIDDEN.hook,
+    retries: 3,
+  },
+})
+
+describe.each(['spec', 'upstream'] as const)(
+  'connection secrets a key name does not tell (%s dialect)',
+  (dialect) => {
+    let world: World
+    afterEach(async () => world?.close())
+
+    test('URLs with credentials, headers, arrays and any other deployer setting stay out of files; a round trip keeps them on the server', async () => {
+      world = await startWorld(dialect, { resources: ['connections'], content: [] })
+      const w = world
+      await w.server.put('connection', 'hidden', hiddenConnection('hidden'))
+      const serverBefore = (await w.server.get('connection', 'hidden'))!
+      const secrets = Object.values(HIDDEN)
+      for (const secret of secrets) expect(JSON.stringify(serverBefore)).toContain(secret)
+      const base = path.dirname(w.root)
+      await writeFile(path.join(base, 'sentinel.txt'), 'beside the workspace\n')
+      const outsideNow = () => filesUnder(base, (rel) => rel === 'site' || rel.startsWith('site/'))
+      const outsideBefore = await outsideNow()
+      const outputs: string[] = []
+
+      // When the shipped CLI pulls
+      const pull = await runCli(['-C', w.root, '-v', '--json', 'pull'], w.env).done
+      outputs.push(pull.stdout, pull.stderr)
+      expect(pull.code, pull.stderr).toBe(0)
+      // Then the file holds a reference for every secret and the harmless settings as they are
+      const file = await w.readJson('connections/hidden.json')
+      const deployer = file.deployer as Record<string, unknown>
+      expect(file.url).toBe('${CMS_SYNC_HIDDEN_URL}')
+      expect(deployer).toMatchObject({
+        alias: 'git',
+        paths: { media: 'media', content: 'content' },
+        username: 'deploy',
+        branch: 'main',
+        retries: 3,
+        repo: '${CMS_SYNC_HIDDEN_DEPLOYER_REPO}',
+        auth: '${CMS_SYNC_HIDDEN_DEPLOYER_AUTH}',
+        headers: { Authorization: '${CMS_SYNC_HIDDEN_DEPLOYER_HEADERS_AUTHORIZATION}' },
+        keys: ['${CMS_SYNC_HIDDEN_DEPLOYER_KEYS_0}', { value: '${CMS_SYNC_HIDDEN_DEPLOYER_KEYS_1_VALUE}' }],
+        hook: '${CMS_SYNC_HIDDEN_DEPLOYER_HOOK}',
+      })
+      expect(await secretsIn(w.root, secrets)).toEqual([])
+
+      // When the title is edited and pushed without the variables: refused, nothing sent
+      await w.editJson('connections/hidden.json', { title: 'Hidden 2' })
+      const refused = await w.cli('-v', '--json', 'push')
+      outputs.push(refused.stdout, refused.stderr)
+      expect(refused.exitCode).toBe(1)
+      expect(JSON.stringify(refused.json)).toMatch(/not set in the environment/)
+      expect(await w.server.get('connection', 'hidden')).toEqual(serverBefore)
+      // When the variables hold the server's values: the push changes the title and keeps every secret
+      const names: Record<string, string> = {
+        CMS_SYNC_HIDDEN_URL: HIDDEN.url,
+        CMS_SYNC_HIDDEN_DEPLOYER_REPO: HIDDEN.repo,
+        CMS_SYNC_HIDDEN_DEPLOYER_AUTH: HIDDEN.auth,
+        CMS_SYNC_HIDDEN_DEPLOYER_PASS: HIDDEN.pass,
+        CMS_SYNC_HIDDEN_DEPLOYER_APIKEY: HIDDEN.apiKey,
+        CMS_SYNC_HIDDEN_DEPLOYER_CLIENTSECRET: HIDDEN.clientSecret,
+        CMS_SYNC_HIDDEN_DEPLOYER_HEADERS_AUTHORIZATION: HIDDEN.header,
+        CMS_SYNC_HIDDEN_DEPLOYER_KEYS_0: HIDDEN.first,
+        CMS_SYNC_HIDDEN_DEPLOYER_KEYS_1_VALUE: HIDDEN.second,
+        CMS_SYNC_HIDDEN_DEPLOYER_HOOK: HIDDEN.hook,
+      }
+      Object.assign(w.extraEnv, names)
+      const pushed = await w.cli('-v', '--json', 'push')
+      outputs.push(pushed.stdout, pushed.stderr)
+      expect(pushed.exitCode, pushed.stderr).toBe(0)
+      const serverAfter = (await w.server.get('connection', 'hidden'))!
+      expect(serverAfter).toEqual({ ...serverBefore, title: 'Hidden 2' })
+      // And a pull after it writes nothing new (no echo) and still no secret
+      const again = await w.cli('-v', '--json', 'sync')
+      outputs.push(again.stdout, again.stderr)
+      expect(again.exitCode, again.stderr).toBe(0)
+      expect((again.json as { applied: unknown[] }).applied).toEqual([])
+      // Nowhere: no workspace file (state and logs included), no output; nothing outside changed
+      expect(await secretsIn(w.root, secrets)).toEqual([])
+      expect(outputs.filter((o) => secrets.some((secret) => o.includes(secret)))).toEqual([])
+      expect(await outsideNow()).toEqual(outsideBefore)
+      report(`secrets/connections-unnamed/${dialect}`, {
+        secretsOnTheServer: secrets.length,
+        inFiles: 0,
+        keptThroughRoundTrip: secrets.length,
+      })
+    })
+  },
+)

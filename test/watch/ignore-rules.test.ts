@@ -1,6 +1,11 @@
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { ignoreRulesFrom, isSyncedPath, loadIgnoreRules } from '../../src/workspace/ignore-rules.js'
+import {
+  ignoreRulesFrom,
+  isSyncedPath,
+  keepTracked,
+  loadIgnoreRules,
+} from '../../src/workspace/ignore-rules.js'
 import { tempWorkspace } from './helpers.js'
 
 const root = path.resolve('/ws')
@@ -81,6 +86,32 @@ describe('ignore rules', () => {
     expect(without.userPatterns).toEqual([])
     expect(without.ignores('content/a.json')).toBe(false)
     expect(without.ignores('.cms-sync/state.json')).toBe(true)
+  })
+})
+
+describe('built-in junk rules and the paths a sync tracks', () => {
+  test("a junk-looking path the server has is synced (and its folders walked); the user's rules still hold", () => {
+    const tracking = path.resolve('/ws-tracked')
+    const r = ignoreRulesFrom(tracking, '*.bak\n')
+    const tracked = ['media/notes.tmp', 'media/x.tmp/Thumbs.db', 'media/budget.xlsx.1', 'media/old.bak']
+    for (const p of tracked) expect(r.ignores(p), p).toBe(true)
+    keepTracked(tracking, tracked)
+    try {
+      expect(r.ignores('media/notes.tmp')).toBe(false)
+      expect(r.ignores('media/budget.xlsx.1')).toBe(false)
+      expect(r.ignores('media/x.tmp', true)).toBe(false)
+      expect(r.ignores('media/x.tmp/Thumbs.db')).toBe(false)
+      // Chosen by the user: ignored whatever the server has
+      expect(r.ignores('media/old.bak')).toBe(true)
+      expect(r.ignoresByChoice('media/old.bak')).toBe(true)
+      expect(r.ignoresByChoice('media/other.tmp')).toBe(false)
+      // Local junk nobody tracks stays ignored, in this workspace and in any other
+      expect(r.ignores('media/draft.tmp')).toBe(true)
+      expect(ignoreRulesFrom(root, '').ignores('media/notes.tmp')).toBe(true)
+    } finally {
+      keepTracked(tracking, [])
+    }
+    expect(r.ignores('media/notes.tmp')).toBe(true)
   })
 })
 

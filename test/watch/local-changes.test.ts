@@ -2,6 +2,7 @@ import { mkdir, rename, rm, unlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
 import writeFileAtomic from 'write-file-atomic'
+import { keepTracked } from '../../src/workspace/ignore-rules.js'
 import { recordBatches, sleep, tempWorkspace, waitFor, writeFiles } from './helpers.js'
 
 const home = '{\n  "title": "Home"\n}\n'
@@ -108,6 +109,21 @@ describe('watchWorkspace', () => {
     await waitFor(() => rec.seen().has('content/sentinel.json'))
     await sleep(SETTLE_MS)
     expect(rec.seen()).toEqual(new Set(['content/sentinel.json']))
+  })
+
+  test('a junk-looking media file the server has (tracked) arrives; local junk nobody tracks does not', async () => {
+    const root = await tempWorkspace({ ...seed, 'media/notes.tmp': 'server item', 'media/Thumbs.db': 'x' })
+    // What a media run records: the server has media/notes.tmp
+    keepTracked(root, ['media/logo.svg', 'media/notes.tmp'])
+    try {
+      const rec = await recordBatches(root)
+      await writeFiles(root, { 'media/notes.tmp': 'edited', 'media/Thumbs.db': 'y', 'media/draft.tmp': 'z' })
+      await waitFor(() => rec.seen().has('media/notes.tmp'))
+      await sleep(SETTLE_MS)
+      expect(rec.seen()).toEqual(new Set(['media/notes.tmp']))
+    } finally {
+      keepTracked(root, [])
+    }
   })
 
   test('a folder created or removed gives the paths of its files', async () => {

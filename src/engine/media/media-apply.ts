@@ -26,7 +26,13 @@ import { runStep } from '../execute.js'
 import type { Outcome } from '../outcome.js'
 import type { PlanItem } from '../plan.js'
 import type { EngineLogger } from '../remote-port.js'
-import { type LocalSide, type RemoteSide, splitRel } from './media-match.js'
+import {
+  type LocalSide,
+  type MediaBaseItem,
+  type RemoteSide,
+  serverPlaceOf,
+  splitRel,
+} from './media-match.js'
 import { MEDIA_FOLDER, mediaPath } from './media-plan.js'
 import { type MediaRun, tempFileFor } from './media-snapshot.js'
 import { forEachLimit } from './pool.js'
@@ -165,6 +171,23 @@ async function serverBytesChanged(
   return { status: 'conflict', reason: 'the server holds other bytes than at the last sync' }
 }
 
+/**
+ * The server folder and name a file stands for. A part of the path unchanged since the last
+ * sync keeps the server's spelling recorded then (a file named `photo~ab12.png` beside
+ * `photo.png`, or one the server renamed on upload, is not renamed by a push of new bytes);
+ * a part the person changed is decoded from the file name (file-names.ts).
+ */
+function serverPlace(rel: string, base: MediaBaseItem | undefined): { folder: string; name: string } {
+  const decoded = serverPlaceOf(rel)
+  if (!base) return decoded
+  const now = splitRel(rel)
+  const then = splitRel(base.rel)
+  return {
+    folder: now.folder === then.folder ? base.folder : decoded.folder,
+    name: now.name === then.name ? base.name : decoded.name,
+  }
+}
+
 async function pushMedia(ctx: MediaApplyContext, item: PlanItem): Promise<ItemResult> {
   const local = ctx.run.match.local.get(keyOf(item))
   if (!local || !(await localAsPlanned(ctx, local, local.rel))) return changedLocally
@@ -176,7 +199,7 @@ async function pushMedia(ctx: MediaApplyContext, item: PlanItem): Promise<ItemRe
     if (item.settledFor === 'local')
       await ctx.writer.keepRemoteFileInTrash(item.path, (await serverBytes(ctx, remote.id)).file)
   }
-  const { folder, name } = splitRel(local.rel)
+  const { folder, name } = serverPlace(local.rel, base)
   // The upload opens the path: never through a link put there since the scan (no-follow.ts).
   refuseLinks(ctx.root, mediaPath(local.rel))
   const file = { path: absolute(ctx.root, mediaPath(local.rel)), size: local.size, name }
@@ -204,14 +227,20 @@ async function pushMedia(ctx: MediaApplyContext, item: PlanItem): Promise<ItemRe
     }
     // New bytes: the upload also sets the name.
     id = (await api.upload({ ...file, sha256: local.sha256 }, id)).id
-  } else if ((base ? splitRel(base.rel).name : remote.name) !== name) {
+  } else if ((base ? base.name : remote.name) !== name) {
     await api.rename(remote.id, name)
   }
   if (remote && remote.folder !== folder) await api.move(id!, folder)
   // What the server holds now: its name (upstream rewrites uploaded names) and revision.
-  const stored = await api.get(id!)
+  let stored = await api.get(id!)
   if (!stored)
     return { status: 'failed', error: `the server accepted media "${id}" but does not have it afterwards` }
+  // An existing item keeps its name through new bytes: upstream's upload rewrote it (`a:b.png`
+  // becomes `a-b.png`), which a rename puts right, so a round trip leaves the server as it was.
+  if (remote && stored.name !== name) {
+    await api.rename(id!, name)
+    stored = (await api.get(id!)) ?? stored
+  }
   await commit(ctx, id!, local.rel, local.sha256, {
     name: stored.name,
     folder: stored.folder,

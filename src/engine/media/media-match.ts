@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto'
 import type { RemoteMedia } from '../../remote/media.js'
 import type { StatSnapshot } from '../../state/state-file.js'
-import { isWindowsDeviceName } from '../../workspace/file-names.js'
+import { decodeMediaName, encodeMediaName, isReservedName } from '../../workspace/file-names.js'
 import type { LocalMediaFile } from '../../workspace/media-scan.js'
 
 export interface MediaBaseItem {
@@ -53,6 +53,8 @@ export interface MediaMatch {
   problems: { id: string; problem: string }[]
   /** Ids whose server bytes must be downloaded to be compared with the local file. */
   needBytes: string[]
+  /** Ids of the reported items: left out of the plan on every side (never deleted, never pulled). */
+  held: ReadonlySet<string>
 }
 
 export interface MatchInput {
@@ -75,24 +77,51 @@ export function splitRel(rel: string): { folder: string; name: string } {
   return cut < 0 ? { folder: '', name: rel } : { folder: rel.slice(0, cut), name: rel.slice(cut + 1) }
 }
 
-/** Whether a server's media name (or one folder of its path) cannot be a file name on every platform. */
+/** Whether a server's media name (or one folder of its path) cannot be a file name at all. */
 function unsafeName(name: string): boolean {
   return (
     name === '' ||
     name === '.' ||
     name === '..' ||
     /[/\\\u0000-\u001f\u007f]/.test(name) ||
-    Buffer.byteLength(name) > 255 ||
-    // The workspace is committed: a name Windows reserves would break every checkout there.
-    isWindowsDeviceName(name)
+    Buffer.byteLength(encodeMediaName(name)) > 255
   )
+}
+
+function reservedMedia(item: RemoteMedia): boolean {
+  return isReservedName(item.name) || (item.folder !== '' && item.folder.split('/').some(isReservedName))
 }
 
 /** Whether a listed item's name or folder is unsafe: it is reported, never turned into a path. */
 export function unsafeMedia(item: RemoteMedia): boolean {
   return (
-    unsafeName(item.name) || (item.folder !== '' && item.folder.split('/').some((part) => unsafeName(part)))
+    unsafeName(item.name) ||
+    (item.folder !== '' && item.folder.split('/').some((part) => unsafeName(part))) ||
+    reservedMedia(item)
   )
+}
+
+/** Where a server item's file lives in media/: each part of its folder and its name encoded. */
+export function localRelOf(folder: string, name: string): string {
+  const parts = folder === '' ? [name] : [...folder.split('/'), name]
+  return parts.map(encodeMediaName).join('/')
+}
+
+/** The server folder and name a file under media/ stands for (the reverse of localRelOf). */
+export function serverPlaceOf(rel: string): { folder: string; name: string } {
+  const { folder, name } = splitRel(rel)
+  return {
+    folder: folder === '' ? '' : folder.split('/').map(decodeMediaName).join('/'),
+    name: decodeMediaName(name),
+  }
+}
+
+/**
+ * The key under which two paths are one file on Windows and macOS: case and Unicode spelling
+ * folded. Two server items whose paths fold alike each need a file of their own.
+ */
+export function foldedPath(rel: string): string {
+  return rel.normalize('NFC').toLowerCase()
 }
 
 /**
@@ -156,7 +185,7 @@ function localSides(input: MatchInput): Map<string, LocalSide> {
   //    workspace made before media.yaml existed): then it is that item, compared by bytes.
   const remoteAt = new Map<string, string>()
   for (const item of input.remote) {
-    if (!pathOf.has(item.id) && !local.has(item.id)) remoteAt.set(joinRel(item.folder, item.name), item.id)
+    if (!pathOf.has(item.id) && !local.has(item.id)) remoteAt.set(localRelOf(item.folder, item.name), item.id)
   }
   for (const file of untracked) {
     const id = remoteAt.get(file.rel)
@@ -171,18 +200,25 @@ export function matchMedia(input: MatchInput): MediaMatch {
   const remote = new Map<string, RemoteSide>()
   const problems: MediaMatch['problems'] = []
   const needBytes: string[] = []
-  const used = new Set([...local.values()].map((l) => l.rel))
+  const held = new Set<string>()
+  // Folded: `Home.png` beside `home.png` is one file on Windows and macOS.
+  const used = new Set([...local.values()].map((l) => foldedPath(l.rel)))
   const ordered = [...input.remote].sort((a, b) => {
     // Items whose place is settled (unchanged since the base, or claimed locally) take their paths first.
     const settled = (m: RemoteMedia) => (input.base.has(m.id) || local.has(m.id) ? 0 : 1)
     return settled(a) - settled(b) || (a.id < b.id ? -1 : 1)
   })
   for (const item of ordered) {
-    const unholdable = () =>
+    // Reported and held: no action on any side, so its file and base stay and nothing deletes it.
+    const unholdable = () => {
+      held.add(item.id)
       problems.push({
         id: item.id,
-        problem: `media "${item.id}" has the name ${JSON.stringify(item.name)} in folder ${JSON.stringify(item.folder)}, which no file in media/ can hold on every platform`,
+        problem: reservedMedia(item)
+          ? `media "${item.id}" is not mirrored: its name ${JSON.stringify(item.name)} in folder ${JSON.stringify(item.folder)} is one git or cms-sync reads as settings (a file so named would change what git commits); it stays on the server, untouched`
+          : `media "${item.id}" has the name ${JSON.stringify(item.name)} in folder ${JSON.stringify(item.folder)}, which no file in media/ can hold on every platform`,
       })
+    }
     if (unsafeMedia(item)) {
       unholdable()
       continue
@@ -195,14 +231,14 @@ export function matchMedia(input: MatchInput): MediaMatch {
     if (base && !moved) rel = base.rel
     else if (!base && mine)
       rel = mine.rel // a first sync adopts the workspace's path for the id
-    else rel = joinRel(item.folder, item.name)
-    if (used.has(rel) && mine?.rel !== rel && base?.rel !== rel) rel = disambiguated(rel, item.id)
+    else rel = localRelOf(item.folder, item.name)
+    if (used.has(foldedPath(rel)) && mine?.rel !== rel && base?.rel !== rel) rel = disambiguated(rel, item.id)
     // A long name plus its ~tag may pass the file-name limit.
-    if (unsafeName(splitRel(rel).name)) {
+    if (Buffer.byteLength(splitRel(rel).name) > 255) {
       unholdable()
       continue
     }
-    used.add(rel)
+    used.add(foldedPath(rel))
     // The bytes are known unchanged while the server's revision is: spec's updateDate moves on
     // every upload; upstream has none, so there only a rename or move is seen (or --checksum).
     // A base from cms-sync.lock was another machine's sync: on a server without dates, a file
@@ -217,5 +253,5 @@ export function matchMedia(input: MatchInput): MediaMatch {
     if (sha256 === undefined && mine) needBytes.push(item.id)
     remote.set(item.id, { id: item.id, rel, name: item.name, folder: item.folder, rev, sha256 })
   }
-  return { local, remote, problems, needBytes }
+  return { local, remote, problems, needBytes, held }
 }

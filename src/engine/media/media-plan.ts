@@ -27,7 +27,9 @@ export function planMedia(
   base: ReadonlyMap<string, MediaBaseItem>,
   opts: PlanOptions,
 ): PlanItem[] {
-  const keys = [...new Set([...base.keys(), ...match.local.keys(), ...match.remote.keys()])].sort()
+  const keys = [...new Set([...base.keys(), ...match.local.keys(), ...match.remote.keys()])]
+    .filter((key) => !match.held.has(key))
+    .sort()
   return keys.map((key): PlanItem => {
     const b = base.get(key)
     const l = match.local.get(key)

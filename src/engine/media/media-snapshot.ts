@@ -11,11 +11,11 @@ import type { StateStore } from '../../state/state-file.js'
 import { syncDirPath } from '../../workspace/layout.js'
 import { conflictCopyPath, hasConflictCopies } from '../../workspace/local-writes.js'
 import { readMediaIndex } from '../../workspace/media-index.js'
-import { scanMedia } from '../../workspace/media-scan.js'
+import { scanMedia, scanMediaFileAt } from '../../workspace/media-scan.js'
 import { heldBy, type ScanProblem, unsyncedPaths } from '../../workspace/scan.js'
 import type { PlanItem, PlanOptions } from '../plan.js'
-import { type MediaBaseItem, type MediaMatch, matchMedia, unsafeMedia } from './media-match.js'
-import { MEDIA_FOLDER, planMedia } from './media-plan.js'
+import { localRelOf, type MediaBaseItem, type MediaMatch, matchMedia, unsafeMedia } from './media-match.js'
+import { MEDIA_FOLDER, mediaPath, planMedia } from './media-plan.js'
 import { PendingUploads } from './pending-uploads.js'
 import { forEachLimit } from './pool.js'
 
@@ -101,7 +101,12 @@ export async function snapshotMedia(
   api: MediaApi,
   store: StateStore,
   opts: PlanOptions & {
+    /** Every rule, the built-in junk rules included (they spare the paths given to `track`). */
     ignored: (path: string) => boolean
+    /** The user's .cmsyncignore and the never-a-resource rules only: these hold for server items too. */
+    ignoredByChoice: (path: string) => boolean
+    /** Told the media paths the run tracks, so the junk rules never hide a file the server has. */
+    track: (paths: Iterable<string>) => void
     checksum: boolean
     concurrency: number
     /** The listing, when already asked for. */
@@ -111,36 +116,51 @@ export async function snapshotMedia(
   const stale: string[] = []
   const base = mediaBase(store, stale)
   for (const stalePath of stale) await store.forget(stalePath)
-  for (const [id, item] of base) if (opts.ignored(`${MEDIA_FOLDER}/${item.rel}`)) base.delete(id)
+  // The built-in junk rules (notes.tmp, Thumbs.db, budget.xlsx.1) keep local litter from the
+  // server; they never hide an item the server has. Such an item is pulled as a file and synced
+  // like any other (rather than reported as not mirrored): that keeps the server's data in the
+  // workspace and in git, round trips it, and a local edit of it is seen. Only the user's
+  // .cmsyncignore (a choice) leaves server items out.
+  for (const [id, item] of base) if (opts.ignoredByChoice(`${MEDIA_FOLDER}/${item.rel}`)) base.delete(id)
   const indexBefore = await readMediaIndex(root)
-  const scan = await scanMedia(root, (p) => store.get(p), opts.ignored)
+  // Ignored paths stay in media.yaml as they are; they only take no part in the plan.
+  const index = new Map(indexBefore ?? [])
+  const synced = new Map([...index].filter(([rel]) => !opts.ignoredByChoice(`${MEDIA_FOLDER}/${rel}`)))
+  const tracked = new Set([...synced.keys(), ...[...base.values()].map((b) => b.rel)])
+  opts.track([...tracked].map(mediaPath))
+  const cached = (p: string) => store.get(p)
+  const scan = await scanMedia(root, cached, opts.ignored)
   // A path the scan left alone (a link in place of a file, or of a folder: everything under it)
   // takes no part in the plan, like an ignored one: its item is neither deleted on the server
   // nor pulled through the link. Its id is held too, wherever the server has moved the item.
+  // It stays in media.yaml as it is.
   const held = heldBy(unsyncedPaths(scan.problems))
   const heldIds = new Set<string>()
   for (const [id, item] of base)
-    if (held(`${MEDIA_FOLDER}/${item.rel}`)) {
+    if (held(mediaPath(item.rel))) {
       heldIds.add(id)
       base.delete(id)
     }
-  const left = (path: string) => opts.ignored(path) || held(path)
-  // Ignored and held paths stay in media.yaml as they are; they only take no part in the plan.
-  const index = new Map(indexBefore ?? [])
-  const synced = new Map(
-    [...index].filter(([rel, id]) => {
-      if (!held(`${MEDIA_FOLDER}/${rel}`)) return !opts.ignored(`${MEDIA_FOLDER}/${rel}`)
+  for (const [rel, id] of [...synced])
+    if (held(mediaPath(rel))) {
       heldIds.add(id)
-      return false
-    }),
-  )
+      synced.delete(rel)
+    }
+  const leftOut = (path: string) => opts.ignoredByChoice(path) || held(path)
   // An unsafe name is kept for matchMedia to report by id: as a path it could even climb out of
   // the workspace, which the ignore rules would take for "ignored" and drop without a word.
   const listed = (await (opts.listing ?? api.list())).filter(
-    (m) =>
-      !heldIds.has(m.id) &&
-      (unsafeMedia(m) || !left(`${MEDIA_FOLDER}/${m.folder ? `${m.folder}/` : ''}${m.name}`)),
+    (m) => !heldIds.has(m.id) && (unsafeMedia(m) || !leftOut(mediaPath(localRelOf(m.folder, m.name)))),
   )
+  // A file at a listed item's path that the walk took for junk (not tracked until now) is the
+  // item's file: a workspace whose media.yaml was lost must not pull over it.
+  for (const m of listed) {
+    if (unsafeMedia(m)) continue
+    const rel = localRelOf(m.folder, m.name)
+    if (tracked.has(rel) || scan.files.has(rel) || !opts.ignored(mediaPath(rel))) continue
+    const file = await scanMediaFileAt(root, rel, cached)
+    if (file) scan.files.set(rel, file)
+  }
   // A file whose upload was sent under an id but never confirmed keeps that id, as if
   // media.yaml named it (unless media.yaml or the base already place the path or the id).
   const pending = await PendingUploads.load(root)
@@ -167,6 +187,13 @@ export async function snapshotMedia(
     remote: listed,
     checksum: opts.checksum,
   })
+  opts.track(
+    [
+      ...tracked,
+      ...[...match.remote.values()].map((r) => r.rel),
+      ...[...match.local.values()].map((l) => l.rel),
+    ].map(mediaPath),
+  )
   const tmpDir = syncDirPath(root, 'tmp', `media-${process.pid}-${Date.now()}`)
   const downloads = new Map<string, Downloaded>()
   const verified = new Set<string>()
