@@ -116,14 +116,16 @@ export async function endCommandLine(exitCode: number, stop?: Stop): Promise<str
   const { logger } = line
   const ms = Date.now() - line.started
   if (stop) {
-    const error = stop.error as Error
+    const error = stop.error as (Error & { code?: unknown }) | undefined
     const { readableStack } = await import('./stack-traces.js')
     // Under `error`, not pino's `err`: its serializer would take this plain object for an error
     // and name its type "Object".
     const described = {
-      // The name, not the class: the built CLI's class names are minified.
       type: error?.name ?? typeof error,
       message: error?.message ?? String(error),
+      // A remote error's code (network, timeout, unauthorized, ...): the built CLI minifies the
+      // class names its errors take as their names.
+      ...(typeof error?.code === 'string' ? { code: error.code } : {}),
       ...(typeof error?.stack === 'string' ? { stack: readableStack(error.stack) } : {}),
       ...(error?.cause instanceof Error ? { cause: error.cause.stack ?? error.cause.message } : {}),
     }

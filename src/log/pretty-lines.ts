@@ -5,7 +5,7 @@
 //   09:04:52.310 WARN watch: full reconcile failed error="…" retryInMs=2000
 //
 // A stream of our own that pino writes its serialised lines to, after redaction, rather than
-// pino-pretty: that is a runtime dependency of thirteen packages (a worker-thread transport by
+// pino-pretty: a runtime dependency with thirteen dependencies of its own (a worker-thread transport by
 // default) for what is here a few lines that know our two kinds of entry (requests, and a
 // message with fields). Where stderr is not a terminal, -v keeps pino's JSON lines, which
 // tools and `jq` read (logger.ts).

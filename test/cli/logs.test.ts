@@ -120,7 +120,11 @@ describe('the log file', () => {
       expect(result.stderr).toMatch(/^cms-sync: .*could not reach http:\/\/127\.0\.0\.1:9/m)
       expect(result.stderr).not.toMatch(/^\s+at /m)
       const stop = (await entriesOf(await pidOfLastRun())).find((e) => e.level === 50)
-      expect(stop).toMatchObject({ exitCode: 1, msg: expect.stringMatching(/^stopped: .*could not reach/) })
+      expect(stop).toMatchObject({
+        exitCode: 1,
+        msg: expect.stringMatching(/^stopped: .*could not reach/),
+        error: { code: 'network' },
+      })
       expect((stop!.error as { stack: string }).stack).toMatch(/\n\s+at /)
     } finally {
       await writeFile(config, saved)

@@ -61,13 +61,18 @@ export function contentHash(remote: JsonObject): string {
   return fileBytes(contentCodec.toFile(remote)).hash
 }
 
-/** Every file under dir (relative, '/'-separated), with a hash of its bytes (cheap to compare). */
+/**
+ * Every file under dir (relative, '/'-separated), with a hash of its bytes (cheap to compare).
+ * A workspace's `.cms-sync/logs/` is left out: the log records every run, a safety stop
+ * included, so "nothing changed" means nothing of the data, state or files.
+ */
 export async function filesUnder(
   dir: string,
   skip: (rel: string) => boolean = () => false,
 ): Promise<Map<string, string>> {
   const out = new Map<string, string>()
-  for (const [rel, bytes] of await bytesUnder(dir, skip))
+  const skipped = (rel: string) => rel === '.cms-sync/logs' || rel.startsWith('.cms-sync/logs/') || skip(rel)
+  for (const [rel, bytes] of await bytesUnder(dir, skipped))
     out.set(rel, createHash('sha256').update(bytes).digest('hex'))
   return out
 }
