@@ -7,6 +7,7 @@
 
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
 import { afterEach, describe, expect, test } from 'vitest'
+import { createMediaApi } from '../../src/remote/media.js'
 import { contentFile } from '../helpers/fixtures.js'
 import { type Dialect, inheritingWorld, startWorld, syncedWorld, type World } from '../helpers/sync-world.js'
 import { serverTitle, watchReconciled } from '../helpers/watch.js'
@@ -179,5 +180,24 @@ describe.each(['spec', 'upstream'] as const)('watch edit-only runs (%s dialect)'
     await waitFor(async () => (await readFile(w.file('media.yaml'), 'utf8')).includes('logo.svg'), {
       what: 'logo.svg in media.yaml',
     })
+  })
+
+  test('a junk-looking media file the server has (notes.tmp) is watched and pushed; local junk is not', async () => {
+    const w = await startWorld(dialect, { resources: ['media'], content: [] })
+    cleanups.push(() => w.close())
+    const api = createMediaApi(w.server)
+    const scratch = w.file('../notes-upload.bin')
+    await writeFile(scratch, 'server notes\n')
+    const { id } = await api.upload({ path: scratch, size: 13, name: 'upload.bin' })
+    await api.rename(id, 'notes.tmp')
+    expect((await w.cli('pull')).exitCode).toBe(0)
+    expect(await readFile(w.file('media/notes.tmp'), 'utf8')).toBe('server notes\n')
+    const d = await watched(w)
+    await writeFile(w.file('media/draft.tmp'), 'local junk\n')
+    await writeFile(w.file('media/notes.tmp'), 'edited notes\n')
+    await d.waitForEvent({ event: 'pushed', path: 'media/notes.tmp' })
+    await api.download(id, scratch)
+    expect(await readFile(scratch, 'utf8')).toBe('edited notes\n')
+    expect((await api.list()).map((m) => m.name)).toEqual(['notes.tmp'])
   })
 })

@@ -2,7 +2,12 @@
 // combination of base, local and remote becomes.
 
 import { describe, expect, test } from 'vitest'
-import { type MediaBaseItem, matchMedia } from '../../src/engine/media/media-match.js'
+import {
+  localRelOf,
+  type MediaBaseItem,
+  matchMedia,
+  serverPlaceOf,
+} from '../../src/engine/media/media-match.js'
 import { planMedia } from '../../src/engine/media/media-plan.js'
 import type { RemoteMedia } from '../../src/remote/media.js'
 import type { LocalMediaFile } from '../../src/workspace/media-scan.js'
@@ -197,13 +202,46 @@ describe('media plan', () => {
     for (const item of items) expect(item.action).toBe('pull')
   })
 
+  test('a file path maps back to the server folder and name it was written for; a hand-made name stands for itself', () => {
+    for (const [folder, name] of [
+      ['', 'a:b?.png'],
+      ['aux', 'nul.txt'],
+      ['q<>', 'cafe\u0301.txt'],
+      ['x/y', '100%.png'],
+    ] as const)
+      expect(serverPlaceOf(localRelOf(folder, name))).toEqual({ folder, name })
+    expect(serverPlaceOf('raw/100%.png')).toEqual({ folder: 'raw', name: '100%.png' })
+  })
+
   test('two server names that differ only in case or Unicode spelling get files that differ on every platform', () => {
     const { items } = run({
       remote: [remote('h1', 'p', 'Home.png'), remote('h2', 'p', 'home.png'), remote('h3', 'P', 'HOME.png')],
     })
     const paths = items.map((i) => i.path).sort()
-    expect(paths).toEqual(['media/P/HOME~h3.png', 'media/p/Home.png', 'media/p/home~h2.png'])
+    expect(paths).toEqual(['media/p/HOME~h3.png', 'media/p/Home.png', 'media/p/home~h2.png'])
     expect(new Set(paths.map((p) => p.toLowerCase())).size).toBe(3)
+  })
+
+  test('server folders that differ only in case share the spelling first in use, so a checkout elsewhere sees no move', () => {
+    const { items } = run({
+      base: [base('m1', 'Img/a.png', 'A', 'a.png', 'Img')],
+      index: { 'Img/a.png': 'm1' },
+      files: [file('Img/a.png', 'A')],
+      remote: [
+        remote('m1', 'Img', 'a.png'),
+        remote('b1', 'img', 'b.png'),
+        remote('c1', 'IMG/Sub', 'c.png'),
+        remote('d1', 'img/sub', 'd.png'),
+        remote('e1', 'img', 'A.png'),
+      ],
+    })
+    expect(Object.fromEntries(items.map((i) => [i.id, i.path]))).toEqual({
+      m1: 'media/Img/a.png',
+      b1: 'media/Img/b.png',
+      c1: 'media/Img/Sub/c.png',
+      d1: 'media/Img/Sub/d.png',
+      e1: 'media/Img/A~e1.png',
+    })
   })
 
   test('a server item whose name folds onto a synced file gets its own file; the synced one keeps its path', () => {

@@ -269,6 +269,8 @@ const AWKWARD: [string, string][] = [
   ['home.png', ''],
   [NFC, ''],
   [NFD, ''],
+  ['x.png', 'Img'],
+  ['y.png', 'img'],
 ]
 const JUNK_LOOKING = ['budget.xlsx.1', 'notes.tmp', 'Thumbs.db', '~$report.docx', 'archive.zip~']
 
@@ -353,6 +355,11 @@ describe.each(['spec', 'upstream'] as const)(
       for (const rel of index.keys()) expect(portable(rel), rel).toBe(true)
       const folded = new Set([...index.keys()].map((rel) => rel.normalize('NFC').toLowerCase()))
       expect(folded.size).toBe(index.size)
+      // (folders too: `Img/` and `img/` would be one folder there; each item keeps its server folder)
+      const folders = new Set(
+        [...index.keys()].filter((r) => r.includes('/')).map((r) => path.posix.dirname(r)),
+      )
+      expect(new Set([...folders].map((f) => f.toLowerCase())).size).toBe(folders.size)
       const serverOf = new Map([...serverBefore].map(([key, [id, bytes]]) => [id, { key, bytes }]))
       for (const [rel, id] of index) expect(files.get(rel)!.toString(), rel).toBe(serverOf.get(id)!.bytes)
       // And git sees every media file (no .gitignore of the server's hides one)

@@ -195,6 +195,36 @@ function localSides(input: MatchInput): Map<string, LocalSide> {
   return local
 }
 
+/**
+ * Server folders that differ only in case (`Img/`, `img/`) are one folder on Windows and macOS,
+ * where a checkout puts both folders' files into whichever came first; a scan there would then
+ * take each file of the other for a move. So a new path takes the spelling of a folder already
+ * in use; the item keeps its own server folder (recorded in the base, which a push sends back).
+ */
+class FolderSpellings {
+  private readonly byFold = new Map<string, string>()
+
+  /** Records the folders of a path in use. */
+  note(rel: string): void {
+    const parts = rel.split('/').slice(0, -1)
+    for (let i = 1; i <= parts.length; i++) {
+      const folder = parts.slice(0, i).join('/')
+      const key = foldedPath(folder)
+      if (!this.byFold.has(key)) this.byFold.set(key, folder)
+    }
+  }
+
+  /** The path with each folder spelled as the folder already in use that folds alike. */
+  spell(rel: string): string {
+    const parts = rel.split('/')
+    for (let i = 1; i < parts.length; i++) {
+      const known = this.byFold.get(foldedPath(parts.slice(0, i).join('/')))
+      if (known !== undefined) parts[i - 1] = known.slice(known.lastIndexOf('/') + 1)
+    }
+    return parts.join('/')
+  }
+}
+
 export function matchMedia(input: MatchInput): MediaMatch {
   const local = localSides(input)
   const remote = new Map<string, RemoteSide>()
@@ -203,6 +233,8 @@ export function matchMedia(input: MatchInput): MediaMatch {
   const held = new Set<string>()
   // Folded: `Home.png` beside `home.png` is one file on Windows and macOS.
   const used = new Set([...local.values()].map((l) => foldedPath(l.rel)))
+  const folders = new FolderSpellings()
+  for (const l of local.values()) folders.note(l.rel)
   const ordered = [...input.remote].sort((a, b) => {
     // Items whose place is settled (unchanged since the base, or claimed locally) take their paths first.
     const settled = (m: RemoteMedia) => (input.base.has(m.id) || local.has(m.id) ? 0 : 1)
@@ -231,7 +263,7 @@ export function matchMedia(input: MatchInput): MediaMatch {
     if (base && !moved) rel = base.rel
     else if (!base && mine)
       rel = mine.rel // a first sync adopts the workspace's path for the id
-    else rel = localRelOf(item.folder, item.name)
+    else rel = folders.spell(localRelOf(item.folder, item.name))
     if (used.has(foldedPath(rel)) && mine?.rel !== rel && base?.rel !== rel) rel = disambiguated(rel, item.id)
     // A long name plus its ~tag may pass the file-name limit.
     if (Buffer.byteLength(splitRel(rel).name) > 255) {
@@ -239,6 +271,7 @@ export function matchMedia(input: MatchInput): MediaMatch {
       continue
     }
     used.add(foldedPath(rel))
+    folders.note(rel)
     // The bytes are known unchanged while the server's revision is: spec's updateDate moves on
     // every upload; upstream has none, so there only a rename or move is seen (or --checksum).
     // A base from cms-sync.lock was another machine's sync: on a server without dates, a file

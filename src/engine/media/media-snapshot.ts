@@ -152,12 +152,12 @@ export async function snapshotMedia(
   const listed = (await (opts.listing ?? api.list())).filter(
     (m) => !heldIds.has(m.id) && (unsafeMedia(m) || !leftOut(mediaPath(localRelOf(m.folder, m.name)))),
   )
-  // A file at a listed item's path that the walk took for junk (not tracked until now) is the
-  // item's file: a workspace whose media.yaml was lost must not pull over it.
-  for (const m of listed) {
-    if (unsafeMedia(m)) continue
-    const rel = localRelOf(m.folder, m.name)
-    if (tracked.has(rel) || scan.files.has(rel) || !opts.ignored(mediaPath(rel))) continue
+  // A file at a tracked or listed path that the walk took for junk is the item's file (a
+  // workspace whose media.yaml was lost must not pull over it, and a tracked file skipped must
+  // never look deleted). Only paths the rules ignore are looked at: almost always none.
+  const listedRels = listed.filter((m) => !unsafeMedia(m)).map((m) => localRelOf(m.folder, m.name))
+  for (const rel of new Set([...tracked, ...listedRels])) {
+    if (scan.files.has(rel) || !opts.ignored(mediaPath(rel)) || opts.ignoredByChoice(mediaPath(rel))) continue
     const file = await scanMediaFileAt(root, rel, cached)
     if (file) scan.files.set(rel, file)
   }
