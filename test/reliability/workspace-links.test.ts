@@ -157,8 +157,13 @@ describe.each(['spec', 'upstream'] as const)('symbolic links in the workspace (%
 
   test('item 1: a linked media subfolder, tracked files replaced by links, a link inside: skipped both ways, not deleted', async () => {
     const { w, api, logo, keep } = await synced()
+    // A server item named like local junk (the walk skips such names unless tracked).
+    const notes = await uploadRemote(api, 'notes.tmp', '/', 'notes kept on the server\n')
+    expect((await w.cli('sync')).exitCode).toBe(0)
     const around = await sentinel(w)
     const news = await moveAway(w, 'content/news.json', keep)
+    const notesFile = await moveAway(w, 'media/notes.tmp', keep)
+    await symlink(path.join(around.dir, 'sentinel', 'ssh', 'config'), w.file('media/notes.tmp'))
     const logoFile = await moveAway(w, 'media/images/logo.png', keep)
     await symlink(path.join(around.dir, 'sentinel', 'other', 'news.json'), w.file('content/news.json'))
     await symlink(path.join(around.dir, 'sentinel', 'ssh', 'id_ed25519'), w.file('media/images/logo.png'))
@@ -174,7 +179,13 @@ describe.each(['spec', 'upstream'] as const)('symbolic links in the workspace (%
       const said = `${command}: ${run.stderr}${run.stdout}`
       expect(run.exitCode, said).toBe(1)
       const failed = failedOf(run)
-      for (const rel of ['content/news.json', 'content/alias.json', 'media/images/logo.png', 'media/keys'])
+      for (const rel of [
+        'content/news.json',
+        'content/alias.json',
+        'media/images/logo.png',
+        'media/keys',
+        'media/notes.tmp',
+      ])
         expect(failed, said).toMatch(new RegExp(`^${rel}: not synced: a symbolic link`, 'm'))
       expect(run.json.applied, said).toEqual([])
       expect(await serverAll(w, api), said).toEqual(before.server)
@@ -184,9 +195,16 @@ describe.each(['spec', 'upstream'] as const)('symbolic links in the workspace (%
     const status = await w.cli('--json', 'status')
     expect(status.json.changes.filter((c: { action: string }) => c.action.startsWith('delete'))).toEqual([])
     // Links replaced by the files again: the server's edit and its new item come down, nothing lost.
-    for (const rel of ['content/news.json', 'content/alias.json', 'media/images/logo.png', 'media/keys'])
+    for (const rel of [
+      'content/news.json',
+      'content/alias.json',
+      'media/images/logo.png',
+      'media/keys',
+      'media/notes.tmp',
+    ])
       await rm(w.file(rel))
     await rename(news, w.file('content/news.json'))
+    await rename(notesFile, w.file('media/notes.tmp'))
     await rename(logoFile, w.file('media/images/logo.png'))
     const after = await w.cli('sync')
     expect(after.exitCode, after.stderr + after.stdout).toBe(0)
@@ -195,9 +213,9 @@ describe.each(['spec', 'upstream'] as const)('symbolic links in the workspace (%
     })
     const server = await serverAll(w, api)
     expect(server).toEqual(before.server)
-    expect(Object.keys(server.media as object).sort()).toEqual([logo, planted].sort())
+    expect(Object.keys(server.media as object).sort()).toEqual([logo, notes, planted].sort())
     expect(await around.snapshot()).toEqual(before.outside)
-    report(`attacks/linked-files/${dialect}`, { links: 4, uploaded: 0, writtenOutside: 0, deleted: 0 })
+    report(`attacks/linked-files/${dialect}`, { links: 5, uploaded: 0, writtenOutside: 0, deleted: 0 })
   })
 
   test('items 1-2: media.yaml, cms-sync.lock, cms-sync.yaml, .cmsyncignore as links outside: refused, nothing written', async () => {
