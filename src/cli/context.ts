@@ -82,6 +82,11 @@ export async function commandLogger(
     ...(globals.verbose ? { stderr: io.stderr } : {}),
     ...(globals.verbose && terminal ? { pretty: colorsFor(io.env, true) } : {}),
     ...(config ? { logsDays: config.retention.logsDays } : {}),
+    // A log file that cannot be written (a full disk) is said once; the command goes on without it.
+    onFileError: (error, file) => {
+      const what = error.code === 'ENOSPC' || error.code === 'EDQUOT' ? `disk full at ${file}` : error.message
+      io.stderr.write(`cms-sync: the log cannot be written (${what}); logging stopped\n`)
+    },
   })
   if (root !== undefined && commandLine && !commandLine.logger) {
     commandLine.logger = logger

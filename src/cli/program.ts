@@ -178,6 +178,19 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       await endCommandLine(error.exitCode, { error, message, exitCode: error.exitCode, internal: false })
       return error.exitCode
     }
+    // A full disk anywhere (a file, the state, the lock) is the user's to fix, not our bug.
+    const full = (await import('../workspace/disk-full.js')).diskFull(error)
+    if (full) {
+      io.stderr.write(`cms-sync: ${full.message}\n`)
+      printError(io, argv, full.message, ExitCode.failed)
+      await endCommandLine(ExitCode.failed, {
+        error: full,
+        message: full.message,
+        exitCode: ExitCode.failed,
+        internal: false,
+      })
+      return ExitCode.failed
+    }
     await reportInternalError(io, argv, error)
     return ExitCode.failed
   }

@@ -20,6 +20,7 @@ import { RemoteError } from '../remote/errors.js'
 import type { ItemState } from '../state/state-file.js'
 import { inParallel } from '../util/in-parallel.js'
 import type { Codec } from '../workspace/codec.js'
+import { diskFull } from '../workspace/disk-full.js'
 import { type ParsedFile, readLocalFile, statLocalFile } from '../workspace/local-file.js'
 import {
   type ApplyContext,
@@ -125,11 +126,12 @@ export async function execute(
   let sinceYield = 0
   const total = stages.flat().filter((item) => item.action !== 'none').length
   const results: Array<ItemResult | undefined>[] = stages.map(() => [])
-  // Without a valid token every further item would fail the same way: stop and say so.
-  let unauthorized: RemoteError | undefined
+  // Without a valid token, or with a full disk, every further item would fail the same way:
+  // stop and say so.
+  let stop: Error | undefined
   // Asked to stop (watch shutdown): leave the rest; their state is untouched, so the next run
   // finds them again.
-  const stopped = () => signal?.aborted === true || unauthorized !== undefined
+  const stopped = () => signal?.aborted === true || stop !== undefined
   for (const [s, stage] of stages.entries()) {
     if (stopped()) break
     await inParallel(
@@ -155,7 +157,7 @@ export async function execute(
         try {
           result = await resultOf(() => applyOne(ctx, item, codecOf(codecs, item), prepared))
         } catch (error) {
-          unauthorized ??= error as RemoteError
+          stop ??= error as Error
           return
         }
         results[s]![index] = result
@@ -172,7 +174,7 @@ export async function execute(
       stopped,
     )
   }
-  if (unauthorized) throw unauthorized
+  if (stop) throw stop
   return outcomeOf(stages, results)
 }
 
@@ -203,14 +205,16 @@ function outcomeOf(stages: PlanItem[][], results: Array<ItemResult | undefined>[
 
 /**
  * Runs one item's step and says what happened. A failed item never stops the others, so its
- * error becomes its result; only a refused token is thrown, since every further item would
- * fail the same way.
+ * error becomes its result; only a refused token and a full disk are thrown, since every
+ * further item would fail the same way.
  */
 async function resultOf(step: () => Promise<ItemResult | undefined>): Promise<ItemResult | undefined> {
   try {
     return await step()
   } catch (error) {
     if (error instanceof RemoteError && error.code === 'unauthorized') throw error
+    const full = diskFull(error)
+    if (full) throw full
     return error instanceof RemoteError && error.code === 'conflict'
       ? { status: 'conflict', reason: 'the server copy changed while it was being written' }
       : { status: 'failed', error: (error as Error).message, ...codeOf(error) }

@@ -563,6 +563,7 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
     await executeMedia(mediaCtx, mediaItems, mediaOutcome, progress, opts.signal)
   }
   let jsonOutcome: Outcome
+  let stopped = true
   try {
     if (changesServer(selected, mergeWrites)) {
       // JSON kinds first, then media, as they always went when the server is written to.
@@ -576,9 +577,13 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
       if (m.status === 'rejected') throw m.reason
       jsonOutcome = j.value
     }
+    stopped = false
   } finally {
     await run.media?.dispose()
-    if (!opts.deferSave) await run.store.flush()
+    // A run that stopped (a full disk, a refused token) keeps its own error: a save failing
+    // after it, the same way, would only hide it. The state on disk then stays behind the files.
+    if (!opts.deferSave)
+      await run.store.flush().catch((error) => (stopped ? undefined : Promise.reject(error)))
   }
   // Bases nothing refers to any more go, once the state that dropped them is saved.
   if (!opts.deferSave && run.bases.written > 0) await run.bases.prune(run.store)

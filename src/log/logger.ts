@@ -12,6 +12,7 @@ import { type LineSink, prettyStream } from './pretty-lines.js'
 export { logFilePath } from './log-files.js'
 export type { Logger }
 
+import { LogFile } from './log-file.js'
 import { SECRET_KEYS } from './secret-keys.js'
 
 /** Redaction paths: the secret keys at the top level and up to two levels down, plus headers. */
@@ -34,23 +35,23 @@ export interface LoggerOptions {
   pretty?: ReturnType<typeof picocolors.createColors>
   /** How many days the logs of earlier days are kept (cms-sync.yaml retention.logsDays). */
   logsDays?: number
+  /** Told once when the log file cannot be written (a full disk): logging to it stops, the run goes on. */
+  onFileError?: (error: NodeJS.ErrnoException, file: string) => void
 }
 
-type FileStream = ReturnType<typeof pino.destination>
-
 /** The file stream of each logger that has one, for settle(). */
-const files = new WeakMap<Logger, FileStream>()
+const files = new WeakMap<Logger, LogFile>()
 
 export function createLogger(opts: LoggerOptions = {}): Logger {
   const sinks: DestinationStream[] = []
-  let file: FileStream | undefined
+  let file: LogFile | undefined
   if (opts.root) {
     mkdirSync(logsDir(opts.root), { recursive: true })
     rotateLog(opts.root)
     pruneLogs(opts.root, opts.logsDays ?? DEFAULT_LOGS_DAYS)
-    file = pino.destination({ dest: logFilePath(opts.root), sync: false, mkdir: true })
-    // A log that cannot be written (a full disk) must not end the run it records.
-    file.on('error', () => {})
+    // Not pino.destination: see log-file.ts for what a full disk did to it.
+    const path = logFilePath(opts.root)
+    file = new LogFile(path, (error) => opts.onFileError?.(error, path))
     sinks.push(file)
   }
   if (opts.stderr) {
@@ -77,19 +78,19 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
   return logger
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
 /**
- * Resolves once every line logged so far is in the file (or after `maxMs`): before the process
- * ends on a fatal error, and before a test reads the file. sonic-boom's own flush(cb) calls back
- * at once in the mode pino.destination uses (no minimum length), written or not.
+ * Resolves once every line logged so far is in the file (or logging to it failed, or after
+ * `maxMs`): before the process ends on a fatal error, and before a test reads the file.
  */
 export async function settle(logger: Logger, maxMs = 2_000): Promise<void> {
-  const file = files.get(logger) as
-    | (FileStream & { fd: number; _writing: boolean; _len: number; destroyed?: boolean })
-    | undefined
+  const file = files.get(logger)
   if (!file) return
-  const until = Date.now() + maxMs
-  while ((file.fd < 0 || file._writing || file._len > 0) && Date.now() < until && !file.destroyed)
-    await sleep(5)
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([
+    new Promise<void>((resolve) => file.flush(() => resolve())),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, maxMs)
+    }),
+  ])
+  clearTimeout(timer)
 }

@@ -187,6 +187,15 @@ const NOT_SENT_CODES = new Set([
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT'])
 const TLS_CODE = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS|ERR_SSL/
 
+/** A file system error of ours (it names a path and a system call) behind a transport failure. */
+function localFileError(error: unknown): Error | undefined {
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const { path, syscall } = e as NodeJS.ErrnoException
+    if (typeof path === 'string' && typeof syscall === 'string') return e
+  }
+  return undefined
+}
+
 function errorCode(error: unknown): string {
   const e = error as { code?: unknown; cause?: { code?: unknown } }
   return String(e?.code ?? e?.cause?.code ?? '')
@@ -482,6 +491,10 @@ export function createTransport(opts: TransportOptions): Transport {
         if (request.signal?.aborted) throw request.signal.reason
         if (error instanceof RemoteError) throw error
         if (error instanceof LocalSinkError) throw error.local
+        // The body's own file failed (gone, unreadable, a folder now): our disk, not the way to
+        // the server, so neither "could not reach the server" nor a retry.
+        const local = localFileError(error)
+        if (local) throw local
         const failureError = transportFailure(request, error)
         if (TLS_CODE.test(errorCode(error))) throw failureError
         const notSent = NOT_SENT_CODES.has(errorCode(error))

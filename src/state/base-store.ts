@@ -8,6 +8,7 @@
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { writeFileAtomically } from '../workspace/atomic-write.js'
 import { hashText } from '../workspace/codec.js'
+import { naming } from '../workspace/disk-full.js'
 import { syncDirPath } from '../workspace/layout.js'
 import type { StateStore } from './state-file.js'
 
@@ -39,7 +40,7 @@ export class BaseStore {
       await writeFile(this.path(hash), text, { flag: 'wx' })
       this.written++
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw naming(error, this.path(hash))
       // Already kept, unless a crash cut that one short: then it is replaced, atomically.
       if ((await this.read(hash)) === undefined) {
         await writeFileAtomically(this.path(hash), text, { fsync: false })

@@ -6,6 +6,7 @@
 import { mkdir, readFile } from 'node:fs/promises'
 import writeFileAtomic from 'write-file-atomic'
 import { CliError } from '../cli/exit-codes.js'
+import { naming } from '../workspace/disk-full.js'
 import { Durability } from '../workspace/durability.js'
 import type { Kind } from '../workspace/kinds.js'
 import { SYNC_DIR, syncDirPath } from '../workspace/layout.js'
@@ -251,7 +252,9 @@ export class StateStore {
       // writeFileAtomic replaces the file a link points at: a .cms-sync (or state.json) made a
       // link while a watch runs (a checkout) must not send the state outside the workspace.
       refuseLinks(this.root, `${SYNC_DIR}/state.json`)
-      await writeFileAtomic(statePath(this.root), text)
+      await writeFileAtomic(statePath(this.root), text).catch((error) => {
+        throw naming(error, statePath(this.root))
+      })
       // The lock after the state: a crash between the two leaves the lock one step behind,
       // which the next run sees as a disagreement (a conflict at worst), never as a base it lacks.
       this.lockOnDisk = await writeLock(this.root, lock, this.lockOnDisk)

@@ -12,6 +12,7 @@
 import { existsSync, linkSync, renameSync, rmSync, unlinkSync } from 'node:fs'
 import { chmod, type FileHandle, open, realpath, rename, rm, stat } from 'node:fs/promises'
 import type { StatSnapshot } from '../state/state-file.js'
+import { naming } from './disk-full.js'
 
 let counter = 0
 
@@ -54,7 +55,7 @@ async function writeTemp(
   } catch (error) {
     await handle?.close().catch(() => {})
     if (temp) await rm(temp, { force: true })
-    throw error
+    throw naming(error, target)
   }
 }
 

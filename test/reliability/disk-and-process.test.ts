@@ -4,12 +4,17 @@
 // CLI runs as its own process (dist/) against the in-process emulator where it must be a process
 // (signals, the lock); a sentinel tree beside the workspace is checksummed before and after.
 
+import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { existsSync } from 'node:fs'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
-import { startWorld, type World } from '../helpers/sync-world.js'
+import { createMediaApi } from '../../src/remote/media.js'
+import { loadState } from '../../src/state/state-file.js'
+import { hashText } from '../../src/workspace/codec.js'
+import { contentOf, startWorld, type World, writeConfig } from '../helpers/sync-world.js'
 import { runCli } from './processes.js'
 import { filesUnder, report } from './support.js'
 
@@ -25,13 +30,28 @@ async function sentinel(w: World): Promise<() => Promise<Map<string, string>>> {
 }
 
 /** Edits a content file's title, as a person in an editor would. */
-async function _setTitle(w: World, id: string, title: string): Promise<void> {
+async function setTitle(w: World, id: string, title: string): Promise<void> {
   const file = await w.readJson(`content/${id}.json`)
   await w.writeJson(`content/${id}.json`, { ...file, properties: { ...(file.properties as object), title } })
 }
 
-async function _serverTitle(w: World, id: string): Promise<unknown> {
+async function serverTitle(w: World, id: string): Promise<unknown> {
   return ((await w.server.get('content', id))?.properties as { title?: unknown } | undefined)?.title
+}
+
+/**
+ * A tmpfs of `size` mounted at `dir`, or undefined where this process may not mount one (not
+ * root, or no mount permission in the container).
+ */
+async function smallDisk(dir: string, size: string): Promise<{ dir: string } | undefined> {
+  if (process.platform !== 'linux' || process.getuid?.() !== 0) return undefined
+  await mkdir(dir, { recursive: true })
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdio: 'pipe' })
+    return { dir }
+  } catch {
+    return undefined
+  }
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -49,7 +69,12 @@ describe.each(['spec', 'upstream'] as const)(
   (dialect) => {
     let world: World | undefined
     const children: Array<{ kill(signal: NodeJS.Signals): boolean; exitCode: number | null }> = []
+    const unmount: Array<{ dir: string }> = []
     afterEach(async () => {
+      for (const disk of unmount.splice(0)) {
+        execFileSync('umount', ['-l', disk.dir])
+        await rm(disk.dir, { recursive: true, force: true })
+      }
       for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL')
       await world?.close()
       world = undefined
@@ -58,6 +83,126 @@ describe.each(['spec', 'upstream'] as const)(
       world = w
       return w
     }
+
+    test('item 11: a file saved while it uploads (media, JSON) is seen as changed and its new bytes pushed next', async () => {
+      const w = keep(await startWorld(dialect, { resources: ['schemas', 'content', 'media'] }))
+      const outside = await sentinel(w)
+      await mkdir(w.file('media/docs'), { recursive: true })
+      await writeFile(w.file('media/docs/report.txt'), 'report v1\n')
+      expect((await w.cli('sync')).exitCode).toBe(0)
+      const before = await outside()
+      // The editor saves v2 (same size: only the stat's mtime tells) the moment v1's bytes have
+      // reached the server, before it answers: the proxy holds the request body whole first.
+      await writeFile(w.file('media/docs/report.txt'), 'report v2\n')
+      await setTitle(w, 'home', 'home v2')
+      let saved = 0
+      let mediaSaved = false
+      w.proxy.overrideWithBody = (method, route, body) => {
+        if (method === 'POST' && /\/media\/[^/]+$/.test(route) && !route.endsWith('/new') && !mediaSaved) {
+          mediaSaved = true
+          saved++
+          writeFileSync(w.file('media/docs/report.txt'), 'report v3\n')
+        }
+        if (method !== 'GET' && route.includes('/content/home') && body.includes('home v2')) {
+          saved++
+          const file = JSON.parse(readFileSync(w.file('content/home.json'), 'utf8'))
+          writeFileSync(
+            w.file('content/home.json'),
+            `${JSON.stringify({ ...file, properties: { ...file.properties, title: 'home v3' } }, null, 2)}\n`,
+          )
+        }
+        return undefined
+      }
+      const push = await runCli(['-C', w.root, 'push'], w.env).done
+      w.proxy.overrideWithBody = undefined
+      expect(push.code, push.stderr).toBe(0)
+      expect(saved, w.proxy.seen.join('\n')).toBe(2)
+      // Whatever reached the server, the files now hold v3, and every command says so.
+      const status = await runCli(['-C', w.root, '--json', 'status'], w.env).done
+      const changes = JSON.parse(status.stdout).changes.map((c: { path: string; action: string }) => [
+        c.path,
+        c.action,
+      ])
+      expect(changes).toEqual(
+        expect.arrayContaining([
+          ['content/home.json', 'push'],
+          ['media/docs/report.txt', 'push'],
+        ]),
+      )
+      const again = await runCli(['-C', w.root, 'push'], w.env).done
+      expect(again.code, again.stderr).toBe(0)
+      expect(await serverTitle(w, 'home')).toBe('home v3')
+      const [media] = await createMediaApi(w.server).list()
+      const bytes = await (await fetch(`${w.emulator.url}/media/demo/live/${media!.id}`)).text()
+      expect(bytes).toBe('report v3\n')
+      const clean = await runCli(['-C', w.root, '--json', 'status'], w.env).done
+      expect(JSON.parse(clean.stdout).changes).toEqual([])
+      expect(await outside()).toEqual(before)
+      report(`attacks/saved-during-upload/${dialect}`, { filesSavedDuringUpload: saved, pushedAfter: 2 })
+    })
+
+    test('item 14: a full disk during pull stops the run with "disk full", exit 1, nothing torn, the lock released; the next run completes', async (ctx) => {
+      const w = keep(await startWorld(dialect, { content: [] }))
+      const disk = await smallDisk(await mkdtemp(path.join(tmpdir(), 'cms-sync-disk-')), '1m')
+      if (!disk) {
+        ctx.skip(
+          `item 14 needs a small tmpfs: mounting one takes root (this runs as uid ${process.getuid?.()})`,
+        )
+        return
+      }
+      unmount.push(disk)
+      const root = path.join(disk.dir, 'site')
+      await mkdir(root)
+      await writeConfig(root, w.proxy.url, dialect, ['schemas', 'content'])
+      const outside = await sentinel(w)
+      const before = await outside()
+      // 24 pages of 100 KB: more than the 1 MB disk holds.
+      const big = 'x'.repeat(100 * 1024)
+      for (let i = 0; i < 24; i++)
+        await w.server.put(
+          'content',
+          `page-${i}`,
+          contentOf(`page-${i}`, { properties: { title: `${i}${big}` } }),
+        )
+      const started = Date.now()
+      const pull = runCli(['-C', root, 'pull'], w.env)
+      children.push(pull.child)
+      const timer = setTimeout(() => pull.child.kill('SIGKILL'), 60_000)
+      const full = await pull.done
+      clearTimeout(timer)
+      const seconds = (Date.now() - started) / 1000
+      expect(full.signal, `hung: ${full.stderr.slice(-2000)}`).toBeNull()
+      expect(full.code, full.stderr).toBe(1)
+      expect(full.stderr).toMatch(/disk full at /)
+      expect(full.stderr).not.toMatch(/could not reach the server/)
+      expect(existsSync(path.join(root, '.cms-sync', 'lock.pid'))).toBe(false)
+      // Every file there is whole, and the state vouches for none the disk does not hold.
+      const pulled = (await readdir(path.join(root, 'content')).catch(() => [] as string[])).filter((n) =>
+        n.endsWith('.json'),
+      )
+      for (const name of pulled) JSON.parse(await readFile(path.join(root, 'content', name), 'utf8'))
+      const state = await loadState(root)
+      for (const item of Object.values(state?.items ?? {})) {
+        const text = await readFile(path.join(root, item.path), 'utf8')
+        expect(hashText(text), item.path).toBe(item.baseHash)
+      }
+      // Space freed: the next run completes.
+      execFileSync('mount', ['-o', 'remount,size=16m', disk.dir])
+      const next = await runCli(['-C', root, 'pull'], w.env).done
+      expect(next.code, next.stderr).toBe(0)
+      expect((await readdir(path.join(root, 'content'))).filter((n) => n.endsWith('.json'))).toHaveLength(24)
+      const status = await runCli(['-C', root, '--json', 'status'], w.env).done
+      expect(JSON.parse(status.stdout).clean).toBe(true)
+      expect(await outside()).toEqual(before)
+      report(`attacks/full-disk/${dialect}`, {
+        diskMB: 1,
+        pulledBeforeFull: pulled.length,
+        firstExit: full.code,
+        said: full.stderr.trim().split('\n').at(-1),
+        secondsToStop: seconds,
+        nextExit: next.code,
+      })
+    })
 
     test('item 15: a lock holder stopped with SIGSTOP for 12 s keeps its lock; the second process exits 5', async () => {
       const w = keep(await startWorld(dialect))

@@ -7,6 +7,7 @@
 // checksummed before and after.
 
 import { execFileSync } from 'node:child_process'
+import { existsSync, rmSync } from 'node:fs'
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
@@ -305,7 +306,12 @@ describe.each(['spec', 'upstream'] as const)('attacks on the workspace data (%s 
     for (const segment of ['schemas', 'content', 'media', 'forms', 'connections']) {
       w.proxy.override = (method, route) =>
         method === 'GET' && route.endsWith(`/${segment}`) ? { status: 500, body: 'boom' } : undefined
-      for (const command of ['sync', 'push']) {
+      // Every kind for the commands that write to the server; pull and status (a retried 500
+      // costs seconds each) for a JSON kind and media.
+      const commands = ['content', 'media'].includes(segment)
+        ? ['sync', 'push', 'pull', 'status']
+        : ['sync', 'push']
+      for (const command of commands) {
         const run = await w.cli(command)
         expect(run.exitCode, `${segment} ${command}: ${run.stderr}`).toBe(4)
         expect(run.stderr).toMatch(/safety stop/)
@@ -313,6 +319,68 @@ describe.each(['spec', 'upstream'] as const)('attacks on the workspace data (%s 
     }
     w.proxy.override = undefined
     expect(await filesUnder(w.root)).toEqual(files)
-    report(`attacks/listing-500/${dialect}`, { kinds: 5, commands: 2, exit: 4 })
+    report(`attacks/listing-500/${dialect}`, {
+      kinds: 5,
+      commands: 'sync, push (all kinds); pull, status (content, media)',
+      exit: 4,
+    })
+  })
+
+  test('item 18: a file gone just before its upload fails by name, not as "could not reach the server", and is not retried', async () => {
+    const w = keep(await startWorld(dialect, { resources: ['schemas', 'content', 'media'] }))
+    const outside = await sentinel(w)
+    await mkdir(w.file('media/docs'), { recursive: true })
+    await writeFile(w.file('media/docs/report.txt'), 'report v1\n')
+    expect((await w.cli('sync')).exitCode).toBe(0)
+    const before = await outside()
+    await writeFile(w.file('media/docs/report.txt'), 'report v2, longer\n')
+    // The push checks the file, then asks the server for the item, then opens the file to send
+    // it: the file goes in between (an editor's save by rename, a cleanup).
+    w.proxy.override = (method, route) => {
+      if (
+        method === 'GET' &&
+        /\/media\/[0-9a-f]+$/.test(route) &&
+        existsSync(w.file('media/docs/report.txt'))
+      )
+        rmSync(w.file('media/docs/report.txt'))
+      return undefined
+    }
+    w.proxy.seen.length = 0
+    const push = await w.cli('--json', 'push')
+    w.proxy.override = undefined
+    expect(push.exitCode, push.stderr).toBe(1)
+    const failed = JSON.stringify(push.json?.failed ?? push.json)
+    expect(failed).toMatch(/report\.txt/)
+    expect(failed).toMatch(/ENOENT|no such file/)
+    expect(`${failed}${push.stderr}`).not.toMatch(/could not reach/)
+    expect(w.proxy.seen.filter((r) => /^POST .*\/media\/[0-9a-f]+$/.test(r)).length).toBeLessThanOrEqual(1)
+    expect(await outside()).toEqual(before)
+    report(`attacks/local-enoent/${dialect}`, { exit: push.exitCode })
+  })
+
+  test('item 18: status is not clean while pull fails on a server item it cannot store', async () => {
+    const w = keep(await startWorld(dialect))
+    const outside = await sentinel(w)
+    expect((await w.cli('sync')).exitCode).toBe(0)
+    const before = await outside()
+    const home = await w.server.get('content', 'home')
+    const deepText = JSON.stringify({ ...home, id: 'deep', properties: 0 }).replace(
+      '"properties":0',
+      `"properties":${nestedText(5000)}`,
+    )
+    const listed = JSON.stringify(await w.server.list('content'))
+    w.proxy.override = (method, route) => {
+      if (method !== 'GET') return undefined
+      if (/\/content$/.test(route)) return { status: 200, body: `${listed.slice(0, -1)},${deepText}]` }
+      if (/\/content\/deep$/.test(route)) return { status: 200, body: deepText }
+      return undefined
+    }
+    const pull = await w.cli('--json', 'pull')
+    const status = await w.cli('--json', 'status')
+    w.proxy.override = undefined
+    expect(pull.exitCode).toBe(1)
+    expect(status.json.clean, status.stdout).toBe(false)
+    expect(status.exitCode).toBe(1)
+    expect(await outside()).toEqual(before)
   })
 })

@@ -92,11 +92,15 @@ async function commit(
   rel: string,
   sha256: string,
   remote: { name: string; folder: string; rev: string },
-  /** The stat our own placement of the file produced; else the file is stat'ed now. */
-  written?: StatSnapshot,
+  /**
+   * The stat that vouches for `sha256`: the one our own placement of the file produced, or the
+   * one the scan took before it read the bytes. Never a stat taken now: a file saved again
+   * while its bytes were uploaded would pair the new stat with the old hash, and no later run
+   * would see the edit (issue 14 item 11).
+   */
+  stat: StatSnapshot,
 ): Promise<void> {
   const base = ctx.run.base.get(id)
-  const stat = written ?? (await statLocalFile(ctx.root, mediaPath(rel)))
   // The new record first, the old path's after: a state save may fall between the two (saves
   // are batched), and a state holding neither would leave the next run with an id media.yaml
   // places at a vanished path and no base to find the renamed file by: it would upload the
@@ -107,7 +111,7 @@ async function commit(
     path: mediaPath(rel),
     baseHash: sha256,
     remoteRev: remote.rev,
-    ...(stat ? { stat } : {}),
+    stat,
     media: { sha256, name: remote.name, folder: remote.folder },
   })
   if (base && base.rel !== rel) await ctx.store.forget(mediaPath(base.rel))
@@ -241,11 +245,14 @@ async function pushMedia(ctx: MediaApplyContext, item: PlanItem): Promise<ItemRe
     await api.rename(id!, name)
     stored = (await api.get(id!)) ?? stored
   }
-  await commit(ctx, id!, local.rel, local.sha256, {
-    name: stored.name,
-    folder: stored.folder,
-    rev: stored.updateDate ?? '',
-  })
+  await commit(
+    ctx,
+    id!,
+    local.rel,
+    local.sha256,
+    { name: stored.name, folder: stored.folder, rev: stored.updateDate ?? '' },
+    local.stat,
+  )
   return applied
 }
 
@@ -260,7 +267,8 @@ async function pullMedia(ctx: MediaApplyContext, item: PlanItem): Promise<ItemRe
     await ctx.writer.move(mediaPath(local.rel), mediaPath(remote.rel), local.sha256)
     await pruneEmptyFolders(ctx.root, local.rel)
   }
-  let written: StatSnapshot | undefined
+  // A move keeps the file's stat (rename keeps inode, size and mtime): the scan's still vouches.
+  let written = local?.stat
   if (!local || local.sha256 !== remote.sha256) {
     const bytes = await serverBytes(ctx, remote.id)
     try {
@@ -274,7 +282,7 @@ async function pullMedia(ctx: MediaApplyContext, item: PlanItem): Promise<ItemRe
     }
     sha256 = bytes.sha256
   }
-  await commit(ctx, remote.id, remote.rel, sha256!, remote, written)
+  await commit(ctx, remote.id, remote.rel, sha256!, remote, written!)
   return applied
 }
 
@@ -335,7 +343,7 @@ async function mergeOrKeep(ctx: MediaApplyContext, item: PlanItem): Promise<Item
     !sameStat(known.stat, local.stat) ||
     !ctx.run.index.has(local.rel)
   )
-    await commit(ctx, item.id, local.rel, local.sha256, remote)
+    await commit(ctx, item.id, local.rel, local.sha256, remote, local.stat)
   return item.action === 'merge-base' ? applied : undefined
 }
 
