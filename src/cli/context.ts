@@ -8,9 +8,9 @@ import type { Command } from 'commander'
 import type { Config } from '../config/config.js'
 import { ConfigError } from '../config/errors.js'
 import { findWorkspaceRoot } from '../config/find-root.js'
+import { CliError, ExitCode } from '../errors/exit-codes.js'
 import type { Logger } from '../log/logger.js'
 import type { RemoteClient } from '../remote/index.js'
-import { CliError, ExitCode } from './exit-codes.js'
 import type { CliIo } from './io.js'
 
 export interface GlobalOptions {
@@ -46,9 +46,19 @@ export interface Workspace {
 export async function openWorkspace(io: CliIo, cmd: Command): Promise<Workspace> {
   const globals = globalOptions(cmd)
   const root = await workspaceRoot(io, globals)
-  const { loadConfig } = await import('../config/config.js')
-  const config = await loadConfig(root)
+  const config = await loadWorkspaceConfig(root)
   return { root, config, globals, logger: await commandLogger(io, globals, root, config) }
+}
+
+/**
+ * cms-sync.yaml of a workspace, once its own files are known not to be links (no-follow.ts): the
+ * first thing every command that opens a workspace does, before it reads or writes anything there.
+ */
+export async function loadWorkspaceConfig(root: string): Promise<Config> {
+  const { refuseOwnLinks } = await import('../workspace/no-follow.js')
+  refuseOwnLinks(root)
+  const { loadConfig } = await import('../config/config.js')
+  return loadConfig(root)
 }
 
 /** This command line (one per process; tests run many in one process): its words and its log. */

@@ -4,12 +4,12 @@
 
 import path from 'node:path'
 import type { Command } from 'commander'
-import type { EngineDeps } from '../engine/run.js'
+import type { EngineDeps } from '../engine/run-types.js'
+import { CliError, ExitCode } from '../errors/exit-codes.js'
 import type { RemoteClient } from '../remote/index.js'
 import { createCodecs } from '../workspace/codecs.js'
 import { FOLDER_OF } from '../workspace/kinds.js'
 import { connect, globalOptions, openWorkspace, type Workspace } from './context.js'
-import { CliError, ExitCode } from './exit-codes.js'
 import type { CliIo } from './io.js'
 
 export interface EngineSession {

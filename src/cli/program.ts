@@ -3,8 +3,8 @@
 // pays for no other command's code; `--help` and anything unclear load them all.
 
 import { Command, CommanderError } from 'commander'
+import { CliError, ExitCode } from '../errors/exit-codes.js'
 import { beginCommandLine, endCommandLine, refusedTokenMessage, VERSION } from './context.js'
-import { CliError, ExitCode } from './exit-codes.js'
 import type { CliIo } from './io.js'
 
 export type CommandModule = { register(program: Command, io: CliIo, setExit: (code: number) => void): void }

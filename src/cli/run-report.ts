@@ -5,9 +5,9 @@
 import type { ConflictLeaf } from '../engine/merge/merge-json.js'
 import type { ItemReport, Outcome } from '../engine/outcome.js'
 import type { PlanItem } from '../engine/plan.js'
+import { ExitCode } from '../errors/exit-codes.js'
 import { pc } from './colors.js'
 import type { GlobalOptions } from './context.js'
-import { ExitCode } from './exit-codes.js'
 import type { CliIo } from './io.js'
 
 export function exitCodeFor(outcome: Outcome): ExitCode {

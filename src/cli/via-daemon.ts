@@ -3,10 +3,10 @@
 
 import type { Command } from 'commander'
 import type { Outcome } from '../engine/outcome.js'
+import { CliError, type ExitCode } from '../errors/exit-codes.js'
 import type { SettleRequest } from '../watch/requests.js'
 import { openWorkspace } from './context.js'
 import { scopeOf } from './engine-session.js'
-import { CliError, type ExitCode } from './exit-codes.js'
 import type { CliIo } from './io.js'
 
 /** The daemon's outcome, or undefined when no `watch` holds the workspace (run it here then). */

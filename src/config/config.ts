@@ -8,8 +8,6 @@ import writeFileAtomic from 'write-file-atomic'
 import { isMap, parseDocument } from 'yaml'
 import * as z from 'zod/mini'
 import { DEFAULT_LOGS_DAYS } from '../log/log-files.js'
-import { SYNC_DIR } from '../workspace/layout.js'
-import { ownEntryLink } from '../workspace/no-follow.js'
 import { ConfigError } from './errors.js'
 import { CONFIG_FILE } from './find-root.js'
 
@@ -237,22 +235,7 @@ export function parseConfig(text: string, file: string = CONFIG_FILE): Config {
   return result.data
 }
 
-/**
- * Refuses a workspace where cms-sync's own files or .cms-sync/ are symbolic links, before any of
- * them is read or written: each is used on every run, and through a link a committed
- * `.cms-sync -> /elsewhere` would take the state, logs and trash outside the workspace, a linked
- * media.yaml would be overwritten wherever it points (no-follow.ts).
- */
-export function refuseOwnLinks(root: string): void {
-  const link = ownEntryLink(root)
-  if (link)
-    throw new ConfigError(
-      `${link.message}: replace it with the ${link.link === SYNC_DIR ? 'folder' : 'file'} itself (nothing was read or written)`,
-    )
-}
-
 export async function loadConfig(root: string): Promise<Config> {
-  refuseOwnLinks(root)
   const file = path.join(root, CONFIG_FILE)
   let text: string
   try {
@@ -282,7 +265,8 @@ resources: [${c.resources.join(', ')}]
 # Requests to the server: at most requestsPerSecond in any second, concurrency at once.
 rateLimit: { requestsPerSecond: ${c.rateLimit.requestsPerSecond}, concurrency: ${c.rateLimit.concurrency} }
 
-# watch: wait debounceMs after a local edit before pushing; poll the server every pollSeconds.
+# watch: wait debounceMs after a local edit before pushing (600 ms at least: the file watcher
+# delivers every 500 ms while events come); poll the server every pollSeconds.
 # It pauses pushing when more than massChange.files (or percent of the items) change at once,
 # or more than massDelete.files (or percent) are deleted: a checkout, a bulk replace.
 watch: { debounceMs: ${c.watch.debounceMs}, pollSeconds: ${c.watch.pollSeconds}, massChange: { files: ${c.watch.massChange.files}, percent: ${c.watch.massChange.percent} }, massDelete: { files: ${c.watch.massDelete.files}, percent: ${c.watch.massDelete.percent} } }
@@ -305,7 +289,6 @@ retention: { trashDays: ${c.retention.trashDays}, logsDays: ${c.retention.logsDa
  * updated key by key, keeping its comments. The values are validated first.
  */
 export async function writeNewConfig(root: string, values: NewConfigValues): Promise<void> {
-  refuseOwnLinks(root)
   const file = path.join(root, CONFIG_FILE)
   let existing: string | undefined
   try {

@@ -29,7 +29,8 @@ import { type LocalEntry, type ScanProblem, scanOne, scanWorkspace } from '../wo
 import { MEDIA_FOLDER } from './media/media-plan.js'
 import { type BaseVersion, plan } from './plan.js'
 import { type RemoteEntry, remoteEntry } from './remote-snapshot.js'
-import { type EngineDeps, mergesFor, type PlannedRun } from './run.js'
+import { mergesFor } from './run.js'
+import type { EngineDeps, PlannedRun } from './run-types.js'
 
 export type EditPlan = { kind: 'planned'; run: PlannedRun } | { kind: 'full'; why: string }
 

@@ -3,7 +3,7 @@
 
 import type { ConflictLeaf } from './merge/merge-json.js'
 import type { PlanItem } from './plan.js'
-import { type ApplyOptions, inScope, type PlannedRun } from './run.js'
+import { type ApplyOptions, inScope, type PlannedRun } from './run-types.js'
 
 export interface ItemReport {
   kind: PlanItem['kind']

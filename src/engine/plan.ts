@@ -5,7 +5,7 @@
 // branch returns a named action. Conflicts are plan entries, never exceptions.
 
 import type { Kind } from '../workspace/kinds.js'
-import type { ConflictLeaf } from './merge/merge-json.js'
+import type { ConflictLeaf, Side } from './merge/merge-json.js'
 
 export type Change = 'unchanged' | 'added' | 'modified' | 'deleted'
 
@@ -26,7 +26,7 @@ export type Action =
   | 'merge-base'
   | 'none'
 
-export type Side = 'local' | 'remote'
+export type { Side }
 
 /** One side of one item as the planner sees it: where it is and the hash of its canonical form. */
 export interface Version {

@@ -10,7 +10,7 @@ import { itemPath } from '../workspace/layout.js'
 import { readLocalFile } from '../workspace/local-file.js'
 import { deletesHeldByRenamedFiles } from './guards.js'
 import type { PlanItem } from './plan.js'
-import type { EngineDeps, PlannedRun } from './run.js'
+import type { EngineDeps, PlannedRun } from './run-types.js'
 
 function baseSchemas(store: StateStore): ItemState[] {
   return store.items('schema')

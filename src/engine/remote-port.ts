@@ -35,10 +35,4 @@ export interface RemotePort {
   checkToken?(): Promise<unknown>
 }
 
-/** Minimal logger shape (pino's), so the engine logs without knowing pino. */
-export interface EngineLogger {
-  info(obj: object, msg?: string): void
-  warn(obj: object, msg?: string): void
-  error(obj: object, msg?: string): void
-  debug(obj: object, msg?: string): void
-}
+export type { EngineLogger } from '../log/engine-logger.js'

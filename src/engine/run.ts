@@ -4,9 +4,9 @@
 
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { CliError, ExitCode } from '../cli/exit-codes.js'
+import { CliError, ExitCode } from '../errors/exit-codes.js'
 import { RemoteError } from '../remote/errors.js'
-import type { MediaApi, RemoteMedia } from '../remote/media.js'
+import type { RemoteMedia } from '../remote/media.js'
 import { BaseStore } from '../state/base-store.js'
 import { type CommittedBase, loadLock, sameBase } from '../state/committed-base.js'
 import {
@@ -16,12 +16,9 @@ import {
   type StateFile,
   StateStore,
   sameTarget,
-  type Target,
 } from '../state/state-file.js'
-import type { Codec } from '../workspace/codec.js'
 import { type IgnoreRules, keepTracked, loadIgnoreRules } from '../workspace/ignore-rules.js'
-import type { BeforeLocalWrite } from '../workspace/local-writes.js'
-import { heldBy, type LocalEntry, type ScanProblem, scanWorkspace, unsyncedPaths } from '../workspace/scan.js'
+import { heldBy, type LocalEntry, scanWorkspace, unsyncedPaths } from '../workspace/scan.js'
 import {
   DEFAULT_MAX_DELETES,
   deleteGuard,
@@ -35,11 +32,11 @@ import {
   targetGuard,
 } from './guards.js'
 import { type MediaRun, snapshotMedia } from './media/media-snapshot.js'
-import { type BaseFallback, type MergeChoices, type PlannedMerge, planMerges } from './merges.js'
+import { type MergeChoices, type PlannedMerge, planMerges } from './merges.js'
 import { dryRunOutcome, type Outcome, problemReports, reportOf } from './outcome.js'
 import { type BaseVersion, type Plan, type PlanItem, plan, type Side } from './plan.js'
 import { predictFailures, referenceContext } from './predict.js'
-import type { EngineLogger, RemotePort } from './remote-port.js'
+import type { RemotePort } from './remote-port.js'
 import {
   ListingFailedError,
   type Listings,
@@ -49,54 +46,6 @@ import {
   settleLater,
   snapshotRemote,
 } from './remote-snapshot.js'
-
-export interface EngineDeps {
-  root: string
-  target: Target
-  client: RemotePort
-  logger: EngineLogger
-  codecs: readonly Codec[]
-  maxDeletePercent: number
-  /** More deletions of one kind than this in one run stop it too, whatever their share. */
-  maxDeletes?: number
-  /** Called before each workspace file the run writes or deletes (the watcher skips its echo). */
-  beforeLocalWrite?: BeforeLocalWrite
-  /** Set when media are synced (docs/media.md). */
-  media?: MediaDeps
-  /** Where a base's text comes from when .cms-sync/bases/ lacks it (a fresh clone: git). */
-  baseFallback?: BaseFallback
-}
-
-export interface MediaDeps {
-  api: MediaApi
-  /** Download every media file whose server bytes cannot be known unchanged from the listing. */
-  checksum: boolean
-  /** Transfers at a time. */
-  concurrency: number
-}
-
-export interface PlannedRun {
-  store: StateStore
-  plan: Plan
-  local: Map<string, LocalEntry>
-  remote: Map<string, RemoteEntry>
-  scanProblems: ScanProblem[]
-  remoteProblems: RemoteSnapshot['problems']
-  /** True when --rebind dropped a base bound to another target. */
-  rebound: boolean
-  /** The media side of the run, when media are synced; its items are in `plan` too. */
-  media?: MediaRun
-  /**
-   * An edit-only run (src/engine/edit-run.ts): `local` and `remote` hold only the paths it
-   * planned, each server item read by id just before the plan, so the executor need not read
-   * it again before writing.
-   */
-  fresh?: true
-  /** The items changed on both sides that merged (action `merge`), by path. */
-  merges: Map<string, PlannedMerge>
-  /** The base texts: read for merges, written as bases are committed. */
-  bases: BaseStore
-}
 
 /** The merge of a plan's both-changed items, for a run that has its three sides (run, edit-run). */
 export function mergesFor(
@@ -119,6 +68,26 @@ export function mergesFor(
     merges,
     bases,
   }))
+}
+
+import {
+  type ApplyOptions,
+  type EngineDeps,
+  inScope,
+  type MediaDeps,
+  type MergeWrites,
+  type PlannedRun,
+  SELECT,
+} from './run-types.js'
+
+export {
+  type ApplyOptions,
+  type EngineDeps,
+  inScope,
+  type MediaDeps,
+  type MergeWrites,
+  type PlannedRun,
+  SELECT,
 }
 
 const MEDIA = { kind: 'media' as const }
@@ -386,14 +355,6 @@ async function contentSchemasAfterRun(
   return after
 }
 
-/** Workspace-relative paths (or folders) the user named; none means everything. */
-export function inScope(path: string, scope: readonly string[]): boolean {
-  return (
-    scope.length === 0 ||
-    scope.some((p) => p === '' || p === path || path.startsWith(p.endsWith('/') ? p : `${p}/`))
-  )
-}
-
 /** The forms this run would delete on the server that hold entries (one read per form deleted). */
 async function formsWithEntries(
   client: RemotePort,
@@ -436,44 +397,6 @@ async function tokenAccepted(client: RemotePort): Promise<void> {
     }
     throw error
   }
-}
-
-/**
- * Which side a `merge` writes: both (sync, resolve, watch), or one half: pull writes the file
- * (the base becomes the server copy, so the local edits are still to push) and push writes the
- * server (the base becomes the file, so the server's edits are still to pull).
- */
-export type MergeWrites = 'both' | 'local' | 'remote'
-
-/** The plan entries each command carries out: one plan, different subsets. */
-export const SELECT = {
-  pull: (item: PlanItem) =>
-    ['pull', 'delete-local', 'merge', 'merge-base', 'conflict', 'none'].includes(item.action),
-  push: (item: PlanItem) =>
-    ['push', 'delete-remote', 'merge', 'merge-base', 'conflict', 'none'].includes(item.action),
-  sync: (_item: PlanItem) => true,
-  /** resolve: only the conflicts that --keep just settled. */
-  resolve: (item: PlanItem) => item.settledFor !== undefined,
-} as const
-
-export interface ApplyOptions {
-  /** Which plan entries this command carries out (it always sees the whole plan). */
-  select: (item: PlanItem) => boolean
-  scope: readonly string[]
-  dryRun: boolean
-  allowDeletes: boolean
-  /** Also report files that cannot stand for an item (commands that push). */
-  reportScanProblems: boolean
-  /** Also report server items that cannot be mirrored (commands that pull). */
-  reportRemoteProblems: boolean
-  onProgress?: (done: number, total: number, item: PlanItem) => void
-  /** Stops the run between items (watch shutdown). */
-  signal?: AbortSignal
-  /** The caller saves the state later (watch's edit-only runs); by default it is saved at the end. */
-  deferSave?: boolean
-  /** Which side a `merge` writes (default both). */
-  mergeWrites?: MergeWrites
-  now?: () => string
 }
 
 export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOptions): Promise<Outcome> {

@@ -14,7 +14,8 @@ import { planEdits } from './edit-run.js'
 import type { Outcome } from './outcome.js'
 import type { Side } from './plan.js'
 import { restoreLocalEdits } from './restore.js'
-import { applyRun, type EngineDeps, openState, type PlannedRun, planRun, SELECT } from './run.js'
+import { applyRun, openState, planRun } from './run.js'
+import { type EngineDeps, type PlannedRun, SELECT } from './run-types.js'
 
 /** Failures worth retrying soon: the server or the way to it, not the item. */
 const TRANSIENT = new Set(['server', 'rate-limited', 'network', 'timeout'])

@@ -5,7 +5,7 @@
 // the whole walk; secrets inside an error message are scrubbed where the HTTP layer makes the
 // error (`scrub` in remote/http.ts), as no key-based redaction could see them.
 
-import type { EngineLogger } from '../engine/remote-port.js'
+import type { EngineLogger } from './engine-logger.js'
 import { SECRET_KEYS } from './secret-keys.js'
 
 type ChildOptions = { redact: { paths: string[]; censor: string } }

@@ -4,7 +4,7 @@
 // re-read instead of blindly re-sent, listings refused unless well-formed.
 
 import type { Logger } from 'pino'
-import { ExitCode } from '../cli/exit-codes.js'
+import { ExitCode } from '../errors/exit-codes.js'
 import { probeUser } from './auth.js'
 import { storedMatchesSent } from './compare.js'
 import {

@@ -16,27 +16,7 @@ export const SEGMENT: Record<RemoteKind, string> = {
   connection: 'connections',
 }
 
-/** The server's built-in schemas (§5.2): never listed, written or deleted by cms-sync. */
-export const NATIVE_SCHEMA_IDS: ReadonlySet<string> = new Set([
-  'contentBase',
-  'page',
-  'fieldBase',
-  'array',
-  'boolean',
-  'contentReference',
-  'contentSchemaReference',
-  'date',
-  'dropdown',
-  'language',
-  'mediaReference',
-  'number',
-  'resourceReference',
-  'richText',
-  'string',
-  'struct',
-  'tags',
-  'url',
-])
+export { NATIVE_SCHEMA_IDS } from '../workspace/kinds.js'
 
 /**
  * Literal sub-routes registered before `/:id` (§1.1): an item with such an id could be read but

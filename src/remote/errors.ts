@@ -3,7 +3,7 @@
 // read the message, which always says what to do next. The token is never part of any of
 // it: `route` is the path without its query, and server text is scrubbed of the token.
 
-import { CliError, ExitCode } from '../cli/exit-codes.js'
+import { CliError, ExitCode } from '../errors/exit-codes.js'
 
 export type RemoteErrorCode =
   | 'unauthorized'

@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs'
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import lockfile from 'proper-lockfile'
 import writeFileAtomic from 'write-file-atomic'
-import { CliError, ExitCode } from '../cli/exit-codes.js'
+import { CliError, ExitCode } from '../errors/exit-codes.js'
 import { syncDirPath } from '../workspace/layout.js'
 
 // proper-lockfile takes over a lock whose heartbeat (the lock folder's mtime, refreshed every

@@ -5,10 +5,11 @@
 
 import { mkdir, readFile } from 'node:fs/promises'
 import writeFileAtomic from 'write-file-atomic'
-import { CliError } from '../cli/exit-codes.js'
+import { CliError } from '../errors/exit-codes.js'
 import { naming } from '../workspace/disk-full.js'
 import { Durability } from '../workspace/durability.js'
 import type { Kind } from '../workspace/kinds.js'
+import type { StatSnapshot } from '../workspace/known-file.js'
 import { SYNC_DIR, syncDirPath } from '../workspace/layout.js'
 import { refuseLinks } from '../workspace/no-follow.js'
 import { lockText, writeLock } from './committed-base.js'
@@ -19,11 +20,7 @@ export interface Target {
   environment: string
 }
 
-export interface StatSnapshot {
-  size: number
-  mtimeMs: number
-  ino: number
-}
+export type { StatSnapshot }
 
 export interface ItemState {
   kind: Kind

@@ -6,7 +6,7 @@
 
 import { type FSWatcher, watch as watchFolder } from 'node:fs'
 import path from 'node:path'
-import type { EngineDeps } from '../engine/run.js'
+import type { EngineDeps } from '../engine/run-types.js'
 import { createWatchEngine, type WatchRunOutcome } from '../engine/watch-run.js'
 import { RemoteError } from '../remote/errors.js'
 import { loadState } from '../state/state-file.js'

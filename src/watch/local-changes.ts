@@ -30,10 +30,11 @@ const BULK_HARD_CAP_MS = 30_000
 const BULK_QUIET_MS = 1_000
 /**
  * @parcel/watcher hands over the first events after a quiet spell at once, then, while events
- * keep coming, one delivery every 500 ms (docs/watch.md). A batch of more than one path may be the
- * head of a bulk operation whose next delivery is up to that far away, so it waits this long for
- * quiet, and a new path counts as news for at least this long; a lone path (an editor's save)
- * keeps the configured debounce, so a save still reaches the server in about 100 ms.
+ * keep coming, one delivery every 500 ms (docs/watch.md). So no batch is whole until that long
+ * has passed with nothing new: a batch flushed sooner could be the head of a checkout, pushed
+ * before the mass change guard saw the rest, or a file read while a slow writer is still
+ * writing it. Every batch waits at least this long for quiet; it costs a save about half a
+ * second on its way to the server, which is what keeping the guard whole is worth.
  */
 const SOURCE_DELIVERY_GAP_MS = 600
 /** Past this many paths the batch is a flood: scan everything (syncthing's aggregator: past 512). */
@@ -116,12 +117,11 @@ export function watchWorkspace(root: string, options: WatchWorkspaceOptions): Wo
   function scheduleFlush(now: number): void {
     const untilStarved = maxWaitMs - (now - lastNewPathAt)
     const untilHardCap = BULK_HARD_CAP_MS - (now - firstEventAt)
-    const quietMs =
-      dirty.size > MASS_CHANGE_MIN_PATHS
-        ? Math.max(options.debounceMs, BULK_QUIET_MS)
-        : dirty.size > 1
-          ? Math.max(options.debounceMs, SOURCE_DELIVERY_GAP_MS)
-          : options.debounceMs
+    const quietMs = Math.max(
+      options.debounceMs,
+      SOURCE_DELIVERY_GAP_MS,
+      dirty.size > MASS_CHANGE_MIN_PATHS ? BULK_QUIET_MS : 0,
+    )
     const delay = Math.max(0, Math.min(quietMs, untilStarved, untilHardCap))
     // refresh() re-arms with the timer's own delay: cheap, and right when the delay is unchanged.
     if (quietTimer !== undefined && delay === quietTimerDelayMs) quietTimer.refresh()

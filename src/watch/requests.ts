@@ -10,9 +10,9 @@
 import { watch as watchFolder } from 'node:fs'
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises'
 import writeFileAtomic from 'write-file-atomic'
-import { CliError, ExitCode } from '../cli/exit-codes.js'
 import type { Outcome } from '../engine/outcome.js'
 import type { Side } from '../engine/plan.js'
+import { CliError, ExitCode } from '../errors/exit-codes.js'
 import { syncDirPath } from '../workspace/layout.js'
 
 export interface SettleRequest {

@@ -11,8 +11,8 @@
 
 import { existsSync, linkSync, renameSync, rmSync, unlinkSync } from 'node:fs'
 import { chmod, type FileHandle, open, realpath, rename, rm, stat } from 'node:fs/promises'
-import type { StatSnapshot } from '../state/state-file.js'
 import { naming } from './disk-full.js'
+import type { StatSnapshot } from './known-file.js'
 
 let counter = 0
 

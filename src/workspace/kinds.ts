@@ -32,3 +32,26 @@ export const VOLATILE_FIELDS = [
  * write whatever the body says.
  */
 export const CARRIED_FIELDS = ['createDate', 'createdBy', 'viewedBy', 'viewedOn'] as const
+
+/** The server's built-in schemas (§5.2): never listed, written or deleted by cms-sync,
+ * and never files in schemas/. */
+export const NATIVE_SCHEMA_IDS: ReadonlySet<string> = new Set([
+  'contentBase',
+  'page',
+  'fieldBase',
+  'array',
+  'boolean',
+  'contentReference',
+  'contentSchemaReference',
+  'date',
+  'dropdown',
+  'language',
+  'mediaReference',
+  'number',
+  'resourceReference',
+  'richText',
+  'string',
+  'struct',
+  'tags',
+  'url',
+])

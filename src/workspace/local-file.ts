@@ -6,9 +6,9 @@
 
 import { lstatSync } from 'node:fs'
 import { lstat } from 'node:fs/promises'
-import type { ItemState, StatSnapshot } from '../state/state-file.js'
 import { type Codec, fileBytes, hashText, type JsonObject, sortedHash } from './codec.js'
 import { nestsDeeperThan, tooDeepMessage } from './json-depth.js'
+import type { KnownFile, StatSnapshot } from './known-file.js'
 import { absolute } from './layout.js'
 import { readNoFollow } from './no-follow.js'
 
@@ -96,7 +96,7 @@ export function parseFileText(codec: Codec, rawText: string, expectedId: string,
  * The file's hash in the form `base` recorded: sorted keys for a base a version-1 state
  * recorded (ItemState.sortedBase), else the canonical form's.
  */
-export function hashAgainst(parsed: ParsedFile, base: Pick<ItemState, 'sortedBase'> | undefined): string {
+export function hashAgainst(parsed: ParsedFile, base: Pick<KnownFile, 'sortedBase'> | undefined): string {
   return parsed.ok && base?.sortedBase ? sortedHash(parsed.file) : parsed.hash
 }
 

@@ -6,10 +6,10 @@
 import { access, copyFile, lstat, mkdir, rename, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import writeFileAtomic from 'write-file-atomic'
-import type { StatSnapshot } from '../state/state-file.js'
 import { claimName, createFileAtomically, writeFileAtomically } from './atomic-write.js'
 import { hashText } from './codec.js'
 import { Durability } from './durability.js'
+import type { StatSnapshot } from './known-file.js'
 import { absolute, syncDirPath } from './layout.js'
 import { refuseLinks } from './no-follow.js'
 

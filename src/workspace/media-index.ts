@@ -5,7 +5,7 @@
 
 import type { FileHandle } from 'node:fs/promises'
 import { parse } from 'yaml'
-import { CliError, ExitCode } from '../cli/exit-codes.js'
+import { CliError, ExitCode } from '../errors/exit-codes.js'
 import { absolute } from './layout.js'
 import { openNoFollow, SymbolicLinkError } from './no-follow.js'
 

@@ -6,9 +6,9 @@ import { createHash } from 'node:crypto'
 import { constants, lstatSync, type Stats } from 'node:fs'
 import { open, readdir } from 'node:fs/promises'
 import { pipeline } from 'node:stream/promises'
-import type { ItemState, StatSnapshot } from '../state/state-file.js'
 import { isReservedName } from './file-names.js'
 import { FOLDER_OF } from './kinds.js'
+import type { KnownFile, StatSnapshot } from './known-file.js'
 import { absolute } from './layout.js'
 import { sameStat } from './local-file.js'
 import { mediaPathProblem } from './media-index.js'
@@ -36,7 +36,7 @@ export async function hashFile(file: string): Promise<string> {
 
 export async function scanMedia(
   root: string,
-  cached: (path: string) => ItemState | undefined,
+  cached: (path: string) => KnownFile | undefined,
   ignored: (path: string) => boolean,
 ): Promise<{ files: Map<string, LocalMediaFile>; problems: ScanProblem[] }> {
   const files = new Map<string, LocalMediaFile>()
@@ -95,7 +95,7 @@ async function mediaFile(
   root: string,
   rel: string,
   info: Stats,
-  cached: (path: string) => ItemState | undefined,
+  cached: (path: string) => KnownFile | undefined,
 ): Promise<LocalMediaFile> {
   const path = `${MEDIA}/${rel}`
   const snapshot = { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino }
@@ -113,7 +113,7 @@ async function mediaFile(
 export async function scanMediaFileAt(
   root: string,
   rel: string,
-  cached: (path: string) => ItemState | undefined,
+  cached: (path: string) => KnownFile | undefined,
 ): Promise<LocalMediaFile | undefined> {
   if (mediaPathProblem(rel) !== undefined) return undefined
   if (lstatSync(absolute(root, MEDIA), { throwIfNoEntry: false })?.isDirectory() !== true) return undefined

@@ -8,6 +8,7 @@
 
 import { constants, type Dirent, lstatSync, readdirSync, readlinkSync } from 'node:fs'
 import { type FileHandle, open } from 'node:fs/promises'
+import { ConfigError } from '../config/errors.js'
 import { absolute, SYNC_DIR } from './layout.js'
 
 /** What the scan reports for a link in place of a file or folder (the path leads the line). */
@@ -113,4 +114,18 @@ export function ownEntryLink(root: string): SymbolicLinkError | undefined {
   if (link === undefined) return undefined
   const rel = `${SYNC_DIR}/${link.name}`
   return new SymbolicLinkError(rel, targetOf(root, rel))
+}
+
+/**
+ * Refuses a workspace where cms-sync's own files or .cms-sync/ are symbolic links, before any of
+ * them is read or written (exit 2): through a committed `.cms-sync -> /elsewhere` the state,
+ * logs and trash would go outside the workspace, and a linked media.yaml would be overwritten
+ * wherever it points. Every command that opens a workspace calls it before reading its config.
+ */
+export function refuseOwnLinks(root: string): void {
+  const link = ownEntryLink(root)
+  if (link)
+    throw new ConfigError(
+      `${link.message}: replace it with the ${link.link === SYNC_DIR ? 'folder' : 'file'} itself (nothing was read or written)`,
+    )
 }

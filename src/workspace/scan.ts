@@ -3,11 +3,11 @@
 // content and is not read, so a status over an unchanged workspace reads no file content.
 
 import { readdir } from 'node:fs/promises'
-import type { ItemState, StatSnapshot } from '../state/state-file.js'
 import { inParallel } from '../util/in-parallel.js'
 import type { Codec } from './codec.js'
 import { decodeId } from './file-names.js'
 import { FOLDER_OF, type Kind } from './kinds.js'
+import type { KnownFile, StatSnapshot } from './known-file.js'
 import { absolute } from './layout.js'
 import { hashAgainst, notAFile, plainFileStat, readLocalFile, sameStat } from './local-file.js'
 import { linkOnPath, linkProblem, SymbolicLinkError } from './no-follow.js'
@@ -61,7 +61,7 @@ type Found = { entry?: LocalEntry; problem?: ScanProblem }
 export async function scanWorkspace(
   root: string,
   codecs: readonly Codec[],
-  cached: (path: string) => ItemState | undefined,
+  cached: (path: string) => KnownFile | undefined,
   ignored: (path: string) => boolean = () => false,
 ): Promise<{ entries: LocalEntry[]; problems: ScanProblem[] }> {
   const entries: LocalEntry[] = []
@@ -109,7 +109,7 @@ function badName(codec: Codec, path: string): Found {
 function fromStatCache(
   root: string,
   codec: Codec,
-  cached: (path: string) => ItemState | undefined,
+  cached: (path: string) => KnownFile | undefined,
   name: string,
   path: string,
 ): Found | undefined {
@@ -126,7 +126,7 @@ function fromStatCache(
 export async function scanOne(
   root: string,
   codec: Codec,
-  cached: (path: string) => ItemState | undefined,
+  cached: (path: string) => KnownFile | undefined,
   name: string,
   path: string,
 ): Promise<Found> {

@@ -1,9 +1,9 @@
 // schemas/<id>.json: custom schemas with the fields of docs/api-dialects.md. Schemas have no
 // timestamps, so their revision is the hash of their file form.
 
-import { NATIVE_SCHEMA_IDS } from '../remote/dialect.js'
 import { type Codec, carriedFields, fileBytes, type JsonObject, pick, sortedHash } from './codec.js'
 import { checkFile, type FieldSpec } from './file-checks.js'
+import { NATIVE_SCHEMA_IDS } from './kinds.js'
 
 const COMMON: Record<string, FieldSpec> = {
   name: { type: 'string' },

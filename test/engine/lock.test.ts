@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { expect, test } from 'vitest'
-import { CliError, ExitCode } from '../../src/cli/exit-codes.js'
+import { CliError, ExitCode } from '../../src/errors/exit-codes.js'
 import { acquireLock } from '../../src/state/lock.js'
 
 /** The pid of a process that has exited. */

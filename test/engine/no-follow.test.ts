@@ -6,10 +6,15 @@ import { mkdir, mkdtemp, readdir, readFile, symlink, writeFile } from 'node:fs/p
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { expect, test } from 'vitest'
-import { loadConfig } from '../../src/config/config.js'
 import { LocalWriter } from '../../src/workspace/local-writes.js'
 import { readMediaIndex } from '../../src/workspace/media-index.js'
-import { linkOnPath, ownEntryLink, readNoFollow, SymbolicLinkError } from '../../src/workspace/no-follow.js'
+import {
+  linkOnPath,
+  ownEntryLink,
+  readNoFollow,
+  refuseOwnLinks,
+  SymbolicLinkError,
+} from '../../src/workspace/no-follow.js'
 
 async function tree(): Promise<{ root: string; outside: string }> {
   const base = await mkdtemp(path.join(tmpdir(), 'cms-sync-no-follow-'))
@@ -59,7 +64,7 @@ test('the writer refuses every write, trash copy and delete through a link, and 
   expect((await readdir(path.join(root, '.cms-sync')).catch(() => [])).length).toBe(0)
 })
 
-test("cms-sync's own files and .cms-sync/ as links: the config refuses to load (exit 2)", async () => {
+test("cms-sync's own files and .cms-sync/ as links: refused before anything is read (exit 2)", async () => {
   for (const name of [
     'cms-sync.yaml',
     'cms-sync.lock',
@@ -83,7 +88,12 @@ test("cms-sync's own files and .cms-sync/ as links: the config refuses to load (
     await import('node:fs/promises').then((fs) => fs.rm(file, { force: true }))
     await symlink(path.join(outside, name === 'cms-sync.yaml' ? 'copy.yaml' : 'anything'), file)
     expect(ownEntryLink(root)?.link, name).toBe(name)
-    const refused = await loadConfig(root).catch((error: unknown) => error)
+    let refused: unknown
+    try {
+      refuseOwnLinks(root)
+    } catch (error) {
+      refused = error
+    }
     expect(refused, name).toMatchObject({ exitCode: 2 })
     expect((refused as Error).message, name).toMatch(
       new RegExp(`^${name.replace('.', '\\.')}: a symbolic link \\(to `),

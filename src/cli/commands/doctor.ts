@@ -4,10 +4,10 @@
 // server's own test (`POST /api/test`, admin) and shows its log.
 
 import type { Command } from 'commander'
+import { ExitCode } from '../../errors/exit-codes.js'
 import { pc } from '../colors.js'
 import { connect, globalOptions, openWorkspace, printJson } from '../context.js'
 import type { Check } from '../doctor-checks.js'
-import { ExitCode } from '../exit-codes.js'
 import type { CliIo } from '../io.js'
 
 interface SelfTest {

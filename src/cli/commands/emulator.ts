@@ -1,7 +1,7 @@
 // `cms-sync emulator`: runs the built-in CMS server emulator until SIGINT/SIGTERM.
 
 import { type Command, InvalidArgumentError } from 'commander'
-import { CliError, ExitCode } from '../exit-codes.js'
+import { CliError, ExitCode } from '../../errors/exit-codes.js'
 import type { CliIo } from '../io.js'
 
 type StartUser = { username: string; password: string; isAdmin: boolean }

@@ -6,10 +6,10 @@
 import path from 'node:path'
 import type { Command } from 'commander'
 import writeFileAtomic from 'write-file-atomic'
+import { CliError, ExitCode } from '../../errors/exit-codes.js'
 import type { JsonObject } from '../../workspace/codec.js'
 import { type EntriesFormat, entriesText } from '../../workspace/entries-export.js'
 import { connect, openWorkspace } from '../context.js'
-import { CliError, ExitCode } from '../exit-codes.js'
 import type { CliIo } from '../io.js'
 
 interface EntriesOptions {

@@ -8,9 +8,9 @@ import { type Command, Option } from 'commander'
 import type { Config } from '../../config/config.js'
 import { ConfigError } from '../../config/errors.js'
 import { CONFIG_FILE, findWorkspaceRoot } from '../../config/find-root.js'
-import { linkOnPath, SymbolicLinkError } from '../../workspace/no-follow.js'
+import { CliError, ExitCode } from '../../errors/exit-codes.js'
+import { linkOnPath, refuseOwnLinks, SymbolicLinkError } from '../../workspace/no-follow.js'
 import { commandLogger, globalOptions, printJson, say } from '../context.js'
-import { CliError, ExitCode } from '../exit-codes.js'
 import type { CliIo } from '../io.js'
 
 interface InitOptions {
@@ -139,9 +139,7 @@ export function register(program: Command, io: CliIo, _setExit: (code: number) =
         dialect: opts.dialect,
         ...(opts.insecure ? { tls: { insecure: true } } : {}),
       }
-      const { checkServerUrl, parseConfig, refuseOwnLinks, writeNewConfig } = await import(
-        '../../config/config.js'
-      )
+      const { checkServerUrl, parseConfig, writeNewConfig } = await import('../../config/config.js')
       checkServerUrl(opts.server, '--server')
       // Validate before any network or disk work: a bad URL is a usage error, not a network one.
       parseConfig(JSON.stringify(values))

@@ -6,15 +6,16 @@ import { createInterface } from 'node:readline/promises'
 import type { Command } from 'commander'
 import type { Config } from '../../config/config.js'
 import { ConfigError } from '../../config/errors.js'
+import { CliError, ExitCode } from '../../errors/exit-codes.js'
 import {
   commandLogger,
   type GlobalOptions,
   globalOptions,
+  loadWorkspaceConfig,
   printJson,
   say,
   workspaceRoot,
 } from '../context.js'
-import { CliError, ExitCode } from '../exit-codes.js'
 import type { CliIo } from '../io.js'
 
 export interface LoginOptions {
@@ -92,8 +93,7 @@ export async function target(
       throw new ConfigError(`${error.message}\n(or name the server: cms-sync login --server <url>)`)
     throw error
   }
-  const { loadConfig } = await import('../../config/config.js')
-  const config = await loadConfig(root)
+  const config = await loadWorkspaceConfig(root)
   return { server: opts.server ?? config.server, config, root }
 }
 

@@ -2,10 +2,10 @@
 // inherits from. The rules (what is refused and why) live in engine/promote.ts.
 
 import type { Command } from 'commander'
+import { CliError, ExitCode } from '../../errors/exit-codes.js'
 import { pc } from '../colors.js'
 import { globalOptions, printJson } from '../context.js'
 import { withEngine } from '../engine-session.js'
-import { CliError, ExitCode } from '../exit-codes.js'
 import type { CliIo } from '../io.js'
 
 export function register(program: Command, io: CliIo, setExit: (code: number) => void): void {

@@ -10,9 +10,9 @@ import { type Command, Option } from 'commander'
 // module itself loads only when a server-config command runs.
 import { parseDocument, stringify } from 'yaml'
 import { ConfigError } from '../../config/errors.js'
+import { CliError, ExitCode } from '../../errors/exit-codes.js'
 import type { RemoteResponse } from '../../remote/client.js'
 import { connect, globalOptions, openWorkspace, printJson, say } from '../context.js'
-import { CliError, ExitCode } from '../exit-codes.js'
 import type { CliIo } from '../io.js'
 
 const SECTION = /^[A-Za-z0-9_-]+$/

@@ -4,11 +4,11 @@
 // item no file can hold), 3 when conflicts remain, and with --exit-code 6 when anything is to sync.
 
 import type { Command } from 'commander'
+import { ExitCode } from '../../errors/exit-codes.js'
 import { RemoteError } from '../../remote/errors.js'
 import type { RemoteClient } from '../../remote/index.js'
 import { globalOptions, printJson } from '../context.js'
 import { withEngine } from '../engine-session.js'
-import { ExitCode } from '../exit-codes.js'
 import type { CliIo } from '../io.js'
 import { itemLine } from '../run-report.js'
 

@@ -2,9 +2,9 @@
 // SIGTERM. A second cms-sync on the same workspace, watch or one-shot, exits 5 naming this one.
 
 import type { Command } from 'commander'
+import { CliError, ExitCode } from '../../errors/exit-codes.js'
 import { globalOptions } from '../context.js'
 import { withEngine } from '../engine-session.js'
-import { CliError, ExitCode } from '../exit-codes.js'
 import type { CliIo } from '../io.js'
 import { watchPrinter } from '../watch-output.js'
 

@@ -3,8 +3,8 @@
 // the server refuses it. The token itself is never printed.
 
 import type { Command } from 'commander'
+import { CliError, ExitCode } from '../../errors/exit-codes.js'
 import { commandLogger, globalOptions, printJson, refuseUnboundServer, say } from '../context.js'
-import { CliError, ExitCode } from '../exit-codes.js'
 import type { CliIo } from '../io.js'
 import { target } from './login.js'
 

@@ -14,13 +14,15 @@
 // The merge is symmetric: swapping local and remote swaps the two sides of every conflict and
 // gives the same merged document (ties in placing keys both sides added are broken by the keys).
 
-import type { Side } from '../plan.js'
 import { pointerOf } from './pointer.js'
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
 type JsonRecord = { [key: string]: Json }
 /** A value, or undefined where that side lacks it (deleted, or never had it). */
 type Value = Json | undefined
+
+/** A side of an item: the workspace's file or the server's copy. */
+export type Side = 'local' | 'remote'
 
 export interface ConflictLeaf {
   /** A JSON Pointer; in an array whose items carry ids, the segment is the item's id. */

@@ -1,4 +1,5 @@
-// Exit codes of design.md. Errors carry their code; only main.ts turns one into process.exit.
+// Exit codes of design.md, and the error that carries one: the bottom layer, so every layer
+// can stop a run with a code without importing the CLI. Only main.ts turns one into process.exit.
 
 export const ExitCode = {
   ok: 0,

@@ -1,0 +1,109 @@
+// The types a run passes between its two calls, planRun then applyRun (run.ts), and what the
+// modules around it (outcome, predict, edit-run, media) read of them. Kept apart from run.ts so
+// those modules depend on the shape of a run, not on the code that makes one: no import cycle.
+
+import type { MediaApi } from '../remote/media.js'
+import type { BaseStore } from '../state/base-store.js'
+import type { StateStore, Target } from '../state/state-file.js'
+import type { Codec } from '../workspace/codec.js'
+import type { BeforeLocalWrite } from '../workspace/local-writes.js'
+import type { LocalEntry, ScanProblem } from '../workspace/scan.js'
+import type { MediaRun } from './media/media-snapshot.js'
+import type { BaseFallback, PlannedMerge } from './merges.js'
+import type { Plan, PlanItem } from './plan.js'
+import type { EngineLogger, RemotePort } from './remote-port.js'
+import type { RemoteEntry, RemoteSnapshot } from './remote-snapshot.js'
+
+export interface EngineDeps {
+  root: string
+  target: Target
+  client: RemotePort
+  logger: EngineLogger
+  codecs: readonly Codec[]
+  maxDeletePercent: number
+  /** More deletions of one kind than this in one run stop it too, whatever their share. */
+  maxDeletes?: number
+  /** Called before each workspace file the run writes or deletes (the watcher skips its echo). */
+  beforeLocalWrite?: BeforeLocalWrite
+  /** Set when media are synced (docs/media.md). */
+  media?: MediaDeps
+  /** Where a base's text comes from when .cms-sync/bases/ lacks it (a fresh clone: git). */
+  baseFallback?: BaseFallback
+}
+
+export interface MediaDeps {
+  api: MediaApi
+  /** Download every media file whose server bytes cannot be known unchanged from the listing. */
+  checksum: boolean
+  /** Transfers at a time. */
+  concurrency: number
+}
+
+export interface PlannedRun {
+  store: StateStore
+  plan: Plan
+  local: Map<string, LocalEntry>
+  remote: Map<string, RemoteEntry>
+  scanProblems: ScanProblem[]
+  remoteProblems: RemoteSnapshot['problems']
+  /** True when --rebind dropped a base bound to another target. */
+  rebound: boolean
+  /** The media side of the run, when media are synced; its items are in `plan` too. */
+  media?: MediaRun
+  /**
+   * An edit-only run (src/engine/edit-run.ts): `local` and `remote` hold only the paths it
+   * planned, each server item read by id just before the plan, so the executor need not read
+   * it again before writing.
+   */
+  fresh?: true
+  /** The items changed on both sides that merged (action `merge`), by path. */
+  merges: Map<string, PlannedMerge>
+  /** The base texts: read for merges, written as bases are committed. */
+  bases: BaseStore
+}
+
+/**
+ * Which side a `merge` writes: both (sync, resolve, watch), or one half: pull writes the file
+ * (the base becomes the server copy, so the local edits are still to push) and push writes the
+ * server (the base becomes the file, so the server's edits are still to pull).
+ */
+export type MergeWrites = 'both' | 'local' | 'remote'
+
+/** The plan entries each command carries out: one plan, different subsets. */
+export const SELECT = {
+  pull: (item: PlanItem) =>
+    ['pull', 'delete-local', 'merge', 'merge-base', 'conflict', 'none'].includes(item.action),
+  push: (item: PlanItem) =>
+    ['push', 'delete-remote', 'merge', 'merge-base', 'conflict', 'none'].includes(item.action),
+  sync: (_item: PlanItem) => true,
+  /** resolve: only the conflicts that --keep just settled. */
+  resolve: (item: PlanItem) => item.settledFor !== undefined,
+} as const
+
+export interface ApplyOptions {
+  /** Which plan entries this command carries out (it always sees the whole plan). */
+  select: (item: PlanItem) => boolean
+  scope: readonly string[]
+  dryRun: boolean
+  allowDeletes: boolean
+  /** Also report files that cannot stand for an item (commands that push). */
+  reportScanProblems: boolean
+  /** Also report server items that cannot be mirrored (commands that pull). */
+  reportRemoteProblems: boolean
+  onProgress?: (done: number, total: number, item: PlanItem) => void
+  /** Stops the run between items (watch shutdown). */
+  signal?: AbortSignal
+  /** The caller saves the state later (watch's edit-only runs); by default it is saved at the end. */
+  deferSave?: boolean
+  /** Which side a `merge` writes (default both). */
+  mergeWrites?: MergeWrites
+  now?: () => string
+}
+
+/** Workspace-relative paths (or folders) the user named; none means everything. */
+export function inScope(path: string, scope: readonly string[]): boolean {
+  return (
+    scope.length === 0 ||
+    scope.some((p) => p === '' || p === path || path.startsWith(p.endsWith('/') ? p : `${p}/`))
+  )
+}

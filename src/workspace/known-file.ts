@@ -1,0 +1,19 @@
+// What a scan may trust about a file from its last sync. The state (src/state/state-file.ts)
+// records these for every item; the scan, a layer below it, names only what it reads.
+
+/** A file's size, mtime and inode when its hash was taken: an equal stat means equal content. */
+export interface StatSnapshot {
+  size: number
+  mtimeMs: number
+  ino: number
+}
+
+/** The fields of the state's record of an item (ItemState) that the scans read. */
+export interface KnownFile {
+  baseHash: string
+  stat?: StatSnapshot
+  /** The base was taken of the sorted-keys form (ItemState.sortedBase). */
+  sortedBase?: true
+  /** media only: the bytes' sha256. */
+  media?: { sha256: string }
+}
