@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util'
 import type { BenchContext } from './context.js'
 import { median, runChild } from './measure.js'
 import { formatTable, type Row } from './report.js'
+import { oneFileScenario } from './scenarios/one-file.js'
 import { pullScenario, SYNCED_RESOURCES } from './scenarios/pull.js'
 import { pushScenario } from './scenarios/push.js'
 import { statusScenario } from './scenarios/status.js'
@@ -31,7 +32,7 @@ const { values } = parseArgs({
     json: { type: 'string' },
     strict: { type: 'boolean', default: false },
     profile: { type: 'string' },
-    only: { type: 'string', default: 'pull,status,watch,push' },
+    only: { type: 'string', default: 'pull,status,one-file,watch,push' },
   },
 })
 const int = (name: keyof typeof values) => {
@@ -83,6 +84,8 @@ try {
   const pull = await pullScenario(ctx)
   rows.push(...pull.rows)
   if (wanted('status')) rows.push(...(await statusScenario(ctx, pull.workspace, SYNCED_RESOURCES)))
+  // One file pushed leaves the workspace clean again, as watch needs it.
+  if (wanted('one-file')) rows.push(...(await oneFileScenario(ctx, pull.workspace)))
   // Watch before push: it needs the clean workspace the pull left, and push edits files.
   if (wanted('watch')) rows.push(...(await watchScenario(ctx, pull.workspace)))
   if (wanted('push')) rows.push(...(await pushScenario(ctx, pull.workspace)))

@@ -4,9 +4,10 @@
 // cycle is two modules that can only be understood together). Type-only imports count too:
 // they couple the files the same way.
 
-import { readdir, readFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { expect, test } from 'vitest'
+import { sourceFiles } from './helpers/source-files.js'
 
 const SRC = path.resolve('src')
 
@@ -23,16 +24,6 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   watch: ['errors', 'util', 'log', 'config', 'workspace', 'state', 'remote', 'engine'],
   // The emulator is a server of its own that shares the file forms, never the client.
   emulator: ['errors', 'util', 'log', 'config', 'workspace'],
-}
-
-async function sourceFiles(dir: string): Promise<string[]> {
-  const out: string[] = []
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name)
-    if (entry.isDirectory()) out.push(...(await sourceFiles(full)))
-    else if (entry.name.endsWith('.ts')) out.push(full)
-  }
-  return out
 }
 
 /** Every file of src/ and the files of src/ it imports (static, dynamic and type-only). */

@@ -46,6 +46,18 @@ import {
   settleLater,
   snapshotRemote,
 } from './remote-snapshot.js'
+import {
+  type ApplyOptions,
+  type EngineDeps,
+  inScope,
+  type MediaDeps,
+  type MergeWrites,
+  type PlannedRun,
+} from './run-types.js'
+
+// The engine's two calls, planRun then applyRun, are here; what they pass is in run-types.ts.
+export type { ApplyOptions, EngineDeps, MediaDeps, MergeWrites, PlannedRun } from './run-types.js'
+export { inScope, SELECT } from './run-types.js'
 
 /** The merge of a plan's both-changed items, for a run that has its three sides (run, edit-run). */
 export function mergesFor(
@@ -68,26 +80,6 @@ export function mergesFor(
     merges,
     bases,
   }))
-}
-
-import {
-  type ApplyOptions,
-  type EngineDeps,
-  inScope,
-  type MediaDeps,
-  type MergeWrites,
-  type PlannedRun,
-  SELECT,
-} from './run-types.js'
-
-export {
-  type ApplyOptions,
-  type EngineDeps,
-  inScope,
-  type MediaDeps,
-  type MergeWrites,
-  type PlannedRun,
-  SELECT,
 }
 
 const MEDIA = { kind: 'media' as const }

@@ -3,19 +3,10 @@
 // was undefined in dist/ while the in-process tests (Node's own loader) passed. A package is
 // imported statically by the (lazily loaded) module of ours that needs it.
 
-import { readdir, readFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { expect, test } from 'vitest'
-
-async function sourceFiles(dir: string): Promise<string[]> {
-  const out: string[] = []
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name)
-    if (entry.isDirectory()) out.push(...(await sourceFiles(full)))
-    else if (entry.name.endsWith('.ts')) out.push(full)
-  }
-  return out
-}
+import { sourceFiles } from '../helpers/source-files.js'
 
 test('no source file imports a package with a dynamic import()', async () => {
   const offenders: string[] = []
