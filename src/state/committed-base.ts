@@ -18,6 +18,7 @@ import { writeFileAtomically } from '../workspace/atomic-write.js'
 import { decodeId } from '../workspace/file-names.js'
 import { FOLDER_OF, KINDS, type Kind } from '../workspace/kinds.js'
 import { isPlainRelative, itemPath } from '../workspace/layout.js'
+import { refuseLinks } from '../workspace/no-follow.js'
 import { tempDirOf } from '../workspace/temp-files.js'
 import type { ItemState, Target } from './state-file.js'
 
@@ -81,8 +82,11 @@ export function lockText(target: Target, items: Iterable<ItemState>): string {
  */
 export async function writeLock(root: string, text: string, onDisk: string | undefined): Promise<string> {
   const current = onDisk ?? (await readFile(lockFilePath(root), 'utf8').catch(() => undefined))
+  if (current === text) return text
+  // writeFileAtomically writes through a link; cms-sync.lock checked out as one is refused instead.
+  refuseLinks(root, LOCK_FILE)
   // The temp file out of the workspace's top folder, where git would see one a kill left.
-  if (current !== text) await writeFileAtomically(lockFilePath(root), text, { tempDir: tempDirOf(root) })
+  await writeFileAtomically(lockFilePath(root), text, { tempDir: tempDirOf(root) })
   return text
 }
 

@@ -12,7 +12,8 @@
 import { mkdir, readdir, rename, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { FOLDER_OF, KINDS } from './kinds.js'
-import { syncDirPath } from './layout.js'
+import { SYNC_DIR, syncDirPath } from './layout.js'
+import { refuseLinks } from './no-follow.js'
 
 export function tempDirOf(root: string): string {
   return syncDirPath(root, 'tmp')
@@ -52,6 +53,8 @@ async function names(dir: string): Promise<string[]> {
 export async function cleanLeftTempFiles(root: string, now = new Date()): Promise<string[]> {
   const cleaned: string[] = []
   const tmp = tempDirOf(root)
+  // Through a linked .cms-sync/ this would delete files elsewhere.
+  refuseLinks(root, `${SYNC_DIR}/tmp`)
   for (const name of await names(tmp)) {
     const pid = Number(OURS.exec(name)?.[1])
     if (!Number.isSafeInteger(pid) || alive(pid)) continue
