@@ -1,0 +1,72 @@
+// A restart after a kill -9 behaves as one after a clean stop (issue 14 item 10), in-process:
+// the workspace is put back as a kill would leave it (the state and lock of before the run, the
+// push journal as it was on disk while the push was on its way), then the next run goes on.
+// test/reliability/disk-and-process.test.ts kills real processes for the same two cases.
+
+import { existsSync, readFileSync } from 'node:fs'
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
+import { afterEach, describe, expect, test } from 'vitest'
+import { syncedWorld, type World } from '../helpers/sync-world.js'
+
+describe.each(['spec', 'upstream'] as const)('a restart after a kill (%s dialect)', (dialect) => {
+  let world: World | undefined
+  afterEach(async () => {
+    await world?.close()
+    world = undefined
+  })
+  const keep = (w: World): World => {
+    world = w
+    return w
+  }
+
+  test('a push the server got but the state never saved is the base: the next edit of the field is no conflict', async () => {
+    const w = keep(await syncedWorld(dialect))
+    const saved = {
+      state: await readFile(w.file('.cms-sync/state.json'), 'utf8'),
+      lock: await readFile(w.file('cms-sync.lock'), 'utf8'),
+    }
+    await w.editJson('content/home.json', { properties: { title: 'pushed, then killed' } })
+    let journal: string | undefined
+    w.proxy.overrideWithBody = (method, route) => {
+      if (method !== 'GET' && route.endsWith('/content/home'))
+        journal = readFileSync(w.file('.cms-sync/pushes.jsonl'), 'utf8')
+      return undefined
+    }
+    expect((await w.cli('push')).exitCode).toBe(0)
+    w.proxy.overrideWithBody = undefined
+    expect(journal).toMatch(/content\/home\.json/)
+    // As a kill -9 right after the server's answer leaves it.
+    await writeFile(w.file('.cms-sync/state.json'), saved.state)
+    await writeFile(w.file('cms-sync.lock'), saved.lock)
+    await writeFile(w.file('.cms-sync/pushes.jsonl'), journal!)
+    await w.editJson('content/home.json', { properties: { title: 'edited again' } })
+    const sync = await w.cli('--json', 'sync')
+    expect(sync.json.conflicts, sync.stderr).toEqual([])
+    expect(sync.exitCode).toBe(0)
+    expect((await w.server.get('content', 'home'))?.properties).toMatchObject({ title: 'edited again' })
+    expect(existsSync(w.file('.cms-sync/pushes.jsonl'))).toBe(false)
+  })
+
+  test('temp files a killed run left go at the next locked run; status leaves them and reports nothing', async () => {
+    const w = keep(await syncedWorld(dialect))
+    await mkdir(w.file('.cms-sync/tmp'), { recursive: true })
+    await writeFile(w.file('.cms-sync/tmp/write-999999999-1'), '{"torn":')
+    await mkdir(w.file('.cms-sync/tmp/media-999999999-1'), { recursive: true })
+    await writeFile(w.file('content/home.json.1234567890'), '{"torn":')
+    await writeFile(w.file('cms-sync.lock.123456'), 'torn')
+    const status = await w.cli('--json', 'status')
+    expect(status.exitCode, status.stderr).toBe(0)
+    expect(status.json.clean).toBe(true)
+    expect(existsSync(w.file('content/home.json.1234567890'))).toBe(true)
+    expect((await w.cli('pull')).exitCode).toBe(0)
+    expect(await readdir(w.file('.cms-sync/tmp'))).toEqual([])
+    expect(existsSync(w.file('content/home.json.1234567890'))).toBe(false)
+    expect(existsSync(w.file('cms-sync.lock.123456'))).toBe(false)
+    // Moved aside, not deleted: only their names say they are ours.
+    const trash = (await readdir(w.file('.cms-sync/trash'))).find((n) => n.endsWith('-left-temp-files'))
+    expect(await readFile(w.file(`.cms-sync/trash/${trash}/content/home.json.1234567890`), 'utf8')).toBe(
+      '{"torn":',
+    )
+    expect(await readFile(w.file(`.cms-sync/trash/${trash}/cms-sync.lock.123456`), 'utf8')).toBe('torn')
+  })
+})
