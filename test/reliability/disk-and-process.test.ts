@@ -142,6 +142,38 @@ describe.each(['spec', 'upstream'] as const)(
       report(`attacks/saved-during-upload/${dialect}`, { filesSavedDuringUpload: saved, pushedAfter: 2 })
     })
 
+    test("item 11: a media file saved while a pull downloads the server's version is kept, not overwritten", async () => {
+      const w = keep(await startWorld(dialect, { resources: ['schemas', 'content', 'media'] }))
+      const outside = await sentinel(w)
+      await mkdir(w.file('media/docs'), { recursive: true })
+      await writeFile(w.file('media/docs/report.txt'), 'report v1\n')
+      expect((await w.cli('sync')).exitCode).toBe(0)
+      const before = await outside()
+      const api = createMediaApi(w.server)
+      const [item] = await api.list()
+      const upload = path.join(await mkdtemp(path.join(tmpdir(), 'cms-sync-upload-')), 'upload.txt')
+      await writeFile(upload, 'server v2\n')
+      await api.upload({ path: upload, size: 10, name: 'report.txt' }, item!.id)
+      let saved = false
+      w.proxy.override = (method, route) => {
+        if (method === 'GET' && route === `/media/demo/live/${item!.id}` && !saved) {
+          saved = true
+          writeFileSync(w.file('media/docs/report.txt'), 'local edit during the download\n')
+        }
+        return undefined
+      }
+      // Upstream lists no dates: only --checksum sees a byte change under the same name.
+      const checksum = dialect === 'upstream' ? ['--checksum'] : []
+      const pull = await runCli(['-C', w.root, '--json', 'pull', ...checksum], w.env).done
+      w.proxy.override = undefined
+      expect(saved, w.proxy.seen.join('\n')).toBe(true)
+      expect(readFileSync(w.file('media/docs/report.txt'), 'utf8')).toBe('local edit during the download\n')
+      expect(pull.code, pull.stderr).toBe(3)
+      const status = JSON.parse((await runCli(['-C', w.root, '--json', 'status'], w.env).done).stdout)
+      expect(status.clean).toBe(false)
+      expect(await outside()).toEqual(before)
+    })
+
     test('item 14: a full disk during pull stops the run with "disk full", exit 1, nothing torn, the lock released; the next run completes', async (ctx) => {
       const w = keep(await startWorld(dialect, { content: [] }))
       const disk = await smallDisk(await mkdtemp(path.join(tmpdir(), 'cms-sync-disk-')), '1m')
