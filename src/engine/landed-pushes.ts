@@ -33,7 +33,7 @@ export async function adoptLandedPushes(
     if (!entry || entry.hash !== intent.hash || known?.baseHash === intent.hash || known?.sortedBase) continue
     if (entry.bytes) await bases.keep(entry.bytes.hash, entry.bytes.text)
     const createDate = entry.object.createDate
-    await store.commit({
+    store.adopt({
       kind: entry.kind,
       id: entry.id,
       path: entry.path,

@@ -197,6 +197,16 @@ export class StateStore {
     await this.changed()
   }
 
+  /**
+   * A base the plan learned (a landed push, landed-pushes.ts): in memory at once, on disk with
+   * the next save of a run that writes. Never saved here: `status` plans too, without the lock.
+   */
+  adopt(item: ItemState): void {
+    this.state.items[item.path] = item
+    this.alternates.delete(item.path)
+    this.unsaved++
+  }
+
   async forget(path: string): Promise<void> {
     delete this.state.items[path]
     this.alternates.delete(path)

@@ -40,6 +40,10 @@ describe.each(['spec', 'upstream'] as const)('a restart after a kill (%s dialect
     await writeFile(w.file('cms-sync.lock'), saved.lock)
     await writeFile(w.file('.cms-sync/pushes.jsonl'), journal!)
     await w.editJson('content/home.json', { properties: { title: 'edited again' } })
+    // status sees a push to make, and writes nothing (it holds no lock).
+    const status = await w.cli('--json', 'status')
+    expect(status.json.changes).toMatchObject([{ path: 'content/home.json', action: 'push' }])
+    expect(await readFile(w.file('.cms-sync/state.json'), 'utf8')).toBe(saved.state)
     const sync = await w.cli('--json', 'sync')
     expect(sync.json.conflicts, sync.stderr).toEqual([])
     expect(sync.exitCode).toBe(0)
