@@ -170,6 +170,7 @@ export function refusedTokenMessage(error: unknown): string | undefined {
 export async function connect(io: CliIo, ws: Workspace): Promise<RemoteClient> {
   const { createRemoteClient } = await import('../remote/index.js')
   const { resolveTokenSource } = await import('../config/credentials.js')
+  const { workspaceListingCache } = await import('../state/listing-cache.js')
   const { config } = ws
   const { token, source, file } = await resolveTokenSource(io.env, config.server)
   tokenOrigin = { server: config.server, source, file }
@@ -182,6 +183,7 @@ export async function connect(io: CliIo, ws: Workspace): Promise<RemoteClient> {
     rateLimit: config.rateLimit,
     tlsInsecure: config.tls.insecure,
     listMaxBytes: config.limits.listingMB * 1024 * 1024,
+    listingCache: workspaceListingCache(ws.root),
     logger: ws.logger,
   })
 }
