@@ -8,6 +8,7 @@ import type { Command } from 'commander'
 import type { Config } from '../config/config.js'
 import { ConfigError } from '../config/errors.js'
 import { findWorkspaceRoot } from '../config/find-root.js'
+import { CliError, ExitCode } from '../errors/exit-codes.js'
 import type { Logger } from '../log/logger.js'
 import type { RemoteClient } from '../remote/index.js'
 import type { CliIo } from './io.js'
@@ -45,9 +46,19 @@ export interface Workspace {
 export async function openWorkspace(io: CliIo, cmd: Command): Promise<Workspace> {
   const globals = globalOptions(cmd)
   const root = await workspaceRoot(io, globals)
-  const { loadConfig } = await import('../config/config.js')
-  const config = await loadConfig(root)
+  const config = await loadWorkspaceConfig(root)
   return { root, config, globals, logger: await commandLogger(io, globals, root, config) }
+}
+
+/**
+ * cms-sync.yaml of a workspace, once its own files are known not to be links (no-follow.ts): the
+ * first thing every command that opens a workspace does, before it reads or writes anything there.
+ */
+export async function loadWorkspaceConfig(root: string): Promise<Config> {
+  const { refuseOwnLinks } = await import('../workspace/no-follow.js')
+  refuseOwnLinks(root)
+  const { loadConfig } = await import('../config/config.js')
+  return loadConfig(root)
 }
 
 /** This command line (one per process; tests run many in one process): its words and its log. */
@@ -166,12 +177,38 @@ export function refusedTokenMessage(error: unknown): string | undefined {
   }
 }
 
+/**
+ * The token goes only to the server the workspace is bound to. A cms-sync.yaml changed to name
+ * another server (a commit, a pull request) would otherwise get CMS_SYNC_TOKEN with the first
+ * listing, before the run's wrong-target guard stops it: so that guard's check of the server
+ * comes first, and stops (exit 4) before any request. `rebind` is the user's word that the new
+ * server is meant; init and login name their server themselves. A state or lock that cannot be
+ * read binds nothing here (as if deleted); the run that needs it reports it.
+ */
+export async function refuseUnboundServer(root: string, server: string, rebind: boolean): Promise<void> {
+  if (rebind) return
+  const { boundServers } = await import('../state/bound-servers.js')
+  const plain = (url: string) => url.replace(/\/+$/, '')
+  for (const { file, server: bound } of await boundServers(root)) {
+    if (plain(bound) === plain(server)) continue
+    throw new CliError(
+      `safety stop: this workspace is bound to ${bound} (${file}), but cms-sync.yaml names ${server}; nothing was sent to ${server}: the token goes only to the server a workspace is bound to. If the new server is meant, run \`cms-sync sync --rebind\``,
+      ExitCode.safetyStop,
+    )
+  }
+}
+
 /** A client for the workspace's target, with the token of CMS_SYNC_TOKEN or the credentials file. */
-export async function connect(io: CliIo, ws: Workspace): Promise<RemoteClient> {
+export async function connect(
+  io: CliIo,
+  ws: Workspace,
+  opts: { rebind?: boolean } = {},
+): Promise<RemoteClient> {
+  const { config } = ws
+  await refuseUnboundServer(ws.root, config.server, opts.rebind === true)
   const { createRemoteClient } = await import('../remote/index.js')
   const { resolveTokenSource } = await import('../config/credentials.js')
   const { workspaceListingCache } = await import('../state/listing-cache.js')
-  const { config } = ws
   const { token, source, file } = await resolveTokenSource(io.env, config.server)
   tokenOrigin = { server: config.server, source, file }
   return createRemoteClient({

@@ -56,6 +56,7 @@ async function connectWhenReachable(
   io: CliIo,
   ws: Workspace,
   until: UntilReachable,
+  rebind: boolean,
 ): Promise<RemoteClient | undefined> {
   const { RemoteError } = await import('../remote/errors.js')
   let stopped = false
@@ -64,7 +65,7 @@ async function connectWhenReachable(
   })
   for (let attempt = 0; ; attempt++) {
     try {
-      const client = await connect(io, ws)
+      const client = await connect(io, ws, { rebind })
       if (attempt > 0) until.onReached()
       return client
     } catch (error) {
@@ -103,9 +104,11 @@ export async function withEngine<T>(
   try {
     // Runs that may add to .cms-sync/trash/ also prune it, holding the lock as they do.
     if (release) await pruneOldTrash(ws)
+    // --rebind (pull, push, sync) lets the token go to a server the workspace is not bound to yet.
+    const rebind = cmd.opts<{ rebind?: boolean }>().rebind === true
     const client = opts.untilReachable
-      ? await connectWhenReachable(io, ws, opts.untilReachable)
-      : await connect(io, ws)
+      ? await connectWhenReachable(io, ws, opts.untilReachable, rebind)
+      : await connect(io, ws, { rebind })
     if (client === undefined) return undefined
     try {
       const enabled = new Set<string>(ws.config.resources)

@@ -18,7 +18,7 @@ import {
   sameTarget,
 } from '../state/state-file.js'
 import { type IgnoreRules, keepTracked, loadIgnoreRules } from '../workspace/ignore-rules.js'
-import { type LocalEntry, scanWorkspace, unsyncedPaths } from '../workspace/scan.js'
+import { heldBy, type LocalEntry, scanWorkspace, unsyncedPaths } from '../workspace/scan.js'
 import {
   DEFAULT_MAX_DELETES,
   deleteGuard,
@@ -236,12 +236,15 @@ async function readAndPlan(
   }
   // A path holding no file and no deletion (a FIFO, a folder, an unreadable file, a server item
   // too deep to compare) is out of the plan on every side: reported, never deleted or overwritten.
-  const held = unsyncedPaths(scan.problems)
-  for (const problem of snapshot.problems) if (problem.unsynced) held.add(problem.unsynced)
-  for (const path of held) snapshot.entries.delete(path)
+  const unsynced = unsyncedPaths(scan.problems)
+  for (const problem of snapshot.problems) if (problem.unsynced) unsynced.add(problem.unsynced)
+  // A linked kind folder holds every item under it.
+  const held = heldBy(unsynced)
+  if (unsynced.size > 0)
+    for (const path of [...snapshot.entries.keys()]) if (held(path)) snapshot.entries.delete(path)
   const base = new Map<string, BaseVersion>(
     baseItems
-      .filter((item) => !held.has(item.path))
+      .filter((item) => !held(item.path))
       .map((item) => {
         const alt = store.alternates.get(item.path)
         return [

@@ -18,6 +18,7 @@ import { CliError, ExitCode } from '../errors/exit-codes.js'
 import { decodeId } from '../workspace/file-names.js'
 import { FOLDER_OF, KINDS, type Kind } from '../workspace/kinds.js'
 import { isPlainRelative, itemPath } from '../workspace/layout.js'
+import { refuseLinks } from '../workspace/no-follow.js'
 import type { ItemState, Target } from './state-file.js'
 
 export const LOCK_FILE = 'cms-sync.lock'
@@ -80,7 +81,10 @@ export function lockText(target: Target, items: Iterable<ItemState>): string {
  */
 export async function writeLock(root: string, text: string, onDisk: string | undefined): Promise<string> {
   const current = onDisk ?? (await readFile(lockFilePath(root), 'utf8').catch(() => undefined))
-  if (current !== text) await writeFileAtomic(lockFilePath(root), text)
+  if (current === text) return text
+  // writeFileAtomic writes through a link; cms-sync.lock checked out as one is refused instead.
+  refuseLinks(root, LOCK_FILE)
+  await writeFileAtomic(lockFilePath(root), text)
   return text
 }
 

@@ -10,7 +10,8 @@ import { naming } from '../workspace/disk-full.js'
 import { Durability } from '../workspace/durability.js'
 import type { Kind } from '../workspace/kinds.js'
 import type { StatSnapshot } from '../workspace/known-file.js'
-import { syncDirPath } from '../workspace/layout.js'
+import { SYNC_DIR, syncDirPath } from '../workspace/layout.js'
+import { refuseLinks } from '../workspace/no-follow.js'
 import { lockText, writeLock } from './committed-base.js'
 
 export interface Target {
@@ -245,6 +246,9 @@ export class StateStore {
     this.saving = (async () => {
       await this.durability.flush()
       await mkdir(syncDirPath(this.root), { recursive: true })
+      // writeFileAtomic replaces the file a link points at: a .cms-sync (or state.json) made a
+      // link while a watch runs (a checkout) must not send the state outside the workspace.
+      refuseLinks(this.root, `${SYNC_DIR}/state.json`)
       await writeFileAtomic(statePath(this.root), text).catch((error) => {
         throw naming(error, statePath(this.root))
       })

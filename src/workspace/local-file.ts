@@ -5,12 +5,12 @@
 // are reported when it would be pushed.
 
 import { lstatSync } from 'node:fs'
-import { lstat, readFile, realpath, stat } from 'node:fs/promises'
-import path from 'node:path'
+import { lstat } from 'node:fs/promises'
 import { type Codec, fileBytes, hashText, type JsonObject, sortedHash } from './codec.js'
 import { nestsDeeperThan, tooDeepMessage } from './json-depth.js'
 import type { KnownFile, StatSnapshot } from './known-file.js'
 import { absolute } from './layout.js'
+import { readNoFollow } from './no-follow.js'
 
 export type ParsedFile =
   | { ok: true; hash: string; file: JsonObject; text: string }
@@ -109,7 +109,8 @@ export async function readLocalFile(
   let text: string
   try {
     fileReads.count++
-    text = await readFile(await resolveInside(root, relativePath), 'utf8')
+    // Never through a link (SymbolicLinkError): it may lead outside the workspace (no-follow.ts).
+    text = await readNoFollow(root, relativePath)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     throw error
@@ -117,13 +118,13 @@ export async function readLocalFile(
   return parseFileText(codec, text, id, relativePath)
 }
 
-/** The file's stat, or undefined when it is gone. Symlinks are followed only inside the workspace. */
+/**
+ * The stat of the plain file at the path, or undefined when there is none: gone, or something
+ * else in its place (a link, which is never followed, a folder, a FIFO).
+ */
 export async function statLocalFile(root: string, relativePath: string): Promise<StatSnapshot | undefined> {
   try {
-    const file = absolute(root, relativePath)
-    // One lstat answers for a plain file; only a link needs the check and a second stat.
-    const own = await lstat(file)
-    const info = own.isSymbolicLink() ? await stat(await resolveInside(root, relativePath)) : own
+    const info = await lstat(absolute(root, relativePath))
     if (!info.isFile()) return undefined
     return { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino }
   } catch (error) {
@@ -133,48 +134,27 @@ export async function statLocalFile(root: string, relativePath: string): Promise
 }
 
 /**
- * statLocalFile for the scan of a whole workspace: a synchronous lstat answers a plain file.
- * Ten thousand of them take tens of milliseconds; as promises, each one's round trip through
- * the thread pool costs more than the call itself (half a second of a no-change status).
+ * The stat of a plain file (not a link, not a folder), else undefined: the scan's fast path.
+ * Synchronous: ten thousand lstat calls take tens of milliseconds; as promises, each one's round
+ * trip through the thread pool costs more than the call itself.
  */
-export async function statForScan(root: string, relativePath: string): Promise<StatSnapshot | undefined> {
-  const own = lstatSync(absolute(root, relativePath), { throwIfNoEntry: false })
-  if (own === undefined) return undefined
-  if (own.isSymbolicLink()) return statLocalFile(root, relativePath)
-  return own.isFile() ? { size: own.size, mtimeMs: own.mtimeMs, ino: own.ino } : undefined
-}
-
-/** The stat of a plain file (not a link, not a folder), else undefined: the scan's fast path. */
 export function plainFileStat(root: string, relativePath: string): StatSnapshot | undefined {
   const own = lstatSync(absolute(root, relativePath), { throwIfNoEntry: false })
   return own?.isFile() ? { size: own.size, mtimeMs: own.mtimeMs, ino: own.ino } : undefined
 }
 
-export class OutsideWorkspaceError extends Error {}
-
 /**
  * What stands at a path that is there but is no regular file (a FIFO, a folder, a socket, a
- * device, or a link to one), for the message; undefined for a regular file or nothing.
+ * device), for the message; undefined for a regular file or nothing. A link is not looked through.
  */
 export async function notAFile(root: string, relativePath: string): Promise<string | undefined> {
-  const info = await stat(await resolveInside(root, relativePath)).catch(() => undefined)
+  const info = await lstat(absolute(root, relativePath)).catch(() => undefined)
   if (!info || info.isFile()) return undefined
+  if (info.isSymbolicLink()) return 'a symbolic link'
   if (info.isFIFO()) return 'a FIFO'
   if (info.isDirectory()) return 'a folder'
   if (info.isSocket()) return 'a socket'
   return 'a device'
-}
-
-async function resolveInside(root: string, relativePath: string): Promise<string> {
-  const file = absolute(root, relativePath)
-  const info = await lstat(file)
-  if (!info.isSymbolicLink()) return file
-  const target = await realpath(file)
-  const realRoot = await realpath(root)
-  if (target !== realRoot && !target.startsWith(realRoot + path.sep)) {
-    throw new OutsideWorkspaceError(`${relativePath} is a symbolic link to ${target}, outside the workspace`)
-  }
-  return target
 }
 
 export function sameStat(a: StatSnapshot | undefined, b: StatSnapshot | undefined): boolean {

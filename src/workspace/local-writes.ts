@@ -1,6 +1,7 @@
 // Every change cms-sync makes to workspace files. Files are written to a temp file and renamed,
 // and any file it overwrites or deletes is first copied to .cms-sync/trash/<run>/<path>, so
-// no edit is ever lost even when a pull or a --prefer decision turns out to be wrong.
+// no edit is ever lost even when a pull or a --prefer decision turns out to be wrong. No write
+// goes through a symbolic link (no-follow.ts): a path with a link in any part is refused.
 
 import { access, copyFile, lstat, mkdir, rename, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
@@ -10,6 +11,7 @@ import { hashText } from './codec.js'
 import { Durability } from './durability.js'
 import type { StatSnapshot } from './known-file.js'
 import { absolute, syncDirPath } from './layout.js'
+import { refuseLinks } from './no-follow.js'
 
 /**
  * Told before each workspace file a run writes (with the sha256 of the bytes about to land) or
@@ -35,6 +37,8 @@ export class LocalWriter {
 
   /** Copies the current file to trash; false when there was none. */
   async keepInTrash(relativePath: string): Promise<boolean> {
+    // copyFile follows a link: the trash would get a copy of whatever it points at.
+    refuseLinks(this.root, relativePath)
     const source = absolute(this.root, relativePath)
     try {
       await access(source)
@@ -83,6 +87,7 @@ export class LocalWriter {
     sourceFile: string,
     opts: { sha256: string; fresh?: boolean },
   ): Promise<StatSnapshot> {
+    refuseLinks(this.root, relativePath)
     if (!opts.fresh) await this.keepInTrash(relativePath)
     this.beforeWrite(relativePath, opts.sha256)
     const file = absolute(this.root, relativePath)
@@ -96,6 +101,8 @@ export class LocalWriter {
 
   /** Moves a file to another path in the workspace (a media move); never over an existing file. */
   async move(fromPath: string, toPath: string, sha256: string): Promise<void> {
+    refuseLinks(this.root, fromPath)
+    refuseLinks(this.root, toPath)
     this.beforeWrite(fromPath, 'deleted')
     this.beforeWrite(toPath, sha256)
     const target = absolute(this.root, toPath)
@@ -112,6 +119,8 @@ export class LocalWriter {
 
   /** Replaces (or creates) a file, its old bytes kept in trash; returns the written file's stat. */
   async write(relativePath: string, text: string, hash = hashText(text)): Promise<StatSnapshot> {
+    // Before anything: writeFileAtomically replaces the file a link points at, wherever it is.
+    refuseLinks(this.root, relativePath)
     await this.keepInTrash(relativePath)
     this.beforeWrite(relativePath, hash)
     const file = absolute(this.root, relativePath)
@@ -126,6 +135,7 @@ export class LocalWriter {
    * meanwhile is never replaced (FileAppearedError). Returns the written file's stat.
    */
   async create(relativePath: string, text: string, hash = hashText(text)): Promise<StatSnapshot> {
+    refuseLinks(this.root, relativePath)
     this.beforeWrite(relativePath, hash)
     const file = absolute(this.root, relativePath)
     await this.folderFor(file)
@@ -150,6 +160,7 @@ export class LocalWriter {
   }
 
   async remove(relativePath: string): Promise<void> {
+    refuseLinks(this.root, relativePath)
     await this.keepInTrash(relativePath)
     this.beforeWrite(relativePath, 'deleted')
     await rm(absolute(this.root, relativePath), { force: true })

@@ -3,10 +3,11 @@
 // in one canonical form (sorted, one `path: id` line each, double-quoted where a plain YAML
 // scalar would be misread or is more than path characters) and validates hand edits.
 
-import { readFile, stat } from 'node:fs/promises'
+import type { FileHandle } from 'node:fs/promises'
 import { parse } from 'yaml'
 import { CliError, ExitCode } from '../errors/exit-codes.js'
 import { absolute } from './layout.js'
+import { openNoFollow, SymbolicLinkError } from './no-follow.js'
 
 export const MEDIA_INDEX = 'media.yaml'
 const HEADER =
@@ -47,14 +48,21 @@ export async function readMediaIndex(root: string): Promise<Map<string, string> 
   const file = absolute(root, MEDIA_INDEX)
   let text: string
   let key: string
+  let handle: FileHandle | undefined
   try {
-    const before = await stat(file)
+    // Never through a link (to a shell start-up file, say): no-follow.ts.
+    handle = await openNoFollow(root, MEDIA_INDEX)
+    const before = await handle.stat()
     key = `${before.size}:${before.mtimeMs}:${before.ino}`
     if (lastRead?.file === file && lastRead.stat === key) return new Map(lastRead.index)
-    text = await readFile(file, 'utf8')
+    text = await handle.readFile('utf8')
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    if (error instanceof SymbolicLinkError)
+      throw new MediaIndexError(error.message.replace(/^media\.yaml: /, ''))
     throw error
+  } finally {
+    await handle?.close()
   }
   const index = parseMediaIndex(text)
   lastRead = { file, stat: key, index: new Map(index) }

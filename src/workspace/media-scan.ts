@@ -3,8 +3,8 @@
 // any other file is hashed as a stream (never held whole in memory).
 
 import { createHash } from 'node:crypto'
-import { createReadStream, lstatSync, statSync } from 'node:fs'
-import { readdir } from 'node:fs/promises'
+import { constants, lstatSync, type Stats } from 'node:fs'
+import { open, readdir } from 'node:fs/promises'
 import { pipeline } from 'node:stream/promises'
 import { isReservedName } from './file-names.js'
 import { FOLDER_OF } from './kinds.js'
@@ -12,6 +12,7 @@ import type { KnownFile, StatSnapshot } from './known-file.js'
 import { absolute } from './layout.js'
 import { sameStat } from './local-file.js'
 import { mediaPathProblem } from './media-index.js'
+import { linkOnPath, linkProblem, NO_FOLLOW } from './no-follow.js'
 import type { ScanProblem } from './scan.js'
 
 export interface LocalMediaFile {
@@ -24,9 +25,12 @@ export interface LocalMediaFile {
 
 const MEDIA = FOLDER_OF.media
 
+/** The sha256 of a file's bytes; a link in place of the file fails the read (ELOOP), never followed. */
 export async function hashFile(file: string): Promise<string> {
+  const handle = await open(file, constants.O_RDONLY | NO_FOLLOW)
   const hash = createHash('sha256')
-  await pipeline(createReadStream(file), hash)
+  // The stream closes the handle when it ends or fails.
+  await pipeline(handle.createReadStream(), hash)
   return hash.digest('hex')
 }
 
@@ -37,6 +41,13 @@ export async function scanMedia(
 ): Promise<{ files: Map<string, LocalMediaFile>; problems: ScanProblem[] }> {
   const files = new Map<string, LocalMediaFile>()
   const problems: ScanProblem[] = []
+  const unsynced = (path: string, problem: string) =>
+    problems.push({ kind: 'media', path, problems: [problem], unsynced: true })
+  // media/ itself a link (`media -> ~/.ssh`): nothing under it is read, every item is held.
+  if (linkOnPath(root, MEDIA) !== undefined) {
+    unsynced(MEDIA, linkProblem(root, MEDIA))
+    return { files, problems }
+  }
   const walk = async (rel: string): Promise<void> => {
     let entries: import('node:fs').Dirent[]
     try {
@@ -55,9 +66,9 @@ export async function scanMedia(
         continue
       }
       if (!entry.isFile()) {
-        // A link could point anywhere; cms-sync never follows one out of media/ into the server.
-        if (entry.isSymbolicLink())
-          problems.push({ kind: 'media', path, problems: ['a symbolic link; media must be plain files'] })
+        // A link could point anywhere (a file or folder of ~/.ssh): never followed, never uploaded,
+        // and its item (or every item under a linked folder) left alone on both sides.
+        if (entry.isSymbolicLink()) unsynced(path, linkProblem(root, path))
         continue
       }
       const problem = mediaPathProblem(child)
@@ -65,21 +76,28 @@ export async function scanMedia(
         problems.push({ kind: 'media', path, problems: [problem] })
         continue
       }
-      files.set(child, await mediaFile(root, child, cached))
+      // Synchronous, as in the scan of the JSON kinds: a promise per file costs more than the stat.
+      const info = lstatSync(absolute(root, path), { throwIfNoEntry: false })
+      if (info === undefined) continue // gone since the listing: as if the scan came a moment later
+      if (info.isSymbolicLink()) {
+        unsynced(path, linkProblem(root, path))
+        continue
+      }
+      files.set(child, await mediaFile(root, child, info, cached))
     }
   }
   await walk('')
   return { files, problems }
 }
 
+/** The file's entry from its lstat (never a link's: the callers refuse those). */
 async function mediaFile(
   root: string,
   rel: string,
+  info: Stats,
   cached: (path: string) => KnownFile | undefined,
 ): Promise<LocalMediaFile> {
   const path = `${MEDIA}/${rel}`
-  // Synchronous, as in the scan of the JSON kinds: a promise per file costs more than the stat.
-  const info = statSync(absolute(root, path))
   const snapshot = { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino }
   const base = cached(path)
   const sha256 =
@@ -98,11 +116,12 @@ export async function scanMediaFileAt(
   cached: (path: string) => KnownFile | undefined,
 ): Promise<LocalMediaFile | undefined> {
   if (mediaPathProblem(rel) !== undefined) return undefined
+  if (lstatSync(absolute(root, MEDIA), { throwIfNoEntry: false })?.isDirectory() !== true) return undefined
   let dir = absolute(root, MEDIA)
   const parts = rel.split('/')
+  let info: Stats | undefined
   for (const [i, part] of parts.entries()) {
     dir = `${dir}/${part}`
-    let info: import('node:fs').Stats
     try {
       info = lstatSync(dir)
     } catch {
@@ -111,5 +130,5 @@ export async function scanMediaFileAt(
     const last = i === parts.length - 1
     if (last ? !info.isFile() : !info.isDirectory()) return undefined
   }
-  return mediaFile(root, rel, cached)
+  return info && mediaFile(root, rel, info, cached)
 }

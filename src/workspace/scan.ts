@@ -9,15 +9,8 @@ import { decodeId } from './file-names.js'
 import { FOLDER_OF, type Kind } from './kinds.js'
 import type { KnownFile, StatSnapshot } from './known-file.js'
 import { absolute } from './layout.js'
-import {
-  hashAgainst,
-  notAFile,
-  OutsideWorkspaceError,
-  plainFileStat,
-  readLocalFile,
-  sameStat,
-  statForScan,
-} from './local-file.js'
+import { hashAgainst, notAFile, plainFileStat, readLocalFile, sameStat } from './local-file.js'
+import { linkOnPath, linkProblem, SymbolicLinkError } from './no-follow.js'
 
 export interface LocalEntry {
   kind: Kind
@@ -31,15 +24,15 @@ export interface LocalEntry {
   claimsId?: string
 }
 
-/** A file that cannot stand for any item (a name no id encodes to, a link out of the workspace). */
+/** A file that cannot stand for any item (a name no id encodes to, a symbolic link). */
 export interface ScanProblem {
   kind: Kind
   path: string
   problems: string[]
   /**
-   * The path holds something that is neither an item's file nor gone (a FIFO, a folder, a file
-   * that cannot be read): the run leaves its item alone on both sides. Only a file that is gone
-   * is a delete.
+   * The path holds something that is neither an item's file nor gone (a FIFO, a folder, a link,
+   * a file that cannot be read): the run leaves its item alone on both sides. Only a file that is
+   * gone is a delete. A folder's path (a kind folder that is a link) holds everything under it.
    */
   unsynced?: true
 }
@@ -75,6 +68,11 @@ export async function scanWorkspace(
   const problems: ScanProblem[] = []
   for (const codec of codecs) {
     const folder = FOLDER_OF[codec.kind]
+    // A linked kind folder (`content -> ../other`) is not read: its items are all held.
+    if (linkOnPath(root, folder) !== undefined) {
+      problems.push(notSynced(codec, folder, linkProblem(root, folder)).problem!)
+      continue
+    }
     const paths = (await namesIn(absolute(root, folder)))
       .map((name) => ({ name, path: `${folder}/${name}` }))
       .filter(({ path }) => !ignored(path))
@@ -135,7 +133,10 @@ export async function scanOne(
   const id = decodeId(name.slice(0, -JSON_SUFFIX))
   if (id === undefined) return badName(codec, path)
   try {
-    const stat = await statForScan(root, path)
+    // A link in place of the file, or of its folder (watch scans single files), is never followed.
+    const link = linkOnPath(root, path)
+    if (link !== undefined) return notSynced(codec, path, linkProblem(root, link))
+    const stat = plainFileStat(root, path)
     if (!stat) {
       const what = await notAFile(root, path)
       return what
@@ -159,8 +160,8 @@ export async function scanOne(
       },
     }
   } catch (error) {
-    if (error instanceof OutsideWorkspaceError)
-      return { problem: { kind: codec.kind, path, problems: [error.message] } }
+    // A link put in place between the check and the read.
+    if (error instanceof SymbolicLinkError) return notSynced(codec, path, linkProblem(root, error.link))
     // Unreadable (EACCES after a chmod 000, EIO): this file alone, never the whole run.
     const code = (error as NodeJS.ErrnoException).code
     if (code === undefined) throw error
@@ -177,4 +178,14 @@ function notSynced(codec: Codec, path: string, problem: string): Found {
 /** The paths a scan found neither as an item's file nor gone: left alone on every side. */
 export function unsyncedPaths(problems: readonly ScanProblem[]): Set<string> {
   return new Set(problems.filter((problem) => problem.unsynced).map((problem) => problem.path))
+}
+
+/**
+ * Whether a path is held by one of `held`: the path itself, or a path under one (a linked folder
+ * holds every item under it, so none of them looks deleted on either side).
+ */
+export function heldBy(held: ReadonlySet<string>): (path: string) => boolean {
+  const folders = [...held].map((path) => `${path}/`)
+  if (folders.length === 0) return () => false
+  return (path) => held.has(path) || folders.some((folder) => path.startsWith(folder))
 }

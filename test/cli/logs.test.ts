@@ -2,7 +2,7 @@
 // pino's JSON lines in a pipe; .cms-sync/logs/cms-sync.log names the command of every run and
 // holds the stack of a stop, which the terminal does not show; old logs and old trash go.
 
-import { mkdir, mkdtemp, readdir, readFile, utimes, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, rename, utimes, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -105,7 +105,10 @@ describe('the log file', () => {
   test('a stop with exit 1 (the server cannot be reached): its message on the terminal, its stack in the log', async () => {
     const config = world.file('cms-sync.yaml')
     const saved = await readFile(config, 'utf8')
-    // A port nothing listens on, as a server that went away
+    // A port nothing listens on, as a server that went away. The state and lock are bound to the
+    // emulator (the token goes to no other server): they step aside, as in a new workspace.
+    const bindings = [world.file('.cms-sync/state.json'), world.file('cms-sync.lock')]
+    for (const file of bindings) await rename(file, `${file}.aside`)
     await writeFile(config, saved.replace(/http:\/\/127\.0\.0\.1:\d+/, 'http://127.0.0.1:9'))
     try {
       const result = await runBuilt(['server-config', 'get', 'mail'], {
@@ -125,6 +128,7 @@ describe('the log file', () => {
       expect((stop!.error as { stack: string }).stack).toMatch(/\n\s+at /)
     } finally {
       await writeFile(config, saved)
+      for (const file of bindings) await rename(`${file}.aside`, file)
     }
   }, 90_000)
 })

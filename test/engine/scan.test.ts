@@ -4,7 +4,7 @@ import path from 'node:path'
 import { expect, test } from 'vitest'
 import { CODECS } from '../../src/workspace/codecs.js'
 import { fileReads, statLocalFile } from '../../src/workspace/local-file.js'
-import { scanWorkspace } from '../../src/workspace/scan.js'
+import { heldBy, scanWorkspace, unsyncedPaths } from '../../src/workspace/scan.js'
 
 async function workspace(files: Record<string, string>): Promise<string> {
   const root = await mkdtemp(path.join(tmpdir(), 'scan-'))
@@ -39,16 +39,41 @@ test('a file name no id encodes to is a problem, not an item', async () => {
   ])
 })
 
-test('a symbolic link out of the workspace is not followed', async () => {
+test('a symbolic link is never followed, out of the workspace or inside it: its path is held', async () => {
   const outside = await workspace({ 'secret.json': '{"schemaId":"page"}' })
-  const root = await workspace({})
-  await mkdir(path.join(root, 'content'))
+  const root = await workspace({ 'content/home.json': '{"schemaId":"page"}' })
   await symlink(path.join(outside, 'secret.json'), path.join(root, 'content/leak.json'))
+  await symlink('home.json', path.join(root, 'content/alias.json'))
+  const { entries, problems } = await scanWorkspace(root, CODECS, () => undefined)
+  expect(entries.map((e) => e.path)).toEqual(['content/home.json'])
+  expect(problems).toMatchObject([
+    {
+      path: 'content/alias.json',
+      problems: [expect.stringMatching(/^not synced: a symbolic link \(to home\.json\)/)],
+      unsynced: true,
+    },
+    {
+      path: 'content/leak.json',
+      problems: [expect.stringMatching(/^not synced: a symbolic link/)],
+      unsynced: true,
+    },
+  ])
+})
+
+test('a linked kind folder is not read: one problem holds every path under it', async () => {
+  const outside = await workspace({ 'page.json': '{"schemaId":"page"}' })
+  const root = await workspace({})
+  await symlink(outside, path.join(root, 'content'))
   const { entries, problems } = await scanWorkspace(root, CODECS, () => undefined)
   expect(entries).toEqual([])
-  expect(problems).toMatchObject([
-    { path: 'content/leak.json', problems: [expect.stringMatching(/outside the workspace/)] },
-  ])
+  expect(problems).toMatchObject([{ path: 'content', unsynced: true }])
+  const held = heldBy(unsyncedPaths(problems))
+  expect([
+    held('content/page.json'),
+    held('content'),
+    held('contents/x.json'),
+    held('schemas/a.json'),
+  ]).toEqual([true, true, false, false])
 })
 
 test('a file whose stat matches the cache is not read', async () => {

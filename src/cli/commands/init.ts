@@ -9,6 +9,7 @@ import type { Config } from '../../config/config.js'
 import { ConfigError } from '../../config/errors.js'
 import { CONFIG_FILE, findWorkspaceRoot } from '../../config/find-root.js'
 import { CliError, ExitCode } from '../../errors/exit-codes.js'
+import { linkOnPath, refuseOwnLinks, SymbolicLinkError } from '../../workspace/no-follow.js'
 import { commandLogger, globalOptions, printJson, say } from '../context.js'
 import type { CliIo } from '../io.js'
 
@@ -24,8 +25,18 @@ interface InitOptions {
 
 const IGNORE_LINE = '.cms-sync/'
 
+/** A .gitignore that is a link is never written through (it may point anywhere): no-follow.ts. */
+function refuseLinkedGitignore(root: string): void {
+  const link = linkOnPath(root, '.gitignore')
+  if (link !== undefined)
+    throw new ConfigError(
+      `${new SymbolicLinkError(link, undefined).message}: replace it with the file itself (nothing was written)`,
+    )
+}
+
 /** Adds `.cms-sync/` to .gitignore unless some line already ignores it. */
 export async function ensureGitignored(root: string): Promise<boolean> {
+  refuseLinkedGitignore(root)
   const file = path.join(root, '.gitignore')
   let text = ''
   try {
@@ -132,6 +143,9 @@ export function register(program: Command, io: CliIo, _setExit: (code: number) =
       checkServerUrl(opts.server, '--server')
       // Validate before any network or disk work: a bad URL is a usage error, not a network one.
       parseConfig(JSON.stringify(values))
+      // Neither file is written through a link, and neither is written when one of them is a link.
+      refuseOwnLinks(root)
+      refuseLinkedGitignore(root)
       const check = opts.offline ? undefined : await checkTarget(io, opts, globals.verbose === true)
       await mkdir(root, { recursive: true })
       await writeNewConfig(root, values)

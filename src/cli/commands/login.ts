@@ -11,6 +11,7 @@ import {
   commandLogger,
   type GlobalOptions,
   globalOptions,
+  loadWorkspaceConfig,
   printJson,
   say,
   workspaceRoot,
@@ -92,8 +93,7 @@ export async function target(
       throw new ConfigError(`${error.message}\n(or name the server: cms-sync login --server <url>)`)
     throw error
   }
-  const { loadConfig } = await import('../../config/config.js')
-  const config = await loadConfig(root)
+  const config = await loadWorkspaceConfig(root)
   return { server: opts.server ?? config.server, config, root }
 }
 

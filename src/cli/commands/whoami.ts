@@ -4,7 +4,7 @@
 
 import type { Command } from 'commander'
 import { CliError, ExitCode } from '../../errors/exit-codes.js'
-import { commandLogger, globalOptions, printJson, say } from '../context.js'
+import { commandLogger, globalOptions, printJson, refuseUnboundServer, say } from '../context.js'
 import type { CliIo } from '../io.js'
 import { target } from './login.js'
 
@@ -16,6 +16,8 @@ export function register(program: Command, io: CliIo, _setExit: (code: number) =
     .action(async (opts: { server?: string }, cmd: Command) => {
       const globals = globalOptions(cmd)
       const { server, config, root } = await target(io, globals, opts)
+      // The workspace's server: only when the workspace is bound to it (a --server is the user's own).
+      if (root !== undefined && opts.server === undefined) await refuseUnboundServer(root, server, false)
       const { credentialsPath, resolveToken } = await import('../../config/credentials.js')
       const token = await resolveToken(io.env, server)
       if (!token) throw new CliError(`not logged in to ${server}: run \`cms-sync login\``, ExitCode.usage)

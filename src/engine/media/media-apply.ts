@@ -20,6 +20,7 @@ import { absolute } from '../../workspace/layout.js'
 import { sameStat, statLocalFile } from '../../workspace/local-file.js'
 import { conflictCopyPath, type LocalWriter, removeConflictCopy } from '../../workspace/local-writes.js'
 import { MEDIA_INDEX, mediaIndexText } from '../../workspace/media-index.js'
+import { refuseLinks } from '../../workspace/no-follow.js'
 import type { ItemResult } from '../apply-item.js'
 import { runStep } from '../execute.js'
 import type { Outcome } from '../outcome.js'
@@ -203,6 +204,8 @@ async function pushMedia(ctx: MediaApplyContext, item: PlanItem): Promise<ItemRe
       await ctx.writer.keepRemoteFileInTrash(item.path, (await serverBytes(ctx, remote.id)).file)
   }
   const { folder, name } = serverPlace(local.rel, base)
+  // The upload opens the path: never through a link put there since the scan (no-follow.ts).
+  refuseLinks(ctx.root, mediaPath(local.rel))
   const file = { path: absolute(ctx.root, mediaPath(local.rel)), size: local.size, name }
   let id = local.id
   if (!remote) {

@@ -12,7 +12,7 @@ import { syncDirPath } from '../../workspace/layout.js'
 import { conflictCopyPath, hasConflictCopies } from '../../workspace/local-writes.js'
 import { readMediaIndex } from '../../workspace/media-index.js'
 import { scanMedia, scanMediaFileAt } from '../../workspace/media-scan.js'
-import type { ScanProblem } from '../../workspace/scan.js'
+import { heldBy, type ScanProblem, unsyncedPaths } from '../../workspace/scan.js'
 import type { PlanItem, PlanOptions } from '../plan.js'
 import { localRelOf, type MediaBaseItem, type MediaMatch, matchMedia, unsafeMedia } from './media-match.js'
 import { MEDIA_FOLDER, mediaPath, planMedia } from './media-plan.js'
@@ -130,10 +130,27 @@ export async function snapshotMedia(
   opts.track([...tracked].map(mediaPath))
   const cached = (p: string) => store.get(p)
   const scan = await scanMedia(root, cached, opts.ignored)
+  // A path the scan left alone (a link in place of a file, or of a folder: everything under it)
+  // takes no part in the plan, like an ignored one: its item is neither deleted on the server
+  // nor pulled through the link. Its id is held too, wherever the server has moved the item.
+  // It stays in media.yaml as it is.
+  const held = heldBy(unsyncedPaths(scan.problems))
+  const heldIds = new Set<string>()
+  for (const [id, item] of base)
+    if (held(mediaPath(item.rel))) {
+      heldIds.add(id)
+      base.delete(id)
+    }
+  for (const [rel, id] of [...synced])
+    if (held(mediaPath(rel))) {
+      heldIds.add(id)
+      synced.delete(rel)
+    }
+  const leftOut = (path: string) => opts.ignoredByChoice(path) || held(path)
   // An unsafe name is kept for matchMedia to report by id: as a path it could even climb out of
   // the workspace, which the ignore rules would take for "ignored" and drop without a word.
   const listed = (await (opts.listing ?? api.list())).filter(
-    (m) => unsafeMedia(m) || !opts.ignoredByChoice(mediaPath(localRelOf(m.folder, m.name))),
+    (m) => !heldIds.has(m.id) && (unsafeMedia(m) || !leftOut(mediaPath(localRelOf(m.folder, m.name)))),
   )
   // A file at a tracked or listed path that the walk took for junk is the item's file (a
   // workspace whose media.yaml was lost must not pull over it, and a tracked file skipped must

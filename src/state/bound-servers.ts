@@ -1,0 +1,63 @@
+// The servers a workspace is bound to, read without parsing its records whole: the check before
+// a command connects (cli/context.ts refuseUnboundServer) runs on every command, and parsing the
+// state and lock of 10,000 items costs some 60 ms that the run then spends again. The state as
+// cms-sync writes it starts with its target; the lock names its target on a line of its own.
+
+import { open, readFile } from 'node:fs/promises'
+import { LOCK_FILE, lockFilePath } from './committed-base.js'
+import { loadState, statePath } from './state-file.js'
+
+export interface Binding {
+  /** The record that binds: `.cms-sync/state.json` or `cms-sync.lock`. */
+  file: string
+  server: string
+}
+
+/** `{"version":2,"target":{...},` with a target of string values, as JSON.stringify(state) begins. */
+const STATE_HEAD = /^\{"version":\d+,"target":(\{(?:[^"{}]|"(?:[^"\\]|\\.)*")*\})/
+
+async function stateServer(root: string): Promise<string | undefined> {
+  let head: string
+  try {
+    const handle = await open(statePath(root), 'r')
+    try {
+      const { buffer, bytesRead } = await handle.read({ buffer: Buffer.alloc(4096) })
+      head = buffer.subarray(0, bytesRead).toString('utf8')
+    } finally {
+      await handle.close()
+    }
+  } catch {
+    return undefined
+  }
+  const match = STATE_HEAD.exec(head)
+  if (match) {
+    const server = (JSON.parse(match[1]!) as { server?: unknown }).server
+    if (typeof server === 'string') return server
+  }
+  // Another layout (an older version, a hand edit): the whole file, as the run reads it.
+  return (await loadState(root).catch(() => undefined))?.target.server
+}
+
+async function lockServers(root: string): Promise<string[]> {
+  const text = await readFile(lockFilePath(root), 'utf8').catch(() => '')
+  const servers: string[] = []
+  for (const line of text.split('\n')) {
+    if (!line.includes('"lock"')) continue
+    try {
+      const value = JSON.parse(line) as Record<string, unknown>
+      if (value !== null && 'lock' in value && typeof value.server === 'string') servers.push(value.server)
+    } catch {
+      // Not a target line; the run reports a broken lock.
+    }
+  }
+  return servers
+}
+
+/** Each server the state and the lock bind the workspace to (none in a new workspace). */
+export async function boundServers(root: string): Promise<Binding[]> {
+  const [state, lock] = await Promise.all([stateServer(root), lockServers(root)])
+  return [
+    ...(state === undefined ? [] : [{ file: '.cms-sync/state.json', server: state }]),
+    ...lock.map((server) => ({ file: LOCK_FILE, server })),
+  ]
+}
