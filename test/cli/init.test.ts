@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, symlink, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
@@ -54,6 +54,21 @@ describe('cms-sync init --offline', () => {
     expect(r.exitCode).toBe(0)
     expect(r.json).toMatchObject({ root: cwd, project: 'demo', checked: false })
     expect(await readFile(path.join(cwd, '.gitignore'), 'utf8')).toBe('node_modules\n.cms-sync/\n')
+  })
+
+  test('a .gitignore or cms-sync.yaml that is a symbolic link is refused, and nothing is written through it', async () => {
+    for (const name of ['.gitignore', 'cms-sync.yaml']) {
+      const cwd = await tmp()
+      const outside = await tmp()
+      await writeFile(path.join(outside, 'target'), "# someone else's file\n")
+      await mkdir(path.join(cwd, 'ws'))
+      await symlink(path.join(outside, 'target'), path.join(cwd, 'ws', name))
+      const r = await cli(['init', 'ws', ...target, '--offline', '--force'], { cwd })
+      expect(r.exitCode, r.stderr).toBe(2)
+      expect(r.stderr).toContain(`${name}: a symbolic link`)
+      expect(await readFile(path.join(outside, 'target'), 'utf8')).toBe("# someone else's file\n")
+      expect((await readdir(path.join(cwd, 'ws'))).sort()).toEqual([name])
+    }
   })
 
   test('bad values are usage errors and write nothing', async () => {
