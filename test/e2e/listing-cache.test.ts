@@ -4,7 +4,9 @@
 // seen, a damaged kept listing is never used, and connection settings (secrets) and forms
 // (people's entries) are never kept on disk.
 
-import { readdir, readFile, writeFile } from 'node:fs/promises'
+import { mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { syncedWorld, type World } from '../helpers/sync-world.js'
 
@@ -67,5 +69,30 @@ describe.each(['spec', 'upstream'] as const)('kept listings (%s dialect)', (dial
     expect(after.answers.content).toBe(200)
     expect(after.run.exitCode).toBe(0)
     expect(after.run.json.clean).toBe(true)
+  })
+
+  test('a kept listing is never read or written through a symbolic link', async () => {
+    world = await syncedWorld(dialect)
+    const w = world
+    await w.cli('status')
+    const outside = await mkdtemp(path.join(tmpdir(), 'cms-sync-outside-'))
+    try {
+      // A link in place of the kept file, to a file outside: not read, not written.
+      const target = path.join(outside, 'shell-profile')
+      await writeFile(target, 'export PATH=/usr/bin\n')
+      await rm(w.file('.cms-sync/listings/content.json'))
+      await symlink(target, w.file('.cms-sync/listings/content.json'))
+      const after = await listingAnswers(w, '--json', 'status')
+      expect(after.answers.content).toBe(200)
+      expect(after.run.json.clean).toBe(true)
+      expect(await readFile(target, 'utf8')).toBe('export PATH=/usr/bin\n')
+      // A link in place of the folder: the command refuses to start (as for any link in .cms-sync/).
+      await rm(w.file('.cms-sync/listings'), { recursive: true })
+      await symlink(outside, w.file('.cms-sync/listings'))
+      expect((await w.cli('status')).exitCode).toBe(2)
+      expect(await readdir(outside)).toEqual(['shell-profile'])
+    } finally {
+      await rm(outside, { recursive: true, force: true })
+    }
   })
 })
