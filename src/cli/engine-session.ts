@@ -104,6 +104,11 @@ export async function withEngine<T>(
   try {
     // Runs that may add to .cms-sync/trash/ also prune it, holding the lock as they do.
     if (release) await pruneOldTrash(ws)
+    // What a killed run left (temp files) goes before anything looks at the workspace.
+    if (release) {
+      const cleaned = await (await import('../workspace/temp-files.js')).cleanLeftTempFiles(ws.root)
+      if (cleaned.length > 0) ws.logger.info({ paths: cleaned }, 'temp files a stopped run left were removed')
+    }
     // --rebind (pull, push, sync) lets the token go to a server the workspace is not bound to yet.
     const rebind = cmd.opts<{ rebind?: boolean }>().rebind === true
     const client = opts.untilReachable

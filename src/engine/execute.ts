@@ -66,6 +66,18 @@ async function preparePushes(
   return prepared
 }
 
+/** What the pushes will leave on the server, as far as the files tell: their canonical hashes. */
+function pushIntents(ctx: ApplyContext, pushes: PlanItem[], prepared: Map<string, Prepared>) {
+  const intents: { path: string; hash: string }[] = []
+  for (const item of pushes) {
+    const parsed = prepared.get(item.path)?.parsed
+    // A version-1 base's file is sent in the server's order: its hash is not the file's.
+    if (parsed?.ok && !ctx.store.get(item.path)?.sortedBase)
+      intents.push({ path: item.path, hash: parsed.hash })
+  }
+  return intents
+}
+
 /** Items carried out at the same time within one stage. */
 const STAGE_PARALLELISM = 8
 /** Items between two turns of the event loop (see execute). */
@@ -112,6 +124,9 @@ export async function execute(
   )
   const pushes = selected.filter((item) => item.action === 'push')
   const prepared = await preparePushes(ctx, pushes, codecs)
+  // On disk before the first byte goes: a kill after the server's answer, before the state's
+  // save, leaves the next run knowing the server holds our push (landed-pushes.ts).
+  await ctx.store.pushes?.record(pushIntents(ctx, pushes, prepared))
   const localOnly = selected.filter((item) => !['push', 'delete-remote'].includes(item.action))
   const stages = [
     ...pushStages(pushes, prepared, codecs),

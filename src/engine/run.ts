@@ -9,6 +9,7 @@ import { RemoteError } from '../remote/errors.js'
 import type { RemoteMedia } from '../remote/media.js'
 import { BaseStore } from '../state/base-store.js'
 import { type CommittedBase, loadLock, sameBase } from '../state/committed-base.js'
+import { PushJournal } from '../state/push-journal.js'
 import {
   emptyState,
   type ItemState,
@@ -31,6 +32,7 @@ import {
   listingGuard,
   targetGuard,
 } from './guards.js'
+import { adoptLandedPushes } from './landed-pushes.js'
 import { type MediaRun, snapshotMedia } from './media/media-snapshot.js'
 import { type MergeChoices, type PlannedMerge, planMerges } from './merges.js'
 import { dryRunOutcome, type Outcome, problemReports, reportOf } from './outcome.js'
@@ -128,6 +130,7 @@ export async function openState(
   const state = saved && !rebound ? saved : emptyState(deps.target)
   const alternates = lock && !rebound ? joinCommittedBase(state, lock, !!saved) : undefined
   const store = new StateStore(deps.root, state, opts.batch)
+  store.pushes = await PushJournal.load(deps.root)
   for (const [path, alternate] of alternates ?? []) store.alternates.set(path, alternate)
   return { store, rebound }
 }
@@ -209,7 +212,7 @@ async function readAndPlan(
   // The base, the scan and the listing name mostly the same paths: the built-in rules settle one
   // in a few character tests, and a .cmsyncignore's answers are remembered (ignore-rules.ts).
   const synced = (path: string) => !rules.ignores(path)
-  const baseItems = store.items().filter((item) => kinds.has(item.kind) && synced(item.path))
+  let baseItems = store.items().filter((item) => kinds.has(item.kind) && synced(item.path))
   const scan = await scanWorkspace(
     deps.root,
     deps.codecs,
@@ -233,6 +236,12 @@ async function readAndPlan(
       throw stop
     }
     throw error
+  }
+  // Pushes a killed run made that its state never saved: their bases, before anything is planned.
+  const adopted = await adoptLandedPushes(store, new BaseStore(deps.root), snapshot.entries, kinds)
+  if (adopted.length > 0) {
+    deps.logger.info({ paths: adopted }, 'pushes an earlier run made but did not record are the base now')
+    baseItems = store.items().filter((item) => kinds.has(item.kind) && synced(item.path))
   }
   // A path holding no file and no deletion (a FIFO, a folder, an unreadable file, a server item
   // too deep to compare) is out of the plan on every side: reported, never deleted or overwritten.

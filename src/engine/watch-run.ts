@@ -26,7 +26,8 @@ const TRANSIENT = new Set(['server', 'rate-limited', 'network', 'timeout'])
  * which an edit waits, and a flush of the file system): after every edit it would be a good part
  * of each edit's cost. Full runs save at
  * their end as always. A crash in between loses only records of changes the server confirmed,
- * which the next start adopts again (both sides equal: merge-base).
+ * which the next start adopts again (both sides equal: merge-base; a file edited again since:
+ * the push journal, landed-pushes.ts).
  */
 export const STATE_SAVE_QUIET_MS = 2_000
 export const STATE_SAVE_MAX_DELAY_MS = 30_000

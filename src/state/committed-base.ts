@@ -13,12 +13,13 @@
 
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import writeFileAtomic from 'write-file-atomic'
 import { CliError, ExitCode } from '../errors/exit-codes.js'
+import { writeFileAtomically } from '../workspace/atomic-write.js'
 import { decodeId } from '../workspace/file-names.js'
 import { FOLDER_OF, KINDS, type Kind } from '../workspace/kinds.js'
 import { isPlainRelative, itemPath } from '../workspace/layout.js'
 import { refuseLinks } from '../workspace/no-follow.js'
+import { tempDirOf } from '../workspace/temp-files.js'
 import type { ItemState, Target } from './state-file.js'
 
 export const LOCK_FILE = 'cms-sync.lock'
@@ -82,9 +83,10 @@ export function lockText(target: Target, items: Iterable<ItemState>): string {
 export async function writeLock(root: string, text: string, onDisk: string | undefined): Promise<string> {
   const current = onDisk ?? (await readFile(lockFilePath(root), 'utf8').catch(() => undefined))
   if (current === text) return text
-  // writeFileAtomic writes through a link; cms-sync.lock checked out as one is refused instead.
+  // writeFileAtomically writes through a link; cms-sync.lock checked out as one is refused instead.
   refuseLinks(root, LOCK_FILE)
-  await writeFileAtomic(lockFilePath(root), text)
+  // The temp file out of the workspace's top folder, where git would see one a kill left.
+  await writeFileAtomically(lockFilePath(root), text, { tempDir: tempDirOf(root) })
   return text
 }
 

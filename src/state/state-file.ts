@@ -13,6 +13,7 @@ import type { StatSnapshot } from '../workspace/known-file.js'
 import { SYNC_DIR, syncDirPath } from '../workspace/layout.js'
 import { refuseLinks } from '../workspace/no-follow.js'
 import { lockText, writeLock } from './committed-base.js'
+import type { PushJournal } from './push-journal.js'
 
 export interface Target {
   server: string
@@ -146,6 +147,8 @@ export class StateStore {
    */
   readonly alternates = new Map<string, ItemState | null>()
   private lockOnDisk: string | undefined
+  /** What runs are about to push (push-journal.ts); set by whoever opens the state for a run. */
+  pushes: PushJournal | undefined
 
   constructor(
     readonly root: string,
@@ -243,6 +246,7 @@ export class StateStore {
     const text = JSON.stringify(this.state)
     const lock = this.lockText()
     const covered = this.unsaved
+    const needless = this.pushes?.needlessWith(this.state.items) ?? []
     this.saving = (async () => {
       await this.durability.flush()
       await mkdir(syncDirPath(this.root), { recursive: true })
@@ -255,6 +259,8 @@ export class StateStore {
       // The lock after the state: a crash between the two leaves the lock one step behind,
       // which the next run sees as a disagreement (a conflict at worst), never as a base it lacks.
       this.lockOnDisk = await writeLock(this.root, lock, this.lockOnDisk)
+      // Pushes the saved state now holds need no journal entry.
+      await this.pushes?.drop(needless)
     })()
     try {
       await this.saving

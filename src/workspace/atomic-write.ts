@@ -1,16 +1,23 @@
-// Writing one workspace file atomically (temp file in the same folder, rename), as
-// write-file-atomic does, for the hot path of a large pull. write-file-atomic resolves links
-// with the JavaScript fs.realpath (one main-thread lstat per path segment) and always unlinks
-// its temp file after the rename: 3.6 s of main-thread lstat in a 10,000-file pull. Here the
-// native realpath does it in one call, and the temp name keeps write-file-atomic's
-// `<name>.<number>` form, which the ignore rules already skip (ignore-rules.ts).
+// Writing one workspace file atomically (temp file, then rename), as write-file-atomic does,
+// for the hot path of a large pull. write-file-atomic resolves links with the JavaScript
+// fs.realpath (one main-thread lstat per path segment) and always unlinks its temp file after
+// the rename: 3.6 s of main-thread lstat in a 10,000-file pull. Here the native realpath does
+// it in one call.
+//
+// Temp files go to `tempDir` when the caller gives one (the workspace's .cms-sync/tmp/, on the
+// same file system), named `write-<pid>-<n>`: a kill -9 mid-write then leaves nothing in the
+// synced folders for the scan, the watcher or git to see, and the next run under the lock
+// knows them as ours by name and removes them (temp-files.ts; issue 14 item 10). Without one,
+// or where the rename crosses file systems (EXDEV), the temp file is the target's sibling,
+// `<name>.<ten digits>`, a form the ignore rules skip.
 //
 // Both writers return the written file's stat, taken from the open handle: the path may be
 // edited again the moment it appears, and the stat cache must vouch for our bytes, not those.
 // `fsync: false` leaves durability to the caller (durability.ts flushes in groups).
 
 import { existsSync, linkSync, renameSync, rmSync, unlinkSync } from 'node:fs'
-import { chmod, type FileHandle, open, realpath, rename, rm, stat } from 'node:fs/promises'
+import { chmod, type FileHandle, mkdir, open, realpath, rename, rm, stat } from 'node:fs/promises'
+import path from 'node:path'
 import { naming } from './disk-full.js'
 import type { StatSnapshot } from './known-file.js'
 
@@ -25,7 +32,29 @@ function tempSuffix(): number {
 export interface WriteOptions {
   /** fsync the file before it takes its name (default true). */
   fsync?: boolean
+  /** Where the temp file is written (same file system as the target); default: beside it. */
+  tempDir?: string
 }
+
+/** The name of a temp file of this process in a temp folder: its pid tells a later run whether it is left over. */
+export function tempName(kind: string): string {
+  return `${kind}-${process.pid}-${tempSuffix()}`
+}
+
+/** Temp folders made so far (one mkdir per folder and process). */
+const tempDirs = new Map<string, Promise<unknown>>()
+
+function tempDirReady(dir: string): Promise<unknown> {
+  let made = tempDirs.get(dir)
+  if (!made) {
+    made = mkdir(dir, { recursive: true })
+    tempDirs.set(dir, made)
+    made.catch(() => tempDirs.delete(dir))
+  }
+  return made
+}
+
+const crossDevice = (error: unknown) => (error as NodeJS.ErrnoException).code === 'EXDEV'
 
 /** Writes `text` to a fresh temp file next to `target`; returns its name and stat, closed. */
 async function writeTemp(
@@ -37,13 +66,23 @@ async function writeTemp(
   let temp = ''
   let handle: FileHandle | undefined
   try {
+    if (opts.tempDir) await tempDirReady(opts.tempDir)
+    let remade = false
     for (;;) {
-      temp = `${target}.${tempSuffix()}`
+      temp = opts.tempDir ? path.join(opts.tempDir, tempName('write')) : `${target}.${tempSuffix()}`
       try {
         handle = await open(temp, 'wx', mode ?? 0o666)
         break
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+        const code = (error as NodeJS.ErrnoException).code
+        // The temp folder went away since it was made (.cms-sync/ removed): made again, once.
+        if (code === 'ENOENT' && opts.tempDir && !remade) {
+          remade = true
+          tempDirs.delete(opts.tempDir)
+          await tempDirReady(opts.tempDir)
+          continue
+        }
+        if (code !== 'EEXIST') throw error
       }
     }
     await handle.writeFile(text)
@@ -75,6 +114,8 @@ export async function writeFileAtomically(
     await rename(written.temp, target)
   } catch (error) {
     await rm(written.temp, { force: true })
+    if (opts.tempDir && crossDevice(error))
+      return writeFileAtomically(file, text, { ...opts, tempDir: undefined })
     throw error
   }
   return written.stat
@@ -122,6 +163,12 @@ export async function createFileAtomically(
   opts: WriteOptions = {},
 ): Promise<StatSnapshot> {
   const written = await writeTemp(file, text, undefined, opts)
-  claimName(written.temp, file)
+  try {
+    claimName(written.temp, file)
+  } catch (error) {
+    if (!(opts.tempDir && crossDevice(error))) throw error
+    rmSync(written.temp, { force: true })
+    return createFileAtomically(file, text, { ...opts, tempDir: undefined })
+  }
   return written.stat
 }

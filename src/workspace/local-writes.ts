@@ -10,8 +10,9 @@ import { claimName, createFileAtomically, writeFileAtomically } from './atomic-w
 import { hashText } from './codec.js'
 import { Durability } from './durability.js'
 import type { StatSnapshot } from './known-file.js'
-import { absolute, syncDirPath } from './layout.js'
+import { absolute, SYNC_DIR, syncDirPath } from './layout.js'
 import { refuseLinks } from './no-follow.js'
+import { tempDirOf } from './temp-files.js'
 
 /**
  * Told before each workspace file a run writes (with the sha256 of the bytes about to land) or
@@ -30,6 +31,17 @@ export class LocalWriter {
     private readonly beforeWrite: BeforeLocalWrite = () => {},
     readonly durability = new Durability(root),
   ) {}
+
+  private tempDirChecked = false
+
+  /** Temp files go here, out of the synced folders (atomic-write.ts); never through a link. */
+  private get tempDir(): string {
+    if (!this.tempDirChecked) {
+      refuseLinks(this.root, `${SYNC_DIR}/tmp`)
+      this.tempDirChecked = true
+    }
+    return tempDirOf(this.root)
+  }
 
   private trashPath(relativePath: string, suffix = ''): string {
     return syncDirPath(this.root, 'trash', this.runId, ...`${relativePath}${suffix}`.split('/'))
@@ -125,7 +137,7 @@ export class LocalWriter {
     this.beforeWrite(relativePath, hash)
     const file = absolute(this.root, relativePath)
     await this.folderFor(file)
-    const written = await writeFileAtomically(file, text, { fsync: false })
+    const written = await writeFileAtomically(file, text, { fsync: false, tempDir: this.tempDir })
     this.durability.note(file)
     return written
   }
@@ -139,7 +151,7 @@ export class LocalWriter {
     this.beforeWrite(relativePath, hash)
     const file = absolute(this.root, relativePath)
     await this.folderFor(file)
-    const written = await createFileAtomically(file, text, { fsync: false })
+    const written = await createFileAtomically(file, text, { fsync: false, tempDir: this.tempDir })
     this.durability.note(file)
     return written
   }

@@ -79,7 +79,7 @@ describe.each(['spec', 'upstream'] as const)('workspace and server (%s dialect)'
     await rm(w.file('cms-sync.lock'))
     await w.editJson('content/home.json', { properties: { title: 'local' } })
     const run = await w.cli('--json', 'sync')
-    expect(run.exitCode).toBe(3)
+    expect(run.exitCode, run.stdout + run.stderr).toBe(3)
     expect(run.json.conflicts).toMatchObject([{ path: 'content/home.json', local: 'added', remote: 'added' }])
     // One-sided items are created on the other side, never deleted without a base
     expect(run.json.applied).toMatchObject([{ path: 'content/shop.json', action: 'push' }])

@@ -15,6 +15,7 @@ import { createMediaApi } from '../../src/remote/media.js'
 import { loadState } from '../../src/state/state-file.js'
 import { hashText } from '../../src/workspace/codec.js'
 import { contentOf, startWorld, type World, writeConfig } from '../helpers/sync-world.js'
+import { setWatchConfig } from '../helpers/watch.js'
 import { runCli } from './processes.js'
 import { filesUnder, report } from './support.js'
 
@@ -202,6 +203,91 @@ describe.each(['spec', 'upstream'] as const)(
         secondsToStop: seconds,
         nextExit: next.code,
       })
+    })
+
+    test('item 10: a kill -9 of watch right after its push, then another edit: the restart pushes it, no false conflict', async () => {
+      const w = keep(await startWorld(dialect))
+      const outside = await sentinel(w)
+      await setWatchConfig(w.root, { debounceMs: 50, pollSeconds: 60 })
+      expect((await w.cli('sync')).exitCode).toBe(0)
+      const before = await outside()
+      let falseConflicts = 0
+      const rounds = 3
+      for (let round = 1; round <= rounds; round++) {
+        const watch = runCli(['-C', w.root, 'watch'], w.env)
+        children.push(watch.child)
+        await until('watch to start', () => existsSync(w.file('.cms-sync/lock.pid')))
+        await sleep(300)
+        await setTitle(w, 'home', `home ${round} pushed by watch`)
+        await until(
+          'watch to push',
+          async () => (await serverTitle(w, 'home')) === `home ${round} pushed by watch`,
+        )
+        // Killed within the state's save delay: the push is on the server, its base is not on disk.
+        watch.child.kill('SIGKILL')
+        await watch.done
+        // The same person edits the same field again before anything runs.
+        await setTitle(w, 'home', `home ${round} edited after the kill`)
+        const sync = await runCli(['-C', w.root, '--json', 'sync'], w.env).done
+        const conflicts = JSON.parse(sync.stdout).conflicts ?? []
+        falseConflicts += conflicts.length
+        expect(conflicts, sync.stderr).toEqual([])
+        expect(sync.code, sync.stderr).toBe(0)
+        expect(await serverTitle(w, 'home')).toBe(`home ${round} edited after the kill`)
+      }
+      expect(existsSync(w.file('.cms-sync/conflicts'))).toBe(false)
+      // The journal of pushes is empty once a saved state holds them all.
+      expect(existsSync(w.file('.cms-sync/pushes.jsonl'))).toBe(false)
+      expect(await outside()).toEqual(before)
+      report(`attacks/kill-watch-after-push/${dialect}`, { rounds, falseConflicts })
+    })
+
+    test('item 10: temp files a kill -9 leaves are ours by name, out of the synced folders, and gone at the next start', async () => {
+      const w = keep(await startWorld(dialect, { content: [] }))
+      const outside = await sentinel(w)
+      const big = 'x'.repeat(64 * 1024)
+      for (let i = 0; i < 40; i++)
+        await w.server.put(
+          'content',
+          `page-${i}`,
+          contentOf(`page-${i}`, { properties: { title: `${i}${big}` } }),
+        )
+      const before = await outside()
+      const strays: string[] = []
+      const kills = 6
+      for (let k = 0; k < kills; k++) {
+        const pull = runCli(['-C', w.root, 'pull'], w.env)
+        children.push(pull.child)
+        const at = w.proxy.seen.length
+        // Killed while it writes: after the listings, a little later each time.
+        await until('the pull to list', () => w.proxy.seen.length >= at + 2 || pull.child.exitCode !== null)
+        await sleep(20 * k)
+        pull.child.kill('SIGKILL')
+        await pull.done
+        for (const folder of ['content', 'schemas']) {
+          const names = await readdir(w.file(folder)).catch(() => [] as string[])
+          strays.push(...names.filter((n) => !n.endsWith('.json')).map((n) => `${folder}/${n}`))
+        }
+        // Not a change for status (nor for git: nothing but *.json in the synced folders).
+        const status = await runCli(['-C', w.root, '--json', 'status'], w.env).done
+        expect(status.code, status.stderr).not.toBe(1)
+      }
+      expect(strays).toEqual([])
+      // What a run of an older version, or one killed anywhere, leaves: found and removed at the
+      // next start, never pushed or reported.
+      await mkdir(w.file('.cms-sync/tmp'), { recursive: true })
+      await mkdir(w.file('content'), { recursive: true })
+      await writeFile(w.file('content/page-0.json.1234567890'), '{"torn":')
+      await writeFile(w.file('.cms-sync/tmp/write-999999999-1'), '{"torn":')
+      const final = await runCli(['-C', w.root, 'pull'], w.env).done
+      expect(final.code, final.stderr).toBe(0)
+      expect(existsSync(w.file('content/page-0.json.1234567890'))).toBe(false)
+      expect(await readdir(w.file('.cms-sync/tmp')).catch(() => [])).toEqual([])
+      expect((await readdir(w.file('content'))).sort()).toEqual(
+        Array.from({ length: 40 }, (_, i) => `page-${i}.json`).sort(),
+      )
+      expect(await outside()).toEqual(before)
+      report(`attacks/kill-pull-temp-files/${dialect}`, { kills, straysInSyncedFolders: strays.length })
     })
 
     test('item 15: a lock holder stopped with SIGSTOP for 12 s keeps its lock; the second process exits 5', async () => {
