@@ -208,6 +208,7 @@ export async function connect(
   await refuseUnboundServer(ws.root, config.server, opts.rebind === true)
   const { createRemoteClient } = await import('../remote/index.js')
   const { resolveTokenSource } = await import('../config/credentials.js')
+  const { workspaceListingCache } = await import('../remote/listing-cache.js')
   const { token, source, file } = await resolveTokenSource(io.env, config.server)
   tokenOrigin = { server: config.server, source, file }
   return createRemoteClient({
@@ -219,6 +220,7 @@ export async function connect(
     rateLimit: config.rateLimit,
     tlsInsecure: config.tls.insecure,
     listMaxBytes: config.limits.listingMB * 1024 * 1024,
+    listingCache: workspaceListingCache(ws.root),
     logger: ws.logger,
   })
 }

@@ -37,6 +37,7 @@ import {
   listingMarker,
   listingUnchangedSince,
 } from './http.js'
+import { type ListingCache, NEVER_CACHED } from './listing-cache.js'
 import type { RequestStats } from './queue.js'
 import { backoffDelayMs, sleep } from './retry.js'
 
@@ -59,6 +60,8 @@ export interface RemoteClientOptions {
   backoff?: { baseMs: number; capMs: number }
   /** The most one listing may weigh (cms-sync.yaml `limits.listingMB`); 128 MB by default. */
   listMaxBytes?: number
+  /** Where listings are kept for conditional reads (a workspace's .cms-sync/listings/). */
+  listingCache?: ListingCache
 }
 
 export interface PutOptions {
@@ -206,6 +209,7 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
   const P = projectPath(opts.project, opts.environment)
   const maxRetries = opts.maxRetries ?? 4
   const listMaxBytes = opts.listMaxBytes ?? DEFAULT_LIST_MAX_BYTES
+  const listingCache = opts.listingCache
   try {
     dialect ??= await detectDialect(transport, opts.project, opts.environment)
   } catch (error) {
@@ -277,6 +281,44 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     return listingUnchangedSince(transport.send, `${P}/${SEGMENT[kind]}`, listingMarkers.get(kind))
   }
 
+  /**
+   * The listing as the server answers it, asked for with the kept ETag when one is kept: a 304
+   * is answered from the kept text. A kept text that does not parse is dropped and the listing
+   * read again in full.
+   */
+  async function readListing(
+    kind: RemoteKind,
+    request: HttpRequest,
+  ): Promise<{ res: HttpResponse; keep?: () => Promise<void> }> {
+    const cache = listingCache && !NEVER_CACHED.has(kind) ? listingCache : undefined
+    if (!cache) return { res: await transport.send(request) }
+    const url = `${transport.server}${request.path}`
+    const kept = await cache.read(SEGMENT[kind]).catch(() => undefined)
+    const usable = kept?.url === url ? kept : undefined
+    const res = await transport.send({
+      ...request,
+      keepBytes: true,
+      ...(usable ? { headers: { ...request.headers, 'if-none-match': usable.etag } } : {}),
+    })
+    if (res.status === 304 && usable) {
+      try {
+        const body: unknown = JSON.parse(usable.text)
+        return { res: { status: 200, headers: { ...res.headers, etag: usable.etag }, body } }
+      } catch {
+        return { res: await transport.send(request) }
+      }
+    }
+    const etag = res.headers.etag
+    const bytes = res.bytes
+    if (!bytes || typeof etag !== 'string' || etag === '') return { res }
+    // Kept by the caller once the listing is known good; a failed write costs only the next 304.
+    const keep = () =>
+      cache.write(SEGMENT[kind], { url, etag, text: bytes.toString('utf8') }).catch((error: Error) => {
+        opts.logger?.debug({ kind, error: error.message }, 'could not keep the listing')
+      })
+    return { res, keep }
+  }
+
   async function list(kind: RemoteKind, opts: { signal?: AbortSignal } = {}): Promise<RemoteObject[]> {
     const request: HttpRequest = {
       method: 'GET',
@@ -287,8 +329,11 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     }
     const data = { method: 'GET', route: request.path }
     let res: HttpResponse
+    let keep: (() => Promise<void>) | undefined
     try {
-      res = await transport.send(request)
+      const read = await readListing(kind, request)
+      res = read.res
+      keep = read.keep
       if (res.status < 200 || res.status >= 300) throw fail(request, res)
     } catch (error) {
       if (opts.signal?.aborted) throw error
@@ -335,6 +380,7 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     listedIds.set(kind, seen)
     const marker = listingMarker(res)
     if (marker) listingMarkers.set(kind, marker)
+    await keep?.()
     return items
   }
 

@@ -69,6 +69,8 @@ export interface HttpRequest {
   signal?: AbortSignal
   /** Also give the sha1 of a 2xx body's bytes (watch compares listings from poll to poll). */
   digest?: boolean
+  /** Also give a 2xx body's bytes as they came (a listing kept for the next conditional read). */
+  keepBytes?: boolean
 }
 
 export interface HttpResponse {
@@ -77,6 +79,8 @@ export interface HttpResponse {
   body: unknown
   /** With `digest`: the sha1 of the 2xx body's bytes, hex. */
   digest?: string
+  /** With `keepBytes`: the 2xx body's bytes. */
+  bytes?: Buffer
 }
 
 /**
@@ -449,6 +453,7 @@ export function createTransport(opts: TransportOptions): Transport {
           ? decode(bytes, contentType, request.responseType ?? 'auto')
           : scrub(bytes.toString('utf8'), request),
         ...(ok && request.digest ? { digest: createHash('sha1').update(bytes).digest('hex') } : {}),
+        ...(ok && request.keepBytes ? { bytes } : {}),
       }
     })
   }
