@@ -274,6 +274,39 @@ describe.each(['spec', 'upstream'] as const)(
       report(`attacks/kill-watch-after-push/${dialect}`, { rounds, falseConflicts })
     })
 
+    test('item 10: the same for a media file: a kill -9 of watch right after its upload, another edit, no false conflict', async () => {
+      const w = keep(await startWorld(dialect, { resources: ['schemas', 'content', 'media'] }))
+      const outside = await sentinel(w)
+      await setWatchConfig(w.root, { debounceMs: 50, pollSeconds: 60 })
+      await mkdir(w.file('media/docs'), { recursive: true })
+      await writeFile(w.file('media/docs/report.txt'), 'report v1\n')
+      expect((await w.cli('sync')).exitCode).toBe(0)
+      const before = await outside()
+      const api = createMediaApi(w.server)
+      const [item] = await api.list()
+      const serverBytes = async () => (await api.hash(item!.id))?.sha256
+      const sha = (text: string) => createHash('sha256').update(text).digest('hex')
+      const watch = runCli(['-C', w.root, 'watch'], w.env)
+      children.push(watch.child)
+      await until('watch to start', () => existsSync(w.file('.cms-sync/lock.pid')))
+      await sleep(300)
+      await writeFile(w.file('media/docs/report.txt'), 'report v2, uploaded by watch\n')
+      await until(
+        'watch to upload',
+        async () => (await serverBytes()) === sha('report v2, uploaded by watch\n'),
+      )
+      watch.child.kill('SIGKILL')
+      await watch.done
+      await writeFile(w.file('media/docs/report.txt'), 'report v3, edited after the kill\n')
+      const sync = await runCli(['-C', w.root, '--json', 'sync'], w.env).done
+      expect(JSON.parse(sync.stdout).conflicts ?? [], sync.stderr).toEqual([])
+      expect(sync.code, sync.stderr).toBe(0)
+      expect(await serverBytes()).toBe(sha('report v3, edited after the kill\n'))
+      expect((await api.list()).map((m) => m.id)).toEqual([item!.id])
+      expect(await outside()).toEqual(before)
+      report(`attacks/kill-watch-after-upload/${dialect}`, { falseConflicts: 0 })
+    })
+
     test('item 10: temp files a kill -9 leaves are ours by name, out of the synced folders, and gone at the next start', async () => {
       const w = keep(await startWorld(dialect, { content: [] }))
       const outside = await sentinel(w)

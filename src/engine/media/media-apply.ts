@@ -391,7 +391,16 @@ export async function executeMedia(
       run,
       signal,
     )
-    await forEachLimit(phase(['push']), ctx.run.concurrency, run, signal)
+    // On disk before the first byte goes (state/push-journal.ts): a kill after the server's
+    // answer, before the state's save, leaves the next run knowing the server holds our bytes.
+    const pushes = phase(['push'])
+    await ctx.store.pushes?.record(
+      pushes.flatMap((item) => {
+        const local = ctx.run.match.local.get(keyOf(item))
+        return local?.id ? [{ path: mediaPath(local.rel), hash: local.sha256 }] : []
+      }),
+    )
+    await forEachLimit(pushes, ctx.run.concurrency, run, signal)
     for (const item of phase(['delete-remote', 'conflict', 'merge-base', 'none']))
       if (!signal?.aborted) await run(item)
   } finally {

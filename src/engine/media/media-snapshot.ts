@@ -152,6 +152,7 @@ export async function snapshotMedia(
   const listed = (await (opts.listing ?? api.list())).filter(
     (m) => !heldIds.has(m.id) && (unsafeMedia(m) || !leftOut(mediaPath(localRelOf(m.folder, m.name)))),
   )
+  await adoptLandedMediaPushes(api, store, base, listed)
   // A file at a tracked or listed path that the walk took for junk is the item's file (a
   // workspace whose media.yaml was lost must not pull over it, and a tracked file skipped must
   // never look deleted). Only paths the rules ignore are looked at: almost always none.
@@ -223,5 +224,41 @@ export async function snapshotMedia(
     remoteCount: listed.length,
     concurrency: opts.concurrency,
     dispose: () => rm(tmpDir, { recursive: true, force: true }),
+  }
+}
+
+/**
+ * Media pushes a killed run made that its state never saved (the JSON kinds' counterpart is
+ * landed-pushes.ts): where the server holds exactly the bytes the journal says were sent, they
+ * are the base, so the next edit of the file is a push, not a conflict with the user's own
+ * upload. Costs one hash of the server's bytes per open entry, which only a kill leaves.
+ */
+async function adoptLandedMediaPushes(
+  api: MediaApi,
+  store: StateStore,
+  base: Map<string, MediaBaseItem>,
+  listed: readonly RemoteMedia[],
+): Promise<void> {
+  const journal = store.pushes
+  if (!journal) return
+  for (const intent of journal.open()) {
+    if (!intent.path.startsWith(`${MEDIA_FOLDER}/`)) continue
+    journal.settle(intent)
+    const rel = intent.path.slice(MEDIA_FOLDER.length + 1)
+    const known = [...base.values()].find((item) => item.rel === rel)
+    const remote = known && listed.find((m) => m.id === known.id)
+    const state = store.get(intent.path)
+    if (!known || !remote || !state || known.sha256 === intent.hash) continue
+    if ((await api.hash(known.id))?.sha256 !== intent.hash) continue
+    const rev = remote.updateDate ?? ''
+    base.set(known.id, { ...known, sha256: intent.hash, name: remote.name, folder: remote.folder, rev })
+    const { stat: _stat, ...rest } = state
+    // No stat: the next look at the file reads it.
+    store.adopt({
+      ...rest,
+      baseHash: intent.hash,
+      remoteRev: rev,
+      media: { sha256: intent.hash, name: remote.name, folder: remote.folder },
+    })
   }
 }
