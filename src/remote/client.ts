@@ -313,7 +313,7 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     if (!bytes || typeof etag !== 'string' || etag === '') return { res }
     // Kept by the caller once the listing is known good; a failed write costs only the next 304.
     const keep = () =>
-      cache.write(SEGMENT[kind], { url, etag, text: bytes.toString('utf8') }).catch((error: Error) => {
+      cache.write(SEGMENT[kind], { url, etag, bytes }).catch((error: Error) => {
         opts.logger?.debug({ kind, error: error.message }, 'could not keep the listing')
       })
     return { res, keep }

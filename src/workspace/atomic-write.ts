@@ -56,10 +56,10 @@ function tempDirReady(dir: string): Promise<unknown> {
 
 const crossDevice = (error: unknown) => (error as NodeJS.ErrnoException).code === 'EXDEV'
 
-/** Writes `text` to a fresh temp file next to `target`; returns its name and stat, closed. */
+/** Writes `text` (or bytes) to a fresh temp file next to `target`; returns its name and stat, closed. */
 async function writeTemp(
   target: string,
-  text: string,
+  text: string | Uint8Array,
   mode: number | undefined,
   opts: WriteOptions,
 ): Promise<{ temp: string; stat: StatSnapshot }> {
@@ -100,7 +100,7 @@ async function writeTemp(
 
 export async function writeFileAtomically(
   file: string,
-  text: string,
+  text: string | Uint8Array,
   opts: WriteOptions = {},
 ): Promise<StatSnapshot> {
   // Through a link, the file it points at is replaced and the link kept, as editors do.

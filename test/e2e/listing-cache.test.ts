@@ -38,7 +38,12 @@ describe.each(['spec', 'upstream'] as const)('kept listings (%s dialect)', (dial
     expect(second.run.json).toEqual(first.run.json)
     expect(second.run.json.clean).toBe(true)
     // Kept: schemas and content; never connections (secrets) or forms (entries).
-    expect((await readdir(w.file('.cms-sync/listings'))).sort()).toEqual(['content.json', 'schemas.json'])
+    expect((await readdir(w.file('.cms-sync/listings'))).sort()).toEqual([
+      'content.head.json',
+      'content.json',
+      'schemas.head.json',
+      'schemas.json',
+    ])
   })
 
   test('an item changed on the server is seen: the listing is read in full again', async () => {
