@@ -17,18 +17,11 @@ import { hashText } from '../../src/workspace/codec.js'
 import { contentOf, startWorld, type World, writeConfig } from '../helpers/sync-world.js'
 import { setWatchConfig } from '../helpers/watch.js'
 import { runCli } from './processes.js'
-import { filesUnder, report } from './support.js'
+import { report, sentinelAround } from './support.js'
 
 const _sha = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex')
 
-async function sentinel(w: World): Promise<() => Promise<Map<string, string>>> {
-  const around = path.dirname(w.root)
-  await mkdir(path.join(around, 'sentinel', 'deep'), { recursive: true })
-  await writeFile(path.join(around, 'sentinel', 'notes.txt'), 'not part of any workspace\n')
-  await writeFile(path.join(around, 'sentinel', 'deep', 'home.json'), '{"id":"home"}\n')
-  const site = path.basename(w.root)
-  return () => filesUnder(around, (rel) => rel === site || rel.startsWith(`${site}/`))
-}
+const sentinel = (w: World) => sentinelAround(w.root)
 
 /** Edits a content file's title, as a person in an editor would. */
 async function setTitle(w: World, id: string, title: string): Promise<void> {

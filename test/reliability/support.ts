@@ -3,7 +3,7 @@
 
 import { createHash } from 'node:crypto'
 import { appendFileSync, mkdirSync, readFileSync } from 'node:fs'
-import { readdir, readFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileBytes, type JsonObject } from '../../src/workspace/codec.js'
@@ -111,4 +111,18 @@ export async function secretsIn(dir: string, secrets: string[]): Promise<string[
     for (const s of secrets) if (s && text.includes(s)) found.push(`${rel} holds ${s.slice(0, 4)}…`)
   }
   return found
+}
+
+/**
+ * The folder the workspace lives in, given files of its own that no run may touch; returns a
+ * snapshot of every file there but the workspace's, to compare before and after an attack.
+ */
+export async function sentinelAround(root: string): Promise<() => Promise<Map<string, string>>> {
+  const around = path.dirname(root)
+  await mkdir(path.join(around, 'sentinel', 'deep'), { recursive: true })
+  await writeFile(path.join(around, 'sentinel', 'notes.txt'), 'not part of any workspace\n')
+  await writeFile(path.join(around, 'sentinel', 'deep', 'home.json'), '{"id":"home"}\n')
+  await writeFile(path.join(around, 'site.json'), '{"beside":"the workspace"}\n')
+  const site = path.basename(root)
+  return () => filesUnder(around, (rel) => rel === site || rel.startsWith(`${site}/`))
 }

@@ -9,11 +9,10 @@
 import { execFileSync } from 'node:child_process'
 import { existsSync, rmSync } from 'node:fs'
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
-import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { names } from '../../src/emulator/store.js'
 import { contentOf, startWorld, type World } from '../helpers/sync-world.js'
-import { bytesUnder, filesUnder, report } from './support.js'
+import { bytesUnder, filesUnder, report, sentinelAround } from './support.js'
 
 const FORM = {
   id: 'contact',
@@ -27,16 +26,7 @@ const FORM = {
 const ENTRY = { name: 'Ann', message: 'call me back', time: '2026-11-20T10:00:00.000Z' }
 const LATE_ENTRY = { name: 'Bob', message: 'arrived during the clear', time: '2026-11-20T10:00:05.000Z' }
 
-/** The folder the workspace lives in, with files of its own that no run may touch. */
-async function sentinel(w: World): Promise<() => Promise<Map<string, string>>> {
-  const around = path.dirname(w.root)
-  await mkdir(path.join(around, 'sentinel', 'deep'), { recursive: true })
-  await writeFile(path.join(around, 'sentinel', 'notes.txt'), 'not part of any workspace\n')
-  await writeFile(path.join(around, 'sentinel', 'deep', 'home.json'), '{"id":"home"}\n')
-  await writeFile(path.join(around, 'site.json'), '{"beside":"the workspace"}\n')
-  const site = path.basename(w.root)
-  return () => filesUnder(around, (rel) => rel === site || rel.startsWith(`${site}/`))
-}
+const sentinel = (w: World) => sentinelAround(w.root)
 
 /** Appends an entry to a form straight in the emulator's store (as a public submission would). */
 function addEntry(w: World, formId: string, entry: Record<string, unknown>): void {
