@@ -20,18 +20,6 @@ import { type EngineDeps, type PlannedRun, SELECT } from './run-types.js'
 /** Failures worth retrying soon: the server or the way to it, not the item. */
 const TRANSIENT = new Set(['server', 'rate-limited', 'network', 'timeout'])
 
-/**
- * Edit-only runs save the state once edits have paused this long, and at least this often while
- * they go on. A save rewrites the whole file (tens of milliseconds of JSON at 10,000 items, in
- * which an edit waits, and a flush of the file system): after every edit it would be a good part
- * of each edit's cost. Full runs save at
- * their end as always. A crash in between loses only records of changes the server confirmed,
- * which the next start adopts again (both sides equal: merge-base; a file edited again since:
- * the push journal, landed-pushes.ts).
- */
-export const STATE_SAVE_QUIET_MS = 2_000
-export const STATE_SAVE_MAX_DELAY_MS = 30_000
-
 /** Saves within a run only every this many items; the rest wait for the end or the timer. */
 const STATE_BATCH = { items: 250, ms: Number.POSITIVE_INFINITY }
 
@@ -74,6 +62,11 @@ export function createWatchEngine(
   deps: EngineDeps,
   opts: {
     paused: () => Promise<boolean>
+    /**
+     * An edit-only run left the state unsaved (it is saved at the end of full runs): the
+     * daemon decides when to save (src/watch/save-timer.ts) and calls saveState.
+     */
+    onUnsaved?: () => void
     /** Asked at the start of a full run: read every file, not trusting the stat cache. */
     rehash?: () => boolean
     /**
@@ -85,7 +78,6 @@ export function createWatchEngine(
   },
 ): WatchEngine {
   let store: StateStore | undefined
-  let saveTimer: NodeJS.Timeout | undefined
   /** What the last full run reported, while nothing is known to have changed since. */
   let lastFull: Outcome | undefined
   /** The stat fingerprint of the synced folders taken just before that run (stat-check.ts). */
@@ -93,27 +85,7 @@ export function createWatchEngine(
   let localChanged = true
   let watcherTrusted = true
 
-  let unsavedSince: number | undefined
-
-  function saveSoon(): void {
-    const now = Date.now()
-    unsavedSince ??= now
-    clearTimeout(saveTimer)
-    const delay = Math.min(STATE_SAVE_QUIET_MS, unsavedSince + STATE_SAVE_MAX_DELAY_MS - now)
-    saveTimer = setTimeout(
-      () => {
-        saveState().catch((error) => {
-          deps.logger.error({ error: (error as Error).message }, 'watch: saving the state failed')
-        })
-      },
-      Math.max(0, delay),
-    )
-  }
-
   async function saveState(): Promise<void> {
-    clearTimeout(saveTimer)
-    saveTimer = undefined
-    unsavedSince = undefined
     await store?.flush()
   }
 
@@ -200,7 +172,7 @@ export function createWatchEngine(
           deferSave: planned.fresh === true,
         })
       } finally {
-        if (planned.fresh) saveSoon() // a full run saves at its end
+        if (planned.fresh) opts.onUnsaved?.() // a full run saves at its end
       }
       const retryPaths = outcome.failed
         .filter((f) => f.code !== undefined && TRANSIENT.has(f.code))

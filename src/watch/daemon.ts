@@ -24,6 +24,7 @@ import {
 import { createOwnWrites } from './own-writes.js'
 import { startPoller } from './poller.js'
 import { serveRequests } from './requests.js'
+import { createSaveTimer } from './save-timer.js'
 import { type ShutdownReport, shutdownOnStop } from './shutdown.js'
 import { createOutcomeReporter, type EventSink } from './watch-events.js'
 import { createWorkQueue, type Settled } from './work-queue.js'
@@ -114,8 +115,13 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
   let rehashNext = false
   let stopping = false
 
+  const saver = createSaveTimer(
+    () => engine.saveState(),
+    (error) => logger.error({ error: (error as Error).message }, 'watch: saving the state failed'),
+  )
   const engine = createWatchEngine(deps, {
     paused: async () => (await readPause(root)) !== undefined,
+    onUnsaved: () => saver.unsaved(),
     rehash: () => {
       const rehash = rehashNext
       rehashNext = false
@@ -303,7 +309,10 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
       },
       drain: (ms) => queue.drain(ms),
       // The engine commits state per confirmed item; edit-only runs leave the save for later.
-      saveState: () => engine.saveState(),
+      saveState: () => {
+        saver.cancel()
+        return engine.saveState()
+      },
       log: (message, fields) => logger.info(fields ?? {}, `watch: ${message}`),
     },
     opts.shutdownDeadlineMs,
