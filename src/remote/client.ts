@@ -126,6 +126,16 @@ export interface RemoteClient {
    * failures throw RemoteError.
    */
   request(method: string, path: string, opts?: RequestOptions): Promise<RemoteResponse>
+  /**
+   * A GET of a listing of another module's (media), asked with the kept ETag when a listing
+   * cache is set: a 304 is answered from the kept text. `keep` keeps this answer; call it once
+   * the listing is known good.
+   */
+  readListing(
+    name: 'media',
+    path: string,
+    opts?: Pick<RequestOptions, 'signal'>,
+  ): Promise<{ res: RemoteResponse; keep?: () => Promise<void> }>
   /** The aliases of `GET P/connections/deployers` and `GET P/connections/processors`. */
   connectionTypes(): Promise<{ deployers: string[]; processors: string[] }>
   /** A form's entries (people's submissions), or undefined when there is no such form. */
@@ -287,13 +297,14 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
    * read again in full.
    */
   async function readListing(
-    kind: RemoteKind,
+    name: string,
+    cacheable: boolean,
     request: HttpRequest,
   ): Promise<{ res: HttpResponse; keep?: () => Promise<void> }> {
-    const cache = listingCache && !NEVER_CACHED.has(kind) ? listingCache : undefined
+    const cache = cacheable ? listingCache : undefined
     if (!cache) return { res: await transport.send(request) }
     const url = `${transport.server}${request.path}`
-    const kept = await cache.read(SEGMENT[kind]).catch(() => undefined)
+    const kept = await cache.read(name).catch(() => undefined)
     const usable = kept?.url === url ? kept : undefined
     const res = await transport.send({
       ...request,
@@ -313,8 +324,8 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     if (!bytes || typeof etag !== 'string' || etag === '') return { res }
     // Kept by the caller once the listing is known good; a failed write costs only the next 304.
     const keep = () =>
-      cache.write(SEGMENT[kind], { url, etag, bytes }).catch((error: Error) => {
-        opts.logger?.debug({ kind, error: error.message }, 'could not keep the listing')
+      cache.write(name, { url, etag, bytes }).catch((error: Error) => {
+        opts.logger?.debug({ listing: name, error: error.message }, 'could not keep the listing')
       })
     return { res, keep }
   }
@@ -331,7 +342,7 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     let res: HttpResponse
     let keep: (() => Promise<void>) | undefined
     try {
-      const read = await readListing(kind, request)
+      const read = await readListing(SEGMENT[kind], !NEVER_CACHED.has(kind), request)
       res = read.res
       keep = read.keep
       if (res.status < 200 || res.status >= 300) throw fail(request, res)
@@ -628,6 +639,14 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     pullInherited: (kind, id) => syncCall(kind, 'pull', id),
     pushToParent: (kind, id) => syncCall(kind, 'push', id),
     request,
+    readListing: (name, path, reqOpts = {}) =>
+      readListing(name, true, {
+        method: 'GET',
+        path,
+        maxBytes: listMaxBytes,
+        digest: true,
+        ...(reqOpts.signal ? { signal: reqOpts.signal } : {}),
+      }),
     connectionTypes,
     formEntries,
     clearFormEntries,

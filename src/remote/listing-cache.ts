@@ -1,6 +1,7 @@
 // A listing kept with its ETag, so the next read of a listing that did not change is one
 // conditional GET answered 304 (the real server and the emulator send weak ETags), not the
-// whole listing again: at 10,000 items 8 MB per kind on every status, pull and push.
+// whole listing again: at 10,000 items 8 MB per kind on every status, pull and push. Media
+// (src/remote/media.ts) is kept the same way.
 //
 // A workspace keeps them in .cms-sync/listings/: <kind>.json, the body as the server sent it, and
 // <kind>.head.json, its URL, ETag and the sha256 of that body. A file whose body does not match

@@ -143,12 +143,11 @@ export function createMediaApi(client: RemoteClient, opts: { maxBytes?: number }
         status,
       })
     let res: RemoteResponse
+    let keep: (() => Promise<void>) | undefined
     try {
-      res = await client.request('GET', route, {
-        maxBytes: client.listMaxBytes,
-        digest: true,
-        ...(opts.signal ? { signal: opts.signal } : {}),
-      })
+      const read = await client.readListing('media', route, opts.signal ? { signal: opts.signal } : {})
+      res = read.res
+      keep = read.keep
     } catch (error) {
       if (opts.signal?.aborted) throw error
       throw refuse(listingFailure(error as RemoteError, client.listMaxBytes))
@@ -170,6 +169,7 @@ export function createMediaApi(client: RemoteClient, opts: { maxBytes?: number }
       return mediaOf(item)
     })
     lastListing = listingMarker(res)
+    await keep?.()
     return items
   }
 

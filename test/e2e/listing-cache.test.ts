@@ -4,13 +4,13 @@
 // seen, a damaged kept listing is never used, and connection settings (secrets) and forms
 // (people's entries) are never kept on disk.
 
-import { mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
-import { syncedWorld, type World } from '../helpers/sync-world.js'
+import { startWorld, syncedWorld, type World } from '../helpers/sync-world.js'
 
-const LISTINGS = /^GET \/api\/demo\/live\/(schemas|content) (\d+)$/
+const LISTINGS = /^GET \/api\/demo\/live\/(schemas|content|media) (\d+)$/
 
 describe.each(['spec', 'upstream'] as const)('kept listings (%s dialect)', (dialect) => {
   let world: World
@@ -99,5 +99,19 @@ describe.each(['spec', 'upstream'] as const)('kept listings (%s dialect)', (dial
     } finally {
       await rm(outside, { recursive: true, force: true })
     }
+  })
+
+  test('the media listing is kept too: a no-change status reads it as a 304', async () => {
+    world = await startWorld(dialect, { resources: ['schemas', 'content', 'media'] })
+    const w = world
+    await mkdir(w.file('media/img'), { recursive: true })
+    await writeFile(w.file('media/img/logo.txt'), 'v1')
+    expect((await w.cli('sync')).exitCode).toBe(0)
+    const first = await listingAnswers(w, '--json', 'status')
+    const second = await listingAnswers(w, '--json', 'status')
+    expect(second.answers).toEqual({ schemas: 304, content: 304, media: 304 })
+    expect(second.run.json).toEqual(first.run.json)
+    expect(second.run.json.clean).toBe(true)
+    expect(await readdir(w.file('.cms-sync/listings'))).toContain('media.json')
   })
 })
