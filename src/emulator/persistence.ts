@@ -12,6 +12,7 @@
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
+import { processIsAlive } from '../util/process-alive.js'
 
 export type Op =
   | { t: 'put'; c: string; k: string; v: unknown }
@@ -26,15 +27,6 @@ const BLOBS = 'blobs'
 const PID = 'emulator.pid'
 
 const openInThisProcess = new Set<string>()
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
 
 function writeFileDurably(file: string, data: string | Buffer): void {
   const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`
@@ -93,7 +85,7 @@ export class DataDir {
       holder = undefined
     }
     const key = path.resolve(this.dir)
-    if ((holder && holder !== process.pid && alive(holder)) || openInThisProcess.has(key)) {
+    if ((holder && holder !== process.pid && processIsAlive(holder)) || openInThisProcess.has(key)) {
       throw new Error(
         `data folder ${this.dir} is in use by another emulator (process ${holder ?? process.pid})`,
       )

@@ -15,8 +15,11 @@ function withoutUrlPassword(word: string): string {
   return word.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:)[^/\s@]*@/gi, `$1${REDACTED}@`)
 }
 
+/** An option whose value is a secret (`--token`, `--api-key`), not one that says where to read it. */
+const isSecretOption = (option: string) => SECRET_OPTION.test(option) && !/-stdin$/i.test(option)
+
 function loggedValue(option: string, value: string): string {
-  if (SECRET_OPTION.test(option) && !/-stdin$/i.test(option)) return REDACTED
+  if (isSecretOption(option)) return REDACTED
   if (PASSWORD_PAIR.has(option)) return value.replace(/:.*$/s, `:${REDACTED}`)
   return withoutUrlPassword(value)
 }
@@ -31,7 +34,7 @@ export function commandLineForLog(argv: readonly string[]): string[] {
       continue
     }
     out.push(withoutUrlPassword(word))
-    const takesSecret = (SECRET_OPTION.test(word) && !/-stdin$/i.test(word)) || PASSWORD_PAIR.has(word)
+    const takesSecret = isSecretOption(word) || PASSWORD_PAIR.has(word)
     if (takesSecret && i + 1 < argv.length) out.push(loggedValue(word, argv[++i]!))
   }
   return out

@@ -6,14 +6,13 @@
 import { mkdirSync } from 'node:fs'
 import type picocolors from 'picocolors'
 import pino, { type DestinationStream, type Level, type Logger } from 'pino'
+import { LogFile } from './log-file.js'
 import { DEFAULT_LOGS_DAYS, logFilePath, logsDir, pruneLogs, rotateLog } from './log-files.js'
 import { type LineSink, prettyStream } from './pretty-lines.js'
+import { SECRET_KEYS } from './secret-keys.js'
 
 export { logFilePath } from './log-files.js'
 export type { Logger }
-
-import { LogFile } from './log-file.js'
-import { SECRET_KEYS } from './secret-keys.js'
 
 /** Redaction paths: the secret keys at the top level and up to two levels down, plus headers. */
 export const REDACT_PATHS: string[] = [

@@ -14,6 +14,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import lockfile from 'proper-lockfile'
 import writeFileAtomic from 'write-file-atomic'
 import { CliError, ExitCode } from '../errors/exit-codes.js'
+import { processIsAlive } from '../util/process-alive.js'
 import { syncDirPath } from '../workspace/layout.js'
 
 // proper-lockfile takes over a lock whose heartbeat (the lock folder's mtime, refreshed every
@@ -31,32 +32,6 @@ export interface LockHolder {
   command?: string
   /** ISO time it was taken. */
   since?: string
-}
-
-function processIsAlive(pid: number, since?: string): boolean {
-  try {
-    process.kill(pid, 0)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false
-  }
-  // A pid in use by a process that started after the lock was taken is not the holder (pid reuse).
-  const started = processStartMs(pid)
-  const taken = since === undefined ? Number.NaN : Date.parse(since)
-  return !(started !== undefined && Number.isFinite(taken) && started > taken + 2_000)
-}
-
-/** When the process started (Linux /proc), in ms since the epoch; undefined where unknown. */
-function processStartMs(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    // Field 22 (starttime, clock ticks after boot), counted after the command's closing paren.
-    const ticks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19])
-    const boot = Number(/^btime (\d+)$/m.exec(readFileSync('/proc/stat', 'utf8'))?.[1])
-    if (!Number.isFinite(ticks) || !Number.isFinite(boot)) return undefined
-    return boot * 1000 + (ticks / 100) * 1000
-  } catch {
-    return undefined
-  }
 }
 
 /** The holder as recorded in lock.pid: JSON, or a bare pid (older versions). */

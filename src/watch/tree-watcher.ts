@@ -15,6 +15,7 @@ import { type Dirent, lstatSync, readdirSync } from 'node:fs'
 import { readdir } from 'node:fs/promises'
 import path from 'node:path'
 import parcelWatcher from '@parcel/watcher'
+import { absolute as absoluteIn, SYNC_DIR } from '../workspace/layout.js'
 
 export interface TreeWatcherOptions {
   /** Whether a workspace-relative path (forward slashes) is never watched or reported. */
@@ -48,14 +49,14 @@ const parentOf = (rel: string) => {
 const baseOf = (rel: string) => rel.slice(rel.lastIndexOf('/') + 1)
 
 /** Never watched by the OS even when they appear later: a checkout or an install there wakes nothing. */
-const ALWAYS_UNWATCHED = ['.git', 'node_modules', '.cms-sync']
+const ALWAYS_UNWATCHED = ['.git', 'node_modules', SYNC_DIR]
 
 export function watchTree(root: string, options: TreeWatcherOptions): TreeWatcher {
   const absoluteRoot = path.resolve(root)
   const index = new Map<string, Folder>()
   let closed = false
 
-  const absolute = (rel: string) => (rel === '' ? absoluteRoot : path.join(absoluteRoot, ...rel.split('/')))
+  const absolute = (rel: string) => absoluteIn(absoluteRoot, rel)
   const relative = (abs: string) => path.relative(absoluteRoot, abs).split(path.sep).join('/')
 
   function folderAt(rel: string): Folder {

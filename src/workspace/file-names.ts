@@ -9,11 +9,6 @@ const UNSAFE_CHAR = /[\u0000-\u001f\u007f/\\:*?"<>|%]/u
 /** The same class over a whole id: most ids have no unsafe character at all. */
 const ANY_UNSAFE_CHAR = /[\u0000-\u001f\u007f/\\:*?"<>|%]/u
 
-/** CON, nul.txt, COM1.png...: names Windows reserves for devices, whatever the extension. */
-export function isWindowsDeviceName(name: string): boolean {
-  return WINDOWS_DEVICE.test(name)
-}
-
 export class UnsafeIdError extends Error {
   constructor(
     readonly id: string,

@@ -11,6 +11,7 @@
 
 import { mkdir, readdir, rename, rm } from 'node:fs/promises'
 import path from 'node:path'
+import { processIsAlive } from '../util/process-alive.js'
 import { FOLDER_OF, KINDS } from './kinds.js'
 import { SYNC_DIR, syncDirPath } from './layout.js'
 import { refuseLinks } from './no-follow.js'
@@ -24,17 +25,6 @@ const OURS = /^[a-z]+-(\d+)-/
 
 /** The sibling temp names of earlier versions and of write-file-atomic. */
 const SIBLING = /^(?:.+\.json|media\.yaml|cms-sync\.lock)\.\d{5,}$/
-
-function alive(pid: number): boolean {
-  if (pid === process.pid) return true
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    // EPERM: a process of another user holds the pid; it is alive.
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
 
 async function names(dir: string): Promise<string[]> {
   try {
@@ -57,7 +47,7 @@ export async function cleanLeftTempFiles(root: string, now = new Date()): Promis
   refuseLinks(root, `${SYNC_DIR}/tmp`)
   for (const name of await names(tmp)) {
     const pid = Number(OURS.exec(name)?.[1])
-    if (!Number.isSafeInteger(pid) || alive(pid)) continue
+    if (!Number.isSafeInteger(pid) || processIsAlive(pid)) continue
     await rm(path.join(tmp, name), { recursive: true, force: true })
     cleaned.push(`.cms-sync/tmp/${name}`)
   }
