@@ -11,12 +11,14 @@ import { BaseStore } from '../state/base-store.js'
 import { type CommittedBase, loadLock, sameBase } from '../state/committed-base.js'
 import { PushJournal } from '../state/push-journal.js'
 import {
+  changedInMemory,
   emptyState,
   type ItemState,
   loadState,
   type StateFile,
   StateStore,
   sameTarget,
+  savedDigest,
 } from '../state/state-file.js'
 import { type IgnoreRules, keepTracked, loadIgnoreRules } from '../workspace/ignore-rules.js'
 import { scanWorkspace } from '../workspace/scan.js'
@@ -130,8 +132,10 @@ function joinCommittedBase(
   }
   for (const [path, item] of lock.items) {
     const known = state.items[path]
-    if (!known) state.items[path] = item
-    else if (!sameBase(known, item) && item.kind !== 'media') alternates.set(path, item)
+    if (!known) {
+      state.items[path] = item
+      changedInMemory(state)
+    } else if (!sameBase(known, item) && item.kind !== 'media') alternates.set(path, item)
   }
   return alternates
 }
@@ -200,7 +204,12 @@ async function readAndPlan(
     snapshot = await snapshotRemote(
       deps.client,
       deps.codecs,
-      (path, rev) => store.baseAt(path, rev),
+      {
+        baseAt: (path, rev) => store.baseAt(path, rev),
+        get: (path) => store.get(path),
+        items: (kind) => store.items(kind),
+        digest: savedDigest(store.state),
+      },
       (path) => !synced(path),
       listings.json,
     )
