@@ -2,8 +2,9 @@
 // "Each batch"). A full plan re-lists the whole server and stats every file, seconds at 10,000
 // items; a batch names the few paths that changed, so only those are planned: each file is
 // read (the stat cache spares one that is unchanged), its base taken from the state, and its
-// item read from the server by id (one GET each, through the client's queue). Then the same
-// pure planner, and the same executor and guards as every run (applyRun).
+// item read from the server by id (one GET each, through the client's queue). Only the taking
+// of the sides is its own: they are planned as every run's are (planned-run.ts), and carried
+// out by the same executor and guards (applyRun).
 //
 // What a batch cannot settle on its own is left to a full plan, scoped to the batch as before:
 //  - media paths and media.yaml: media are matched across paths by their bytes (a move or a
@@ -17,7 +18,7 @@
 // hand): such a file need not be in the batch, so the kind's folder is scanned for claims
 // (with the stat cache: only files that differ from their base are read).
 
-import type { StateStore } from '../state/state-file.js'
+import type { ItemState, StateStore } from '../state/state-file.js'
 import type { Codec } from '../workspace/codec.js'
 import { decodeId } from '../workspace/file-names.js'
 import { type IgnoreRules, MEDIA_INDEX_FILE } from '../workspace/ignore-rules.js'
@@ -27,9 +28,9 @@ import { itemPath } from '../workspace/layout.js'
 import { statLocalFile } from '../workspace/local-file.js'
 import { type LocalEntry, type ScanProblem, scanOne, scanWorkspace } from '../workspace/scan.js'
 import { MEDIA_FOLDER } from './media/media-plan.js'
-import { type BaseVersion, plan } from './plan.js'
+import type { PlanItem } from './plan.js'
+import { planSides, type Sides } from './planned-run.js'
 import { type RemoteEntry, remoteEntry } from './remote-snapshot.js'
-import { mergesFor } from './run.js'
 import type { EngineDeps, PlannedRun } from './run-types.js'
 
 export type EditPlan = { kind: 'planned'; run: PlannedRun } | { kind: 'full'; why: string }
@@ -79,11 +80,29 @@ export async function planEdits(
 ): Promise<EditPlan> {
   const found = targetsOf(deps, rules, paths)
   if ('why' in found) return full(found.why)
-  const { targets } = found
+  const sides = await sidesOf(deps, store, found)
+  if ('why' in sides) return full(sides.why)
+  const run = await planSides(deps, store, sides, { fresh: true })
+  const items = run.plan.items
+  const deletedThere = items.find((item) => item.action === 'delete-local')
+  if (deletedThere) return full(`the server no longer has ${deletedThere.path}; a listing confirms it`)
+  const schemaDelete = items.find((item) => item.kind === 'schema' && item.action === 'delete-remote')
+  if (schemaDelete)
+    return full(`${schemaDelete.path} is deleted; the content listing says whether content still uses it`)
+  await addClaimants(deps, store, rules, items, run.local)
+  return { kind: 'planned', run }
+}
+
+/** The three sides of the batch's paths: each file scanned, each item read from the server by id. */
+async function sidesOf(
+  deps: EngineDeps,
+  store: StateStore,
+  found: { targets: Target[]; unnamed: Array<{ codec: Codec; path: string }> },
+): Promise<Sides | { why: string }> {
   const cached = (path: string) => store.get(path)
+  const base: ItemState[] = []
   const local = new Map<string, LocalEntry>()
   const remote = new Map<string, RemoteEntry>()
-  const base = new Map<string, BaseVersion>()
   const scanProblems: ScanProblem[] = []
   let tooDeep: string | undefined
   // A file whose name encodes no id is reported, as the scan would, while it exists.
@@ -96,7 +115,7 @@ export async function planEdits(
       })
   }
   await Promise.all(
-    targets.map(async ({ codec, path, id }) => {
+    found.targets.map(async ({ codec, path, id }) => {
       const known = store.get(path)
       const name = path.slice(path.indexOf('/') + 1)
       const [scanned, object] = await Promise.all([
@@ -110,13 +129,7 @@ export async function planEdits(
         tooDeep = path
         return
       }
-      const alt = store.alternates.get(path)
-      if (known?.kind === codec.kind)
-        base.set(path, {
-          ...known,
-          hash: known.baseHash,
-          ...(alt === undefined ? {} : { alt: alt?.baseHash ?? null }),
-        })
+      if (known?.kind === codec.kind) base.push(known)
       if (scanned.entry) local.set(path, scanned.entry)
       if (object)
         remote.set(
@@ -126,31 +139,8 @@ export async function planEdits(
     }),
   )
   // The full plan reports a server item too deep to compare, by name, and leaves it alone.
-  if (tooDeep) return full(`the server's ${tooDeep} nests too deep to compare`)
-  const result = plan(base, local, remote)
-  for (const item of result.items) if (remote.get(item.path)?.inherited) item.inherited = true
-  const deletedThere = result.items.find((item) => item.action === 'delete-local')
-  if (deletedThere) return full(`the server no longer has ${deletedThere.path}; a listing confirms it`)
-  const schemaDelete = result.items.find((item) => item.kind === 'schema' && item.action === 'delete-remote')
-  if (schemaDelete)
-    return full(`${schemaDelete.path} is deleted; the content listing says whether content still uses it`)
-  await addClaimants(deps, store, rules, result.items, local)
-  const { merges, bases } = await mergesFor(deps, store, result, local, remote, {})
-  return {
-    kind: 'planned',
-    run: {
-      store,
-      plan: result,
-      local,
-      remote,
-      scanProblems,
-      remoteProblems: [],
-      rebound: false,
-      fresh: true,
-      merges,
-      bases,
-    },
-  }
+  if (tooDeep) return { why: `the server's ${tooDeep} nests too deep to compare` }
+  return { base, local, remote, scanProblems, remoteProblems: [] }
 }
 
 /**
@@ -161,7 +151,7 @@ async function addClaimants(
   deps: EngineDeps,
   store: StateStore,
   rules: IgnoreRules,
-  items: ReturnType<typeof plan>['items'],
+  items: readonly PlanItem[],
   local: Map<string, LocalEntry>,
 ): Promise<void> {
   const kinds = new Set(items.filter((item) => item.action === 'delete-remote').map((item) => item.kind))

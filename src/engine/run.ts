@@ -19,7 +19,7 @@ import {
   sameTarget,
 } from '../state/state-file.js'
 import { type IgnoreRules, keepTracked, loadIgnoreRules } from '../workspace/ignore-rules.js'
-import { heldBy, type LocalEntry, scanWorkspace, unsyncedPaths } from '../workspace/scan.js'
+import { scanWorkspace } from '../workspace/scan.js'
 import {
   DEFAULT_MAX_DELETES,
   deleteGuard,
@@ -34,15 +34,14 @@ import {
 } from './guards.js'
 import { adoptLandedPushes } from './landed-pushes.js'
 import { type MediaRun, snapshotMedia } from './media/media-snapshot.js'
-import { type MergeChoices, type PlannedMerge, planMerges } from './merges.js'
 import { dryRunOutcome, type Outcome, problemReports, reportOf } from './outcome.js'
-import { type BaseVersion, type Plan, type PlanItem, plan, type Side } from './plan.js'
+import type { PlanItem, Side } from './plan.js'
+import { planSides } from './planned-run.js'
 import { predictFailures, referenceContext } from './predict.js'
 import type { RemotePort } from './remote-port.js'
 import {
   ListingFailedError,
   type Listings,
-  type RemoteEntry,
   type RemoteSnapshot,
   requestListings,
   settleLater,
@@ -60,29 +59,6 @@ import {
 // The engine's two calls, planRun then applyRun, are here; what they pass is in run-types.ts.
 export type { ApplyOptions, EngineDeps, MediaDeps, MergeWrites, PlannedRun } from './run-types.js'
 export { inScope, SELECT } from './run-types.js'
-
-/** The merge of a plan's both-changed items, for a run that has its three sides (run, edit-run). */
-export function mergesFor(
-  deps: EngineDeps,
-  store: StateStore,
-  result: Plan,
-  local: ReadonlyMap<string, LocalEntry>,
-  remote: ReadonlyMap<string, RemoteEntry>,
-  choices: MergeChoices,
-): Promise<{ merges: Map<string, PlannedMerge>; bases: BaseStore }> {
-  const bases = new BaseStore(deps.root)
-  const mergeDeps = {
-    root: deps.root,
-    client: deps.client,
-    codecs: deps.codecs,
-    bases,
-    ...(deps.baseFallback ? { baseFallback: deps.baseFallback } : {}),
-  }
-  return planMerges(mergeDeps, store, result.items, local, remote, choices).then((merges) => ({
-    merges,
-    bases,
-  }))
-}
 
 const MEDIA = { kind: 'media' as const }
 
@@ -243,58 +219,22 @@ async function readAndPlan(
     deps.logger.info({ paths: adopted }, 'pushes an earlier run made but did not record are the base now')
     baseItems = store.items().filter((item) => kinds.has(item.kind) && synced(item.path))
   }
-  // A path holding no file and no deletion (a FIFO, a folder, an unreadable file, a server item
-  // too deep to compare) is out of the plan on every side: reported, never deleted or overwritten.
-  const unsynced = unsyncedPaths(scan.problems)
-  for (const problem of snapshot.problems) if (problem.unsynced) unsynced.add(problem.unsynced)
-  // A linked kind folder holds every item under it.
-  const held = heldBy(unsynced)
-  if (unsynced.size > 0)
-    for (const path of [...snapshot.entries.keys()]) if (held(path)) snapshot.entries.delete(path)
-  const base = new Map<string, BaseVersion>(
-    baseItems
-      .filter((item) => !held(item.path))
-      .map((item) => {
-        const alt = store.alternates.get(item.path)
-        return [
-          item.path,
-          {
-            kind: item.kind,
-            id: item.id,
-            path: item.path,
-            hash: item.baseHash,
-            ...(alt === undefined ? {} : { alt: alt?.baseHash ?? null }),
-          },
-        ]
-      }),
-  )
-  const local = new Map(scan.entries.map((entry) => [entry.path, entry]))
-  const planOptions = opts.prefer ? { prefer: opts.prefer } : {}
-  const result = plan(base, local, snapshot.entries, planOptions)
-  for (const item of result.items) if (snapshot.entries.get(item.path)?.inherited) item.inherited = true
-  const { merges, bases } = await mergesFor(deps, store, result, local, snapshot.entries, {
-    ...planOptions,
-    ...(opts.leaves ? { leaves: opts.leaves } : {}),
-  })
-  const media =
-    deps.media && listings.media
-      ? await mediaSide(deps, deps.media, store, planOptions, rules, listings.media)
-      : undefined
-  return {
-    store,
-    plan: media ? { items: [...result.items, ...media.items] } : result,
-    local,
+  const sides = {
+    base: baseItems,
+    local: new Map(scan.entries.map((entry) => [entry.path, entry])),
     remote: snapshot.entries,
-    scanProblems: [...scan.problems, ...(media?.scanProblems ?? [])],
-    remoteProblems: [
-      ...snapshot.problems,
-      ...(media?.match.problems.map((p) => ({ kind: 'media' as const, ...p })) ?? []),
-    ],
-    rebound,
-    ...(media ? { media } : {}),
-    merges,
-    bases,
+    scanProblems: scan.problems,
+    remoteProblems: snapshot.problems,
   }
+  const { media } = deps
+  return planSides(deps, store, sides, {
+    ...(opts.prefer ? { prefer: opts.prefer } : {}),
+    ...(opts.leaves ? { leaves: opts.leaves } : {}),
+    rebound,
+    ...(media && listings.media
+      ? { media: (planOptions) => mediaSide(deps, media, store, planOptions, rules, listings.media!) }
+      : {}),
+  })
 }
 
 async function mediaSide(
