@@ -187,10 +187,9 @@ export function refusedTokenMessage(error: unknown): string | undefined {
  */
 export async function refuseUnboundServer(root: string, server: string, rebind: boolean): Promise<void> {
   if (rebind) return
-  const { boundServers } = await import('../state/bound-servers.js')
-  const plain = (url: string) => url.replace(/\/+$/, '')
+  const { boundServers, sameServer } = await import('../state/bound-servers.js')
   for (const { file, server: bound } of await boundServers(root)) {
-    if (plain(bound) === plain(server)) continue
+    if (sameServer(bound, server)) continue
     throw new CliError(
       `safety stop: this workspace is bound to ${bound} (${file}), but cms-sync.yaml names ${server}; nothing was sent to ${server}: the token goes only to the server a workspace is bound to. If the new server is meant, run \`cms-sync sync --rebind\``,
       ExitCode.safetyStop,

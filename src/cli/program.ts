@@ -166,30 +166,20 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       await endCommandLine(ExitCode.usage, { error, message, exitCode: ExitCode.usage, internal: false })
       return ExitCode.usage
     }
-    if (error instanceof CliError) {
+    // A full disk anywhere (a file, the state, the lock) is the user's to fix, not our bug.
+    const stop =
+      error instanceof CliError ? error : (await import('../workspace/disk-full.js')).diskFull(error)
+    if (stop) {
       // A refused token, here or as the cause of a stop: the message names where it came from.
-      const cause = error.cause as Error | undefined
+      const cause = stop.cause as Error | undefined
       const refusedCause = cause ? refusedTokenMessage(cause) : undefined
       const message =
-        refusedTokenMessage(error) ??
-        (refusedCause !== undefined ? error.message.replace(cause!.message, refusedCause) : error.message)
+        refusedTokenMessage(stop) ??
+        (refusedCause !== undefined ? stop.message.replace(cause!.message, refusedCause) : stop.message)
       io.stderr.write(`cms-sync: ${message}\n`)
-      printError(io, argv, message, error.exitCode)
-      await endCommandLine(error.exitCode, { error, message, exitCode: error.exitCode, internal: false })
-      return error.exitCode
-    }
-    // A full disk anywhere (a file, the state, the lock) is the user's to fix, not our bug.
-    const full = (await import('../workspace/disk-full.js')).diskFull(error)
-    if (full) {
-      io.stderr.write(`cms-sync: ${full.message}\n`)
-      printError(io, argv, full.message, ExitCode.failed)
-      await endCommandLine(ExitCode.failed, {
-        error: full,
-        message: full.message,
-        exitCode: ExitCode.failed,
-        internal: false,
-      })
-      return ExitCode.failed
+      printError(io, argv, message, stop.exitCode)
+      await endCommandLine(stop.exitCode, { error: stop, message, exitCode: stop.exitCode, internal: false })
+      return stop.exitCode
     }
     await reportInternalError(io, argv, error)
     return ExitCode.failed

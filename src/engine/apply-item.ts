@@ -5,7 +5,7 @@
 
 import { RemoteError } from '../remote/errors.js'
 import type { BaseStore } from '../state/base-store.js'
-import type { ItemState, StateStore, StatSnapshot } from '../state/state-file.js'
+import { createDateOf, type ItemState, type StateStore, type StatSnapshot } from '../state/state-file.js'
 import { FileAppearedError } from '../workspace/atomic-write.js'
 import {
   type Codec,
@@ -336,11 +336,6 @@ export async function adoptServerOrder(ctx: ApplyContext, item: PlanItem, codec:
   })
   await clearConflictCopy(ctx, item)
   return applied
-}
-
-function createDateOf(object: JsonObject, known: ItemState | undefined): Pick<ItemState, 'createDate'> {
-  if ('createDate' in object) return { createDate: (object.createDate as string | null) ?? null }
-  return known && 'createDate' in known ? { createDate: known.createDate ?? null } : {}
 }
 
 /** Unchanged, but the file was touched (same content, new mtime): its stat cache needs a refresh. */

@@ -8,7 +8,7 @@
 // moved on since, and then the older base is all that is known.
 
 import type { BaseStore } from '../state/base-store.js'
-import type { StateStore } from '../state/state-file.js'
+import { createDateOf, type StateStore } from '../state/state-file.js'
 import { FOLDER_OF, type Kind } from '../workspace/kinds.js'
 import type { RemoteEntry } from './remote-snapshot.js'
 
@@ -32,7 +32,6 @@ export async function adoptLandedPushes(
     // A version-1 base compares in another form: left to the plan as it stands.
     if (!entry || entry.hash !== intent.hash || known?.baseHash === intent.hash || known?.sortedBase) continue
     if (entry.bytes) await bases.keep(entry.bytes.hash, entry.bytes.text)
-    const createDate = entry.object.createDate
     store.adopt({
       kind: entry.kind,
       id: entry.id,
@@ -40,9 +39,7 @@ export async function adoptLandedPushes(
       baseHash: intent.hash,
       remoteRev: entry.rev,
       // No stat: the next look at the file reads it.
-      ...('createDate' in entry.object
-        ? { createDate: typeof createDate === 'string' ? createDate : null }
-        : {}),
+      ...createDateOf(entry.object, known),
       ...(entry.inherited ? { inherited: true as const } : {}),
     })
     adopted.push(intent.path)

@@ -396,11 +396,13 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
   const references = await referenceContext(deps, run, selected)
   const mergeWrites = opts.mergeWrites ?? 'both'
   // Loaded only by runs that write: status and diff never need the executor's code.
-  const [{ execute }, { executeMedia }, { hasConflictCopies, LocalWriter }] = await Promise.all([
-    import('./execute.js'),
-    import('./media/media-apply.js'),
-    import('../workspace/local-writes.js'),
-  ])
+  const [{ execute }, { jsonFamily }, { mediaFamily }, { hasConflictCopies, LocalWriter }] =
+    await Promise.all([
+      import('./execute.js'),
+      import('./json-apply.js'),
+      import('./media/media-apply.js'),
+      import('../workspace/local-writes.js'),
+    ])
   const writer = new LocalWriter(
     deps.root,
     now().replace(/[:.]/g, '-'),
@@ -423,33 +425,26 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
     mergeWrites,
     bases: run.bases,
   }
-  const jsonItems = selected.filter((item) => item.kind !== 'media')
-  const mediaItems = selected.filter((item) => item.kind === 'media')
-  const total = selected.filter((item) => item.action !== 'none').length
-  let done = 0
-  const progress = (item: PlanItem) => opts.onProgress?.(++done, total, item)
-  const json = () => execute(ctx, jsonItems, deps.codecs, (_d, _t, item) => progress(item), opts.signal)
-  const mediaOutcome: Outcome = { applied: [], conflicts: [], failed: [] }
-  const media = async () => {
-    if (!run.media) return
-    const mediaCtx = { root: deps.root, store: run.store, writer, logger: deps.logger, run: run.media }
-    await executeMedia(mediaCtx, mediaItems, mediaOutcome, progress, opts.signal)
-  }
-  let jsonOutcome: Outcome
+  let outcome: Outcome
   let stopped = true
   try {
-    if (changesServer(selected, mergeWrites)) {
-      // JSON kinds first, then media, as they always went when the server is written to.
-      jsonOutcome = await json()
-      await media()
-    } else {
-      // Only the workspace changes: media downloads (the network) run while the JSON files are
-      // written (the disk), which share nothing but the state, each committing its own items.
-      const [j, m] = await Promise.allSettled([json(), media()])
-      if (j.status === 'rejected') throw j.reason
-      if (m.status === 'rejected') throw m.reason
-      jsonOutcome = j.value
-    }
+    const jsonItems = selected.filter((item) => item.kind !== 'media')
+    const mediaItems = selected.filter((item) => item.kind === 'media')
+    // The report keeps its order: the JSON kinds' entries, then the media's.
+    const families = [await jsonFamily(ctx, jsonItems, deps.codecs)]
+    if (run.media)
+      families.push(mediaFamily({ root: deps.root, store: run.store, writer, run: run.media }, mediaItems))
+    outcome = await execute(families, {
+      store: run.store,
+      logger: deps.logger,
+      // A run that writes to the server does the JSON kinds first, then media, as they always
+      // went. One that only changes the workspace runs media downloads (the network) while the
+      // JSON files are written (the disk): they share nothing but the state, each committing its
+      // own items.
+      sideBySide: !changesServer(selected, mergeWrites),
+      onProgress: opts.onProgress,
+      signal: opts.signal,
+    })
     stopped = false
   } finally {
     await run.media?.dispose()
@@ -460,12 +455,6 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
   }
   // Bases nothing refers to any more go, once the state that dropped them is saved.
   if (!opts.deferSave && run.bases.written > 0) await run.bases.prune(run.store)
-  // The report keeps its order: the JSON kinds' entries, then the media's.
-  const outcome: Outcome = {
-    applied: [...jsonOutcome.applied, ...mediaOutcome.applied],
-    conflicts: [...jsonOutcome.conflicts, ...mediaOutcome.conflicts],
-    failed: [...jsonOutcome.failed, ...mediaOutcome.failed],
-  }
   deps.logger.info(
     { applied: outcome.applied.length, conflicts: outcome.conflicts.length, failed: outcome.failed.length },
     'run finished',

@@ -1,7 +1,8 @@
 // The workspace's log files: .cms-sync/logs/cms-sync.log is always the current one (`tail -f`
 // it); the first run of a new day moves the previous day's aside as cms-sync-<date>.log, and
-// those are deleted once older than the retention (cms-sync.yaml retention.logsDays). Age is the
-// file's mtime: a log still written to (a watch started days ago) is never old.
+// those are deleted once older than the retention (cms-sync.yaml retention.logsDays), looked at
+// whenever a log is moved aside (the first run of a day). Age is the file's mtime: a log still
+// written to (a watch started days ago) is never old.
 
 import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
 import path from 'node:path'
@@ -23,26 +24,28 @@ export function logFilePath(root: string): string {
 const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10)
 
 /**
- * Moves a current log last written on an earlier (UTC) day aside, named for that day. Two
- * processes starting at once may both try: the second finds the file gone or a fresh one, and a
- * rotated name is never overwritten.
+ * Moves a current log last written on an earlier (UTC) day aside, named for that day; true when
+ * it did. Two processes starting at once may both try: the second finds the file gone or a fresh
+ * one, and a rotated name is never overwritten.
  */
-export function rotateLog(root: string, now = Date.now()): void {
+export function rotateLog(root: string, now = Date.now()): boolean {
   const file = logFilePath(root)
   let mtimeMs: number
   try {
     mtimeMs = statSync(file).mtimeMs
   } catch {
-    return // no log yet
+    return false // no log yet
   }
   const day = utcDay(mtimeMs)
-  if (day === utcDay(now)) return
+  if (day === utcDay(now)) return false
   let target = path.join(logsDir(root), `cms-sync-${day}.log`)
   for (let n = 2; existsSync(target); n++) target = path.join(logsDir(root), `cms-sync-${day}.${n}.log`)
   try {
     renameSync(file, target)
+    return true
   } catch {
     // Moved by a process that started at the same moment: nothing left to do.
+    return false
   }
 }
 

@@ -46,8 +46,8 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
   let file: LogFile | undefined
   if (opts.root) {
     mkdirSync(logsDir(opts.root), { recursive: true })
-    rotateLog(opts.root)
-    pruneLogs(opts.root, opts.logsDays ?? DEFAULT_LOGS_DAYS)
+    // Logs age by the day: the first run of a day, which moves the last one aside, prunes them.
+    if (rotateLog(opts.root)) pruneLogs(opts.root, opts.logsDays ?? DEFAULT_LOGS_DAYS)
     // Not pino.destination: see log-file.ts for what a full disk did to it.
     const path = logFilePath(opts.root)
     file = new LogFile(path, (error) => opts.onFileError?.(error, path))

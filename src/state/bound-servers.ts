@@ -7,6 +7,8 @@ import { open, readFile } from 'node:fs/promises'
 import { LOCK_FILE, lockFilePath } from './committed-base.js'
 import { loadState, statePath } from './state-file.js'
 
+export { sameServer } from './state-file.js'
+
 export interface Binding {
   /** The record that binds: `.cms-sync/state.json` or `cms-sync.lock`. */
   file: string

@@ -9,12 +9,11 @@
 // the only listener left. main.ts keeps its own listeners for the whole life of the process, so a
 // daemon that shut down cleanly still exits 0.
 
-import { readFileSync } from 'node:fs'
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import lockfile from 'proper-lockfile'
-import writeFileAtomic from 'write-file-atomic'
 import { CliError, ExitCode } from '../errors/exit-codes.js'
 import { processIsAlive } from '../util/process-alive.js'
+import { writeFileAtomically } from '../workspace/atomic-write.js'
 import { syncDirPath } from '../workspace/layout.js'
 
 // proper-lockfile takes over a lock whose heartbeat (the lock folder's mtime, refreshed every
@@ -138,7 +137,7 @@ async function lockAndName(root: string, command?: string): Promise<() => Promis
     ...(command ? { command } : {}),
     since: new Date().toISOString(),
   }
-  await writeFileAtomic(syncDirPath(root, 'lock.pid'), `${JSON.stringify(holder)}\n`)
+  await writeFileAtomically(syncDirPath(root, 'lock.pid'), `${JSON.stringify(holder)}\n`)
   return async () => {
     await rm(syncDirPath(root, 'lock.pid'), { force: true })
     await release()

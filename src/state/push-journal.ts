@@ -6,17 +6,13 @@
 // 10). With this journal the next run sees that the server holds exactly what this workspace
 // sent, and takes that as the base, as a clean stop would have saved it.
 //
-// One JSON line per item, appended once per run before its pushes (one write and one fsync).
-// A line torn by a power cut is skipped. An entry goes once a saved state holds its hash as
+// One JSON line per item, appended once per run before its pushes (journal-file.ts: one write
+// and one fsync; a line torn by a power cut is skipped). An entry goes once a saved state holds its hash as
 // the base, or once a plan found the server holding something else (the push never landed,
 // or the server moved on: then the older base is all that is known).
 
-import { mkdir, open, readFile, rm } from 'node:fs/promises'
-import writeFileAtomic from 'write-file-atomic'
-import { syncDirPath } from '../workspace/layout.js'
+import { JournalFile } from './journal-file.js'
 import type { ItemState } from './state-file.js'
-
-const FILE = 'pushes.jsonl'
 
 export interface PushIntent {
   path: string
@@ -24,84 +20,65 @@ export interface PushIntent {
   hash: string
 }
 
-type Entry = PushIntent & { settled?: true }
+const keyOf = (intent: PushIntent) => `${intent.hash} ${intent.path}`
+
+/** A line as written: a path and a hash, nothing else. */
+function intentOf(object: unknown): PushIntent | undefined {
+  const { path, hash } = (object ?? {}) as { path?: unknown; hash?: unknown }
+  return typeof path === 'string' && typeof hash === 'string' ? { path, hash } : undefined
+}
 
 export class PushJournal {
-  private appending: Promise<void> = Promise.resolve()
+  /** Entries a plan has looked at, by keyOf: needless once a state is saved. */
+  private readonly settled = new Set<string>()
 
   private constructor(
-    private readonly root: string,
-    private entries: Entry[],
+    private readonly file: JournalFile,
+    private entries: PushIntent[],
   ) {}
 
   static async load(root: string): Promise<PushJournal> {
-    let text = ''
-    try {
-      text = await readFile(syncDirPath(root, FILE), 'utf8')
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-    }
-    const entries: Entry[] = []
-    for (const line of text.split('\n')) {
-      try {
-        const entry = JSON.parse(line) as { path?: unknown; hash?: unknown }
-        if (typeof entry.path === 'string' && typeof entry.hash === 'string')
-          entries.push({ path: entry.path, hash: entry.hash })
-      } catch {
-        // An empty or torn line: its push never started.
-      }
-    }
-    return new PushJournal(root, entries)
+    const file = new JournalFile(root, 'pushes.jsonl')
+    const entries = (await file.read()).flatMap((object) => intentOf(object) ?? [])
+    return new PushJournal(file, entries)
   }
 
   /** The open entries: what earlier runs sent that no saved state holds yet. */
   open(): readonly PushIntent[] {
-    return this.entries.filter((entry) => !entry.settled)
+    return this.entries.filter((entry) => !this.settled.has(keyOf(entry)))
   }
 
   /** Records what is about to be pushed, durably; resolves only once it is on disk. */
   record(intents: readonly PushIntent[]): Promise<void> {
-    if (intents.length === 0) return Promise.resolve()
-    this.entries.push(...intents.map(({ path, hash }) => ({ path, hash })))
-    const text = intents.map(({ path, hash }) => `${JSON.stringify({ path, hash })}\n`).join('')
-    const done = this.appending.then(async () => {
-      await mkdir(syncDirPath(this.root), { recursive: true })
-      const handle = await open(syncDirPath(this.root, FILE), 'a')
-      try {
-        await handle.write(text)
-        await handle.sync()
-      } finally {
-        await handle.close()
-      }
-    })
-    this.appending = done.catch(() => {})
-    return done
+    const added = intents.map(({ path, hash }) => ({ path, hash }))
+    this.entries.push(...added)
+    return this.file.append(added)
   }
 
   /** A plan has looked at the entry (taken it as the base, or found the server elsewhere). */
   settle(entry: PushIntent): void {
-    for (const e of this.entries) if (e.path === entry.path && e.hash === entry.hash) e.settled = true
+    this.settled.add(keyOf(entry))
   }
 
   /**
    * The entries a state holding `items` makes needless: settled ones, and those whose hash is
    * the base there. Taken when a save takes its text; drop() them once that save is on disk.
    */
-  needlessWith(items: Record<string, ItemState>): Entry[] {
-    return this.entries.filter((entry) => entry.settled || items[entry.path]?.baseHash === entry.hash)
+  needlessWith(items: Record<string, ItemState>): PushIntent[] {
+    return this.entries.filter(
+      (entry) => this.settled.has(keyOf(entry)) || items[entry.path]?.baseHash === entry.hash,
+    )
   }
 
-  async drop(needless: readonly Entry[]): Promise<void> {
+  async drop(needless: readonly PushIntent[]): Promise<void> {
     if (needless.length === 0) return
-    await this.appending
-    const gone = new Set(needless)
-    this.entries = this.entries.filter((entry) => !gone.has(entry))
-    const file = syncDirPath(this.root, FILE)
-    if (this.entries.length === 0) await rm(file, { force: true })
-    else
-      await writeFileAtomic(
-        file,
-        this.entries.map(({ path, hash }) => `${JSON.stringify({ path, hash })}\n`).join(''),
-      )
+    const gone = new Set(needless.map(keyOf))
+    this.entries = this.entries.filter((entry) => !gone.has(keyOf(entry)))
+    await this.file.rewrite((lines) =>
+      lines.filter((line) => {
+        const intent = intentOf(line)
+        return intent !== undefined && !gone.has(keyOf(intent))
+      }),
+    )
   }
 }

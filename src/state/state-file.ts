@@ -5,14 +5,15 @@
 
 import { createHash } from 'node:crypto'
 import { mkdir, readFile } from 'node:fs/promises'
-import writeFileAtomic from 'write-file-atomic'
 import { CliError } from '../errors/exit-codes.js'
+import { writeFileAtomically } from '../workspace/atomic-write.js'
 import { naming } from '../workspace/disk-full.js'
 import { Durability } from '../workspace/durability.js'
 import type { Kind } from '../workspace/kinds.js'
 import type { StatSnapshot } from '../workspace/known-file.js'
 import { SYNC_DIR, syncDirPath } from '../workspace/layout.js'
 import { refuseLinks } from '../workspace/no-follow.js'
+import { tempDirOf } from '../workspace/temp-files.js'
 import { lockText, writeLock } from './committed-base.js'
 import type { PushJournal } from './push-journal.js'
 
@@ -52,6 +53,19 @@ export interface ItemState {
    * server's order by the next run that writes, and every write records it in today's form.
    */
   sortedBase?: true
+}
+
+/**
+ * The createDate to record for a content item the server now holds as `object` (a write never
+ * resets it: ItemState.createDate); kinds without one record none, unless the state knew one.
+ */
+export function createDateOf(
+  object: Record<string, unknown>,
+  known: ItemState | undefined,
+): Pick<ItemState, 'createDate'> {
+  if ('createDate' in object)
+    return { createDate: typeof object.createDate === 'string' ? object.createDate : null }
+  return known && 'createDate' in known ? { createDate: known.createDate ?? null } : {}
 }
 
 export type ItemSummary = Pick<ItemState, 'path' | 'kind' | 'inherited'>
@@ -132,12 +146,13 @@ export function emptyState(target: Target): StateFile {
   return { version: 2, target, items: {} }
 }
 
+/** One server however its address ends: `https://cms.example/` is `https://cms.example`. */
+export function sameServer(a: string, b: string): boolean {
+  return a.replace(/\/+$/, '') === b.replace(/\/+$/, '')
+}
+
 export function sameTarget(a: Target, b: Target): boolean {
-  return (
-    a.server.replace(/\/+$/, '') === b.server.replace(/\/+$/, '') &&
-    a.project === b.project &&
-    a.environment === b.environment
-  )
+  return sameServer(a.server, b.server) && a.project === b.project && a.environment === b.environment
 }
 
 /**
@@ -282,12 +297,14 @@ export class StateStore {
     this.saving = (async () => {
       await this.durability.flush()
       await mkdir(syncDirPath(this.root), { recursive: true })
-      // writeFileAtomic replaces the file a link points at: a .cms-sync (or state.json) made a
-      // link while a watch runs (a checkout) must not send the state outside the workspace.
+      // A write replaces the file a link points at: a .cms-sync (or state.json) made a link
+      // while a watch runs (a checkout) must not send the state outside the workspace.
       refuseLinks(this.root, `${SYNC_DIR}/state.json`)
-      await writeFileAtomic(statePath(this.root), text).catch((error) => {
-        throw naming(error, statePath(this.root))
-      })
+      await writeFileAtomically(statePath(this.root), text, { tempDir: tempDirOf(this.root) }).catch(
+        (error) => {
+          throw naming(error, statePath(this.root))
+        },
+      )
       // The lock after the state: a crash between the two leaves the lock one step behind,
       // which the next run sees as a disagreement (a conflict at worst), never as a base it lacks.
       this.lockOnDisk = await writeLock(this.root, lock, this.lockOnDisk)

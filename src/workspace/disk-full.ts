@@ -4,9 +4,12 @@
 // written to a temp file and renamed and the state is saved after them, so a stop here leaves
 // no torn file and no base the disk does not hold; the next run, with space freed, goes on.
 
+import { CliError, ExitCode } from '../errors/exit-codes.js'
+
 const FULL = new Set(['ENOSPC', 'EDQUOT'])
 
-export class DiskFullError extends Error {
+/** A CliError: the command line prints its message, exit 1, with no stack trace. */
+export class DiskFullError extends CliError {
   constructor(
     /** The file that could not be written, or undefined when the system did not say. */
     readonly path: string | undefined,
@@ -16,8 +19,9 @@ export class DiskFullError extends Error {
     super(
       `disk full at ${path ?? 'an unnamed file'} (${code}); free some space and run again: ` +
         'every file written so far is whole, and the next run goes on from there',
-      { cause },
+      ExitCode.failed,
     )
+    this.cause = cause
   }
 }
 

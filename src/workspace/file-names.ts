@@ -24,6 +24,13 @@ function percent(char: string): string {
     .join('')
 }
 
+/** Trailing dots and spaces vanish on Windows and CON, NUL, COM1... name devices there: encoded. */
+function portableOnWindows(name: string): string {
+  let out = name
+  if (out.endsWith('.') || out.endsWith(' ')) out = out.slice(0, -1) + percent(out.slice(-1))
+  return WINDOWS_DEVICE.test(out) ? percent(out[0]!) + out.slice(1) : out
+}
+
 export function encodeId(id: string): string {
   if (id.length === 0) throw new UnsafeIdError(id, 'the id is empty')
   let out = id
@@ -31,10 +38,9 @@ export function encodeId(id: string): string {
     out = ''
     for (const char of id) out += UNSAFE_CHAR.test(char) ? percent(char) : char
   }
-  // A leading dot would make '.', '..' or a hidden file; trailing dots and spaces vanish on Windows.
+  // A leading dot would make '.', '..' or a hidden file.
   if (out.startsWith('.')) out = `%2E${out.slice(1)}`
-  if (out.endsWith('.') || out.endsWith(' ')) out = out.slice(0, -1) + percent(out.slice(-1))
-  if (WINDOWS_DEVICE.test(out)) out = percent(out[0]!) + out.slice(1)
+  out = portableOnWindows(out)
   if (Buffer.byteLength(out) > MAX_ENCODED_BYTES) {
     throw new UnsafeIdError(id, `it encodes to more than ${MAX_ENCODED_BYTES} bytes`)
   }
@@ -81,9 +87,7 @@ export function encodeMediaName(name: string): string {
     for (const char of name)
       out += MEDIA_NAME_UNSAFE_CHAR.test(char) || (decomposed && NON_ASCII.test(char)) ? percent(char) : char
   }
-  if (out.endsWith('.') || out.endsWith(' ')) out = out.slice(0, -1) + percent(out.slice(-1))
-  if (WINDOWS_DEVICE.test(out)) out = percent(out[0]!) + out.slice(1)
-  return out
+  return portableOnWindows(out)
 }
 
 /**

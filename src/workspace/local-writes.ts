@@ -51,6 +51,11 @@ export class LocalWriter {
   async keepInTrash(relativePath: string): Promise<boolean> {
     // copyFile follows a link: the trash would get a copy of whatever it points at.
     refuseLinks(this.root, relativePath)
+    return this.copyToTrash(relativePath)
+  }
+
+  /** keepInTrash, for a path its caller has just checked for links. */
+  private async copyToTrash(relativePath: string): Promise<boolean> {
     const source = absolute(this.root, relativePath)
     try {
       await access(source)
@@ -100,7 +105,7 @@ export class LocalWriter {
     opts: { sha256: string; fresh?: boolean },
   ): Promise<StatSnapshot> {
     refuseLinks(this.root, relativePath)
-    if (!opts.fresh) await this.keepInTrash(relativePath)
+    if (!opts.fresh) await this.copyToTrash(relativePath)
     this.beforeWrite(relativePath, opts.sha256)
     const file = absolute(this.root, relativePath)
     await this.folderFor(file)
@@ -133,7 +138,7 @@ export class LocalWriter {
   async write(relativePath: string, text: string, hash = hashText(text)): Promise<StatSnapshot> {
     // Before anything: writeFileAtomically replaces the file a link points at, wherever it is.
     refuseLinks(this.root, relativePath)
-    await this.keepInTrash(relativePath)
+    await this.copyToTrash(relativePath)
     this.beforeWrite(relativePath, hash)
     const file = absolute(this.root, relativePath)
     await this.folderFor(file)
@@ -173,7 +178,7 @@ export class LocalWriter {
 
   async remove(relativePath: string): Promise<void> {
     refuseLinks(this.root, relativePath)
-    await this.keepInTrash(relativePath)
+    await this.copyToTrash(relativePath)
     this.beforeWrite(relativePath, 'deleted')
     await rm(absolute(this.root, relativePath), { force: true })
     this.durability.note(absolute(this.root, relativePath))

@@ -194,6 +194,33 @@ describe.each(['spec', 'upstream'] as const)('media (%s dialect)', (dialect) => 
     expect(await serverBytes(w, id)).toBe('local edit')
   })
 
+  test('a token refused during the uploads stops them: none starts after the refusal', async () => {
+    const { w, api } = await start()
+    for (let i = 0; i < 12; i++) await put(w, `media/file-${i}.txt`, `bytes ${i}`)
+    // The first upload is refused; the rest would go through, had the run gone on.
+    const upload = (method: string, route: string) =>
+      method === 'POST' && /\/media\/[^/]+$/.test(route) && !route.endsWith('/new')
+    let refused = false
+    w.proxy.override = (method, route) => {
+      if (!upload(method, route) || refused) return undefined
+      refused = true
+      return { status: 401, body: '{"message":"token expired"}' }
+    }
+    const push = await w.cli('push')
+    expect(push.exitCode, push.stderr).toBe(2)
+    // What was under way when the refusal came may finish; nothing may start after the run
+    // said it stopped (the transfers beside the refused one once went on to the last file).
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    w.proxy.override = undefined
+    const uploads = w.proxy.seen.filter((r) => upload(r.split(' ')[0]!, r.split(' ')[1]!))
+    expect(uploads.length).toBeLessThanOrEqual(4) // rateLimit.concurrency
+    // The next run uploads the rest, each once.
+    await sync(w)
+    expect(Object.keys(await mediaIndex(w))).toHaveLength(12)
+    expect(await api.list()).toHaveLength(12)
+    await clean(w)
+  })
+
   test('a fresh clone with media.yaml knows every id and uploads nothing', async () => {
     const { w, api } = await start()
     await uploadRemote(w, api, 'Keep Me.png', '/pics/', 'keep')

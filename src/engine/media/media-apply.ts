@@ -1,6 +1,7 @@
-// Carrying out the media entries of a plan. Each step first checks that the side it changes is
-// still what the plan saw (the file's stat; the server item's name, folder and updateDate),
-// and commits the item's state only after the change is done, as for every kind.
+// Media as a family of the executor (execute.ts): their stages, and the step for one item.
+// Each step first checks that the side it changes is still what the plan saw (the file's stat;
+// the server item's name, folder and updateDate), and commits the item's state only after the
+// change is done, as for every kind.
 //
 // Order, and why:
 //  1. local deletes, then pulls (moves and downloads), so a path freed by a delete or a move
@@ -22,10 +23,8 @@ import { conflictCopyPath, type LocalWriter, removeConflictCopy } from '../../wo
 import { MEDIA_INDEX, mediaIndexText } from '../../workspace/media-index.js'
 import { refuseLinks } from '../../workspace/no-follow.js'
 import type { ItemResult } from '../apply-item.js'
-import { runStep } from '../execute.js'
-import type { Outcome } from '../outcome.js'
+import type { Family } from '../execute.js'
 import type { PlanItem } from '../plan.js'
-import type { EngineLogger } from '../remote-port.js'
 import {
   type LocalSide,
   type MediaBaseItem,
@@ -35,13 +34,11 @@ import {
 } from './media-match.js'
 import { MEDIA_FOLDER, mediaPath } from './media-plan.js'
 import { type MediaRun, tempFileFor } from './media-snapshot.js'
-import { forEachLimit } from './pool.js'
 
 export interface MediaApplyContext {
   root: string
   store: StateStore
   writer: LocalWriter
-  logger: EngineLogger
   run: MediaRun
 }
 
@@ -367,46 +364,33 @@ function step(ctx: MediaApplyContext, item: PlanItem): Promise<ItemResult | unde
   }
 }
 
-export async function executeMedia(
-  ctx: MediaApplyContext,
-  selected: readonly PlanItem[],
-  outcome: Outcome,
-  onProgress: (item: PlanItem) => void,
-  signal?: AbortSignal,
-): Promise<void> {
-  const phase = (actions: string[]) => selected.filter((item) => actions.includes(item.action))
-  const run = (item: PlanItem) =>
-    runStep(ctx.logger, outcome, item, () => step(ctx, item)).then(() => {
-      if (item.action !== 'none') onProgress(item)
-    })
-  try {
-    for (const item of phase(['delete-local'])) if (!signal?.aborted) await run(item)
-    // Moves one at a time (two may swap places), downloads side by side.
-    const pulls = phase(['pull'])
-    const moves = pulls.filter((item) => ctx.run.match.local.has(item.id))
-    for (const item of moves) if (!signal?.aborted) await run(item)
-    await forEachLimit(
-      pulls.filter((item) => !moves.includes(item)),
-      ctx.run.concurrency,
-      run,
-      signal,
-    )
-    // On disk before the first byte goes (state/push-journal.ts): a kill after the server's
-    // answer, before the state's save, leaves the next run knowing the server holds our bytes.
-    const pushes = phase(['push'])
-    await ctx.store.pushes?.record(
-      pushes.flatMap((item) => {
-        const local = ctx.run.match.local.get(keyOf(item))
-        return local?.id ? [{ path: mediaPath(local.rel), hash: local.sha256 }] : []
-      }),
-    )
-    await forEachLimit(pushes, ctx.run.concurrency, run, signal)
-    for (const item of phase(['delete-remote', 'conflict', 'merge-base', 'none']))
-      if (!signal?.aborted) await run(item)
-  } finally {
-    await writeIndex(ctx)
-    await ctx.run.pending.prune(ctx.run.pendingSettled)
-    await ctx.run.dispose()
+export function mediaFamily(ctx: MediaApplyContext, selected: readonly PlanItem[]): Family {
+  const phase = (...actions: string[]) => selected.filter((item) => actions.includes(item.action))
+  const pulls = phase('pull')
+  const moves = pulls.filter((item) => ctx.run.match.local.has(item.id))
+  const { concurrency } = ctx.run
+  return {
+    stages: [
+      { items: phase('delete-local'), parallelism: 1 },
+      // Moves one at a time (two may swap places), downloads side by side.
+      { items: moves, parallelism: 1 },
+      { items: pulls.filter((item) => !moves.includes(item)), parallelism: concurrency },
+      { items: phase('push'), parallelism: concurrency },
+      { items: phase('delete-remote', 'conflict', 'merge-base', 'none'), parallelism: 1 },
+    ],
+    // A kill after the server's answer, before the state's save, leaves the next run knowing the
+    // server holds our bytes (media-snapshot.ts adoptLandedMediaPushes).
+    pushes: phase('push').flatMap((item) => {
+      const local = ctx.run.match.local.get(keyOf(item))
+      return local?.id ? [{ path: mediaPath(local.rel), hash: local.sha256 }] : []
+    }),
+    step: (item) => step(ctx, item),
+    // Also after a stop: media.yaml keeps what the items that went through changed.
+    finish: async () => {
+      await writeIndex(ctx)
+      await ctx.run.pending.prune(ctx.run.pendingSettled)
+      await ctx.run.dispose()
+    },
   }
 }
 

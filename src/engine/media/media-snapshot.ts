@@ -8,6 +8,7 @@ import { access, mkdir, rm } from 'node:fs/promises'
 import path from 'node:path'
 import type { MediaApi, RemoteMedia } from '../../remote/media.js'
 import type { StateStore } from '../../state/state-file.js'
+import { inParallel } from '../../util/in-parallel.js'
 import { syncDirPath } from '../../workspace/layout.js'
 import { conflictCopyPath, hasConflictCopies } from '../../workspace/local-writes.js'
 import { readMediaIndex } from '../../workspace/media-index.js'
@@ -17,7 +18,6 @@ import type { PlanItem, PlanOptions } from '../plan.js'
 import { localRelOf, type MediaBaseItem, type MediaMatch, matchMedia, unsafeMedia } from './media-match.js'
 import { MEDIA_FOLDER, mediaPath, planMedia } from './media-plan.js'
 import { PendingUploads } from './pending-uploads.js'
-import { forEachLimit } from './pool.js'
 
 export interface Downloaded {
   file: string
@@ -199,7 +199,7 @@ export async function snapshotMedia(
   const downloads = new Map<string, Downloaded>()
   const verified = new Set<string>()
   if (match.needBytes.length > 0) await mkdir(tmpDir, { recursive: true })
-  await forEachLimit(match.needBytes, opts.concurrency, async (id) => {
+  await inParallel(match.needBytes, opts.concurrency, async (id) => {
     const file = tempFileFor(tmpDir, id)
     const got = await api.download(id, file)
     downloads.set(id, { file, ...got })

@@ -4,60 +4,38 @@
 // a kill -9): the next run then finds the file's id here and gives the file that id again, so
 // the server item it may already hold is the same item, never a second copy under a new id.
 //
-// One JSON line per choice, appended: cheap enough to do before every upload (one small write
+// One JSON line per choice, appended (journal-file.ts): cheap enough to do before every upload (one small write
 // and one fsync), and a line torn by a power cut is skipped. An entry is dropped once the
 // state or media.yaml knows the id (the item was synced), or once its file is gone.
 
-import { mkdir, open, readFile, rm } from 'node:fs/promises'
-import writeFileAtomic from 'write-file-atomic'
-import { syncDirPath } from '../../workspace/layout.js'
+import { JournalFile } from '../../state/journal-file.js'
 
-const FILE = 'media-pending.jsonl'
+/** A line as written: a path below media/ and the id chosen for it. */
+function choiceOf(object: unknown): { path: string; id: string } | undefined {
+  const { path, id } = (object ?? {}) as { path?: unknown; id?: unknown }
+  return typeof path === 'string' && typeof id === 'string' ? { path, id } : undefined
+}
 
 export class PendingUploads {
-  /** Appends run one after another, so two uploads' lines never interleave. */
-  private appending: Promise<void> = Promise.resolve()
-
   private constructor(
-    private readonly root: string,
+    private readonly file: JournalFile,
     /** Path below media/ -> the id chosen for it, as read at the start of the run. */
     readonly byPath: Map<string, string>,
   ) {}
 
   static async load(root: string): Promise<PendingUploads> {
+    const file = new JournalFile(root, 'media-pending.jsonl')
     const byPath = new Map<string, string>()
-    let text = ''
-    try {
-      text = await readFile(syncDirPath(root, FILE), 'utf8')
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    for (const object of await file.read()) {
+      const choice = choiceOf(object)
+      if (choice) byPath.set(choice.path, choice.id)
     }
-    for (const line of text.split('\n')) {
-      try {
-        const entry = JSON.parse(line) as { path?: unknown; id?: unknown }
-        if (typeof entry.path === 'string' && typeof entry.id === 'string') byPath.set(entry.path, entry.id)
-      } catch {
-        // An empty or torn line: nothing was sent under an id whose line is not complete.
-      }
-    }
-    return new PendingUploads(root, byPath)
+    return new PendingUploads(file, byPath)
   }
 
   /** Records `id` for the new file at `rel` durably; resolves only once it is on disk. */
   record(rel: string, id: string): Promise<void> {
-    const line = `${JSON.stringify({ path: rel, id })}\n`
-    const done = this.appending.then(async () => {
-      await mkdir(syncDirPath(this.root), { recursive: true })
-      const handle = await open(syncDirPath(this.root, FILE), 'a')
-      try {
-        await handle.write(line)
-        await handle.sync()
-      } finally {
-        await handle.close()
-      }
-    })
-    this.appending = done.catch(() => {})
-    return done
+    return this.file.append([{ path: rel, id }])
   }
 
   /**
@@ -66,30 +44,15 @@ export class PendingUploads {
    * are kept: they are settled only when a later run sees them synced.
    */
   async prune(settled: (rel: string, id: string) => boolean): Promise<void> {
-    await this.appending
-    const keep = [...this.byPath].filter(([rel, id]) => !settled(rel, id))
-    if (keep.length === this.byPath.size) return
-    const file = syncDirPath(this.root, FILE)
-    let text = ''
-    try {
-      text = await readFile(file, 'utf8')
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-    }
-    const lines = text.split('\n').filter((line) => {
-      try {
-        const entry = JSON.parse(line) as { path?: unknown; id?: unknown }
-        return !(
-          typeof entry.path === 'string' &&
-          typeof entry.id === 'string' &&
-          this.byPath.get(entry.path) === entry.id &&
-          settled(entry.path, entry.id)
+    if (![...this.byPath].some(([rel, id]) => settled(rel, id))) return
+    await this.file.rewrite((lines) =>
+      lines.filter((line) => {
+        const choice = choiceOf(line)
+        return (
+          choice !== undefined &&
+          !(this.byPath.get(choice.path) === choice.id && settled(choice.path, choice.id))
         )
-      } catch {
-        return false
-      }
-    })
-    if (lines.length === 0) await rm(file, { force: true })
-    else await writeFileAtomic(file, `${lines.join('\n')}\n`)
+      }),
+    )
   }
 }

@@ -1,0 +1,166 @@
+// The JSON kinds as a family of the executor (execute.ts): their stages, and the step for one
+// item (the steps themselves are in apply-item.ts).
+//
+// Order, and why:
+//  1. pushes, per kind in codec order (schemas before the content that uses them), parents
+//     before children, because the server checks a content's parent on every write;
+//  2. local-only changes (pull, delete-local, base merges), which need no order;
+//  3. remote deletes, kinds in reverse and children before parents, so nothing is re-parented
+//     by the server on its way out.
+// One stage per kind and tree depth for 1 and 3, one for 2.
+
+import type { ItemState } from '../state/state-file.js'
+import { inParallel } from '../util/in-parallel.js'
+import type { Codec } from '../workspace/codec.js'
+import { type ParsedFile, readLocalFile, statLocalFile } from '../workspace/local-file.js'
+import {
+  type ApplyContext,
+  adoptServerOrder,
+  deleteLocalItem,
+  deleteRemoteItem,
+  type ItemResult,
+  mergeBaseItem,
+  mergeItem,
+  pullItem,
+  pushItem,
+  recordConflict,
+  refreshStatCache,
+  statCacheStale,
+} from './apply-item.js'
+import type { Family } from './execute.js'
+import { levelsChildrenFirst, levelsParentsFirst } from './order.js'
+import type { PlanItem } from './plan.js'
+
+/** Items carried out at the same time within one stage. */
+const STAGE_PARALLELISM = 8
+
+type Prepared = { parsed: ParsedFile; stat: ItemState['stat'] }
+
+export async function jsonFamily(
+  ctx: ApplyContext,
+  planned: readonly PlanItem[],
+  codecs: readonly Codec[],
+): Promise<Family> {
+  // An unchanged item whose stat cache is current needs nothing: most of a full run over a
+  // quiet workspace (watch's poll), which need not queue 10,000 empty steps. One whose base a
+  // version-1 state recorded gets its file in the server's key order, once.
+  const selected = planned.filter(
+    (item) => item.action !== 'none' || statCacheStale(ctx, item) || sortedBase(ctx, item),
+  )
+  const pushes = selected.filter((item) => item.action === 'push')
+  const prepared = await preparePushes(ctx, pushes, codecs)
+  const localOnly = selected.filter((item) => !['push', 'delete-remote'].includes(item.action))
+  const remoteDeletes = selected.filter((item) => item.action === 'delete-remote')
+  const stages = [
+    ...pushStages(pushes, prepared, codecs),
+    ...(localOnly.length > 0 ? [localOnly] : []),
+    ...remoteDeleteStages(ctx, remoteDeletes, codecs),
+  ]
+  return {
+    stages: stages.map((items) => ({ items, parallelism: STAGE_PARALLELISM })),
+    // A kill after the server's answer, before the state's save, leaves the next run knowing
+    // the server holds our push (landed-pushes.ts).
+    pushes: pushIntents(ctx, pushes, prepared),
+    step: (item) => applyOne(ctx, item, codecOf(codecs, item), prepared),
+  }
+}
+
+function codecOf(codecs: readonly Codec[], item: PlanItem): Codec {
+  const codec = codecs.find((c) => c.kind === item.kind)
+  if (!codec) throw new Error(`execute: no codec for ${item.kind} (${item.path})`)
+  return codec
+}
+
+async function preparePushes(
+  ctx: ApplyContext,
+  items: PlanItem[],
+  codecs: readonly Codec[],
+): Promise<Map<string, Prepared>> {
+  const prepared = new Map<string, Prepared>()
+  await inParallel(items, STAGE_PARALLELISM, async (item) => {
+    const stat = await statLocalFile(ctx.root, item.path)
+    const parsed = await readLocalFile(ctx.root, item.path, codecOf(codecs, item), item.id)
+    if (parsed) prepared.set(item.path, { parsed, stat })
+  })
+  return prepared
+}
+
+/** What the pushes will leave on the server, as far as the files tell: their canonical hashes. */
+function pushIntents(ctx: ApplyContext, pushes: PlanItem[], prepared: Map<string, Prepared>) {
+  const intents: { path: string; hash: string }[] = []
+  for (const item of pushes) {
+    const parsed = prepared.get(item.path)?.parsed
+    // A version-1 base's file is sent in the server's order: its hash is not the file's.
+    if (parsed?.ok && !ctx.store.get(item.path)?.sortedBase)
+      intents.push({ path: item.path, hash: parsed.hash })
+  }
+  return intents
+}
+
+function pushStages(
+  items: PlanItem[],
+  prepared: Map<string, Prepared>,
+  codecs: readonly Codec[],
+): PlanItem[][] {
+  return codecs.flatMap((codec) => {
+    const ofKind = items.filter((item) => item.kind === codec.kind)
+    const parent = (item: PlanItem) => {
+      const parsed = prepared.get(item.path)?.parsed
+      return parsed?.ok ? codec.parentOf(parsed.file) : undefined
+    }
+    return levelsParentsFirst(ofKind, (item) => item.id, parent)
+  })
+}
+
+function remoteDeleteStages(ctx: ApplyContext, items: PlanItem[], codecs: readonly Codec[]): PlanItem[][] {
+  return [...codecs].reverse().flatMap((codec) => {
+    const ofKind = items.filter((item) => item.kind === codec.kind)
+    const parent = (item: PlanItem) => {
+      const remote = ctx.remote.get(item.path)
+      return remote ? codec.parentOf(remote.object) : undefined
+    }
+    return levelsChildrenFirst(ofKind, (item) => item.id, parent)
+  })
+}
+
+async function applyOne(
+  ctx: ApplyContext,
+  item: PlanItem,
+  codec: Codec,
+  prepared: Map<string, Prepared>,
+): Promise<ItemResult | undefined> {
+  switch (item.action) {
+    case 'push': {
+      const ready = prepared.get(item.path)
+      if (!ready) return { status: 'conflict', reason: 'the file changed during the run' }
+      return pushItem(ctx, item, codec, ready)
+    }
+    case 'pull':
+      return pullItem(ctx, item, codec)
+    case 'delete-local':
+      return deleteLocalItem(ctx, item, codec)
+    case 'delete-remote':
+      return deleteRemoteItem(ctx, item, codec)
+    case 'merge-base':
+      return sortedBase(ctx, item) ? adoptServerOrder(ctx, item, codec) : mergeBaseItem(ctx, item)
+    case 'merge':
+      return mergeItem(ctx, item, codec)
+    case 'conflict':
+      await recordConflict(ctx, item, codec)
+      return { status: 'conflict' }
+    case 'none': {
+      if (!sortedBase(ctx, item)) {
+        await refreshStatCache(ctx, item)
+        return undefined
+      }
+      // A reformat, not a change: reported only if it failed (a file edited meanwhile waits for the next run).
+      const result = await adoptServerOrder(ctx, item, codec)
+      return result.status === 'failed' ? result : undefined
+    }
+  }
+}
+
+/** The item's base was recorded by a version-1 state (ItemState.sortedBase). */
+function sortedBase(ctx: ApplyContext, item: PlanItem): boolean {
+  return ctx.store.get(item.path)?.sortedBase === true
+}
