@@ -8,7 +8,7 @@ import { CliError, ExitCode } from '../errors/exit-codes.js'
 import { RemoteError } from '../remote/errors.js'
 import type { RemoteMedia } from '../remote/media.js'
 import { BaseStore } from '../state/base-store.js'
-import { type CommittedBase, loadLock, sameBase } from '../state/committed-base.js'
+import { type CommittedBase, lockText, parseLock, readLockText, sameBase } from '../state/committed-base.js'
 import { PushJournal } from '../state/push-journal.js'
 import {
   changedInMemory,
@@ -98,7 +98,14 @@ export async function openState(
   } = {},
 ): Promise<{ store: StateStore; rebound: boolean }> {
   const rebind = opts.rebind ?? false
-  const [saved, lock] = await Promise.all([loadState(deps.root), loadLock(deps.root)])
+  const [saved, lockFile] = await Promise.all([loadState(deps.root), readLockText(deps.root)])
+  // The lock the state itself writes (the last run wrote both: the usual case) adds nothing to
+  // it; it is parsed and joined only when it says something else (git moved it, a fresh clone).
+  const lock =
+    lockFile === undefined ||
+    (saved !== undefined && lockFile === lockText(saved.target, Object.values(saved.items)))
+      ? undefined
+      : parseLock(lockFile)
   // Either record binds the workspace: the state on this machine, the lock in every clone.
   stopUnlessOk(targetGuard(saved?.target, deps.target, rebind))
   stopUnlessOk(targetGuard(lock?.target, deps.target, rebind))
