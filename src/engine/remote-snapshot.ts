@@ -7,12 +7,13 @@
 //
 // A listing that answered 304 needs less still. When a run finds the state's own bases to be
 // that listing item for item (same items, same revisions, same inheritance, nothing to report),
-// it marks the kept copy with the saved state's digest (listing-cache.ts). The next run that
+// the kept copy can be marked with the saved state's digest (listing-cache.ts; status does, as
+// it ends: a run that stops changes nothing, not even a kept head). The next run that
 // gets a 304 for it, with the state still that file, knows every server item is its base: the
 // remote side is the state's, and the kept copy is parsed only if an item's server copy is read
 // (a push's checks, a status's schedule). A status that saw a server change leaves the state
 // behind the listing, so it marks nothing; a pull that took every change leaves them equal, and
-// the next run marks it. Any change to the state (a commit, a kill halfway through a run's
+// the next status marks it. Any change to the state (a commit, a kill halfway through a run's
 // saves) changes its digest, and any change on the server its ETag: the mark then says nothing.
 
 import { isInherited } from '../remote/client.js'
@@ -41,6 +42,8 @@ export interface RemoteSnapshot {
   entries: Map<string, RemoteEntry>
   /** Items the server holds that cannot be mirrored (an id no file name can hold). */
   problems: RemoteProblem[]
+  /** Marks the kept listings the state was found to match (see the top of the file). */
+  markListings?: () => Promise<void>
 }
 
 export interface RemoteProblem {
@@ -116,6 +119,7 @@ export async function snapshotRemote(
 ): Promise<RemoteSnapshot> {
   const entries = new Map<string, RemoteEntry>()
   const problems: RemoteSnapshot['problems'] = []
+  const matching: ListingRead[] = []
   for (const codec of codecs) {
     let read: ListingRead
     let listed: JsonObject[]
@@ -146,20 +150,13 @@ export async function snapshotRemote(
         problems.push({ kind: codec.kind, id, problem: error.message })
         continue
       }
-      const skipped = entries.has(path) || ignored(path)
-      // Content's revision hashes the item: taken once per listed item, and only when needed.
-      const rev = skipped && !matches ? '' : codec.revisionOf(listedObject)
-      if (matches) {
-        const own = state.get(path)
-        matches =
-          own?.kind === codec.kind &&
-          !own.sortedBase &&
-          own.remoteRev === rev &&
-          (own.inherited === true) === isInherited(listedObject)
-      }
       // The server may hold two documents with one id (upstream §7.2); the first one listed wins.
-      if (skipped) continue
+      const skipped = entries.has(path) || ignored(path)
+      if (skipped && !matches) continue
+      // Too deep to compare (or to hash: the revision would overflow the stack).
       if (nestsDeeperThan(listedObject)) {
+        matches = false
+        if (skipped) continue
         problems.push({
           kind: codec.kind,
           id,
@@ -168,6 +165,17 @@ export async function snapshotRemote(
         })
         continue
       }
+      // Content's revision hashes the item: taken once per listed item.
+      const rev = codec.revisionOf(listedObject)
+      if (matches) {
+        const own = state.get(path)
+        matches =
+          own?.kind === codec.kind &&
+          !own.sortedBase &&
+          own.remoteRev === rev &&
+          (own.inherited === true) === isInherited(listedObject)
+      }
+      if (skipped) continue
       for (const problem of codec.remoteProblems?.(listedObject) ?? []) {
         problems.push({ kind: codec.kind, id, problem: `${path}: ${problem}` })
       }
@@ -196,9 +204,19 @@ export async function snapshotRemote(
       })
     }
     if (matches && problems.length === reported && listed.length === state.items(codec.kind).length)
-      await read.markClean?.(state.digest!)
+      matching.push(read)
   }
-  return { entries, problems }
+  const digest = state.digest
+  return {
+    entries,
+    problems,
+    ...(matching.length > 0 && digest !== undefined
+      ? {
+          markListings: async () =>
+            void (await Promise.all(matching.map((read) => read.markClean?.(digest)))),
+        }
+      : {}),
+  }
 }
 
 /**

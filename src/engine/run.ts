@@ -243,7 +243,7 @@ async function readAndPlan(
     remoteProblems: snapshot.problems,
   }
   const { media } = deps
-  return planSides(deps, store, sides, {
+  const run = await planSides(deps, store, sides, {
     ...(opts.prefer ? { prefer: opts.prefer } : {}),
     ...(opts.leaves ? { leaves: opts.leaves } : {}),
     rebound,
@@ -251,6 +251,7 @@ async function readAndPlan(
       ? { media: (planOptions) => mediaSide(deps, media, store, planOptions, rules, listings.media!) }
       : {}),
   })
+  return snapshot.markListings ? { ...run, markListings: snapshot.markListings } : run
 }
 
 async function mediaSide(
