@@ -7,10 +7,11 @@
 import { type FSWatcher, watch as watchFolder } from 'node:fs'
 import path from 'node:path'
 import type { EngineDeps } from '../engine/run-types.js'
-import { createWatchEngine, type WatchRunOutcome } from '../engine/watch-run.js'
+import { createWatchEngine } from '../engine/watch-run.js'
 import { RemoteError } from '../remote/errors.js'
 import { loadState } from '../state/state-file.js'
-import { loadIgnoreRules } from '../workspace/ignore-rules.js'
+import { type IgnoreRules, loadIgnoreRules } from '../workspace/ignore-rules.js'
+import { watchStats } from '../workspace/stat-check.js'
 import { type LocalBatchInfo, type WorkspaceWatcher, watchWorkspace } from './local-changes.js'
 import {
   createChangeWindow,
@@ -24,6 +25,7 @@ import {
 import { createOwnWrites } from './own-writes.js'
 import { startPoller } from './poller.js'
 import { serveRequests } from './requests.js'
+import { createWatchRuns, type WatchRunOutcome } from './runs.js'
 import { createSaveTimer } from './save-timer.js'
 import { type ShutdownReport, shutdownOnStop } from './shutdown.js'
 import { createOutcomeReporter, type EventSink } from './watch-events.js'
@@ -119,9 +121,16 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
     () => engine.saveState(),
     (error) => logger.error({ error: (error as Error).message }, 'watch: saving the state failed'),
   )
-  const engine = createWatchEngine(deps, {
+  const engine = createWatchEngine(deps, { onUnsaved: () => saver.unsaved() })
+  let rules: IgnoreRules = await loadIgnoreRules(root)
+  const stats = watchStats(
+    root,
+    [...deps.codecs.map((codec) => codec.kind), ...(deps.media ? (['media'] as const) : [])],
+    (rel, isDir) => rules.ignores(rel, isDir),
+  )
+  const runs = createWatchRuns(engine, deps, {
+    stats,
     paused: async () => (await readPause(root)) !== undefined,
-    onUnsaved: () => saver.unsaved(),
     rehash: () => {
       const rehash = rehashNext
       rehashNext = false
@@ -129,8 +138,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
     },
     // A batch still gathering may be a checkout under way: let the guard see it whole first.
     holdPushes: async ({ changed, deleted }) =>
-      changed.length > 0 &&
-      ((watcher?.pending ?? 0) > 0 || (await guard(new Set(changed), new Set(deleted)))),
+      (watcher?.pending ?? 0) > 0 || (await guard(new Set(changed), new Set(deleted))),
   })
   // Tokens last 8 hours: an all-day daemon meets a refused one daily. It is not the daemon's to
   // log in again, but a login elsewhere must be enough: the credentials are read again and the
@@ -138,7 +146,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
   let refused = false
   async function runWithToken(paths: ReadonlySet<string>, context: { full: boolean; signal: AbortSignal }) {
     try {
-      const outcome = await engine.run(paths, context)
+      const outcome = await runs.run(paths, context)
       refused = false
       return outcome
     } catch (error) {
@@ -149,12 +157,12 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
       }
       refused = false
       emit({ event: 'token-renewed' })
-      return engine.run(paths, context)
+      return runs.run(paths, context)
     }
   }
   const queue = createWorkQueue({
     run: (paths, context) => runWithToken(paths, context),
-    onOutcome: (settled: Settled, _paths, full) => {
+    onOutcome: (settled: Settled) => {
       if (settled.kind === 'offline') {
         if (!offline && !stopping)
           emit({ event: 'offline', pending: queue.pending.size, error: rootCauseOf(settled.cause) })
@@ -164,7 +172,10 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
       if (offline && !stopping) emit({ event: 'online' })
       offline = false
       if (settled.kind === 'error') reporter.error(forWatch(messageOf(settled.error)))
-      else reporter.outcome((settled as WatchRunOutcome & { kind: 'done' }).outcome, full)
+      else {
+        const done = settled as WatchRunOutcome & { kind: 'done' }
+        if (done.outcome) reporter.outcome(done.outcome, done.whole)
+      }
     },
   })
 
@@ -189,10 +200,11 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
   async function onBatch(paths: Set<string>, info: LocalBatchInfo): Promise<void> {
     const changed = await ownWrites.filterBatch(paths) // first, so a big pull never trips the guard
     if (changed.size === 0) return
-    engine.noteLocalChange()
     await guard(changed, new Set([...info.deleted].filter((p) => changed.has(p))))
-    if (info.flood) void queue.requestFull()
-    else queue.add(changed)
+    if (info.flood) {
+      runs.requireFull()
+      void queue.requestFull()
+    } else queue.add(changed)
   }
 
   let watcher: WorkspaceWatcher | undefined
@@ -200,11 +212,10 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
   async function startWatcher(): Promise<void> {
     const next = watchWorkspace(root, {
       debounceMs: opts.debounceMs,
-      ignoreRules: await loadIgnoreRules(root),
+      ignoreRules: rules,
       onBatch,
       onError: (error) => {
-        // Events may be lost from here on: every poll looks at the whole workspace again.
-        engine.distrustWatcher()
+        // Events may be lost from here on: each poll's stat look still finds what moved.
         if ((error as NodeJS.ErrnoException).code === 'ENOSPC') {
           if (warnedNoSpace) return
           warnedNoSpace = true
@@ -227,8 +238,10 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
     restarting = restarting.then(async () => {
       if (stopping) return
       await watcher?.close()
+      rules = await loadIgnoreRules(root)
+      stats.forget()
       await startWatcher()
-      engine.noteLocalChange()
+      runs.requireFull()
       logger.info({}, 'watch: .cmsyncignore changed, watcher restarted')
       void queue.requestFull()
     })

@@ -1,56 +1,166 @@
-// A fingerprint of the synced folders taken by stat alone: every file's path, size, mtime and
-// inode, hashed; no file is read. `watch` takes one before each full run and compares it on
-// every quiet poll, so an edit whose OS event was lost (an overflowed queue, a network file
-// system, a watcher restart) costs at most one poll, not the wait for the next deep rescan.
-// Open conflicts, files that cannot be synced and the like stay as they were, so they keep the
-// poll quiet; anything that moved is a reason to plan again.
+// The stat of every file in the synced folders, kept from one look to the next, so that `watch`
+// learns on every poll which paths moved since the last one (size, mtime, inode or type) without
+// reading any file. An edit whose OS event was lost (an overflowed queue, a network file system,
+// a watcher restart) so costs at most one poll, not the wait for the next deep rescan, and a
+// quiet poll costs one readdir per folder and one lstat per file.
+//
+// It is on the idle daemon's path every poll (10 s by default), for every file, so the per-file
+// work is kept to the lstat itself: names are kept per folder (no path string is built for a file
+// that did not move), the ignore rules are asked once per name, and the loop yields to the event
+// loop every few thousand files so that 100,000 files do not hold up the watcher's events.
 
-import { createHash, type Hash } from 'node:crypto'
-import { lstatSync } from 'node:fs'
+import { type Dirent, lstatSync } from 'node:fs'
 import { readdir } from 'node:fs/promises'
 import { FOLDER_OF, type Kind } from './kinds.js'
 import { absolute } from './layout.js'
 
-async function addFolder(
-  root: string,
-  folder: string,
-  recursive: boolean,
-  ignored: (path: string) => boolean,
-  hash: Hash,
-): Promise<void> {
-  let names: import('node:fs').Dirent[]
-  try {
-    names = await readdir(absolute(root, folder), { withFileTypes: true })
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    if (code === 'ENOENT' || code === 'ENOTDIR') return
-    throw error
-  }
-  names.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-  for (const entry of names) {
-    const rel = `${folder}/${entry.name}`
-    if (ignored(rel)) continue
-    if (entry.isDirectory()) {
-      hash.update(`${rel}/\n`)
-      if (recursive) await addFolder(root, rel, true, ignored, hash)
-      continue
-    }
-    const info = lstatSync(absolute(root, rel), { throwIfNoEntry: false })
-    hash.update(
-      info ? `${rel}\0${info.size}\0${info.mtimeMs}\0${info.ino}\0${info.mode}\n` : `${rel}\0gone\n`,
-    )
-  }
+/** Files stated between two yields to the event loop (about 10 ms of work). */
+const FILES_PER_SLICE = 2_000
+
+interface Seen {
+  size: number
+  mtimeMs: number
+  ino: number
+  mode: number
+  /** The look that last found it (entries a look did not find are gone). */
+  look: number
+  /** The ignore rules leave it out: never stated, never reported. */
+  ignored: boolean
 }
 
-/** The fingerprint of the kinds' folders (media as a tree, the others flat), and of media.yaml. */
-export async function statFingerprint(
+export interface StatLook {
+  /** Paths added, changed or gone since the previous look (at most `limit` of them). */
+  moved: Set<string>
+  /** More than `limit` paths moved: `moved` holds only the first ones. */
+  overflow: boolean
+}
+
+export interface StatWatch {
+  /**
+   * Looks at every file and tells what moved since the previous look. The first look (and the
+   * first after `forget`) has nothing to compare with: every file counts as moved.
+   */
+  look(limit: number): Promise<StatLook>
+  /** Drops what was seen (the ignore rules changed): the next look starts afresh. */
+  forget(): void
+}
+
+export function watchStats(
   root: string,
   kinds: Iterable<Kind>,
-  ignored: (path: string) => boolean,
-): Promise<string> {
-  const hash = createHash('sha1')
-  for (const kind of kinds) await addFolder(root, FOLDER_OF[kind], kind === 'media', ignored, hash)
-  const index = lstatSync(absolute(root, 'media.yaml'), { throwIfNoEntry: false })
-  if (index) hash.update(`media.yaml\0${index.size}\0${index.mtimeMs}\0${index.ino}\n`)
-  return hash.digest('hex')
+  ignored: (path: string, isDir: boolean) => boolean,
+): StatWatch {
+  const roots = [...kinds].map((kind) => ({ folder: FOLDER_OF[kind], recursive: kind === 'media' }))
+  /** Per folder (workspace-relative), its entries by name. */
+  let folders = new Map<string, Map<string, Seen>>()
+  let look = 0
+
+  async function lookAt(limit: number): Promise<StatLook> {
+    look += 1
+    const moved = new Set<string>()
+    let overflow = false
+    let sinceYield = 0
+    const note = (path: string) => {
+      if (moved.size < limit) moved.add(path)
+      else overflow = true
+    }
+    const stated = (seen: Map<string, Seen>, rel: string, name: string, abs: string) => {
+      const info = lstatSync(abs, { throwIfNoEntry: false })
+      let entry = seen.get(name)
+      if (entry === undefined) {
+        // Gone between the readdir and the lstat (or no media.yaml): nothing to remember.
+        if (info === undefined) return
+        entry = { size: 0, mtimeMs: 0, ino: 0, mode: 0, look, ignored: ignored(rel, false) }
+        seen.set(name, entry)
+        if (entry.ignored) return
+        note(rel)
+      } else {
+        entry.look = look
+        if (entry.ignored) return
+        if (info === undefined) {
+          seen.delete(name)
+          note(rel)
+          return
+        }
+        if (
+          entry.size !== info.size ||
+          entry.mtimeMs !== info.mtimeMs ||
+          entry.ino !== info.ino ||
+          entry.mode !== info.mode
+        )
+          note(rel)
+      }
+      entry.size = info.size
+      entry.mtimeMs = info.mtimeMs
+      entry.ino = info.ino
+      entry.mode = info.mode
+    }
+
+    async function folder(rel: string, recursive: boolean): Promise<void> {
+      const abs = absolute(root, rel)
+      let entries: Dirent[]
+      try {
+        entries = await readdir(abs, { withFileTypes: true })
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code
+        if (code === 'ENOENT' || code === 'ENOTDIR') return
+        throw error
+      }
+      let seen = folders.get(rel)
+      if (seen === undefined) {
+        seen = new Map()
+        folders.set(rel, seen)
+      }
+      const subfolders: string[] = []
+      for (const entry of entries) {
+        const name = entry.name
+        if (entry.isDirectory()) {
+          const known = seen.get(name)
+          // A file that became a folder moved; a folder is remembered with mode 0.
+          if (known !== undefined && known.mode !== 0 && !known.ignored) note(`${rel}/${name}`)
+          if (known !== undefined && known.mode === 0) known.look = look
+          else seen.set(name, { size: 0, mtimeMs: 0, ino: 0, mode: 0, look, ignored: false })
+          if (recursive) {
+            const sub = `${rel}/${name}`
+            if (!ignored(sub, true)) subfolders.push(sub)
+          }
+          continue
+        }
+        const known = seen.get(name)
+        if (known?.ignored) {
+          known.look = look
+          continue
+        }
+        stated(seen, `${rel}/${name}`, name, `${abs}/${name}`)
+        if (++sinceYield >= FILES_PER_SLICE) {
+          sinceYield = 0
+          await new Promise((resolve) => setImmediate(resolve))
+        }
+      }
+      for (const sub of subfolders) await folder(sub, true)
+    }
+
+    for (const { folder: rel, recursive } of roots) await folder(rel, recursive)
+    const index = folders.get('') ?? new Map<string, Seen>()
+    folders.set('', index)
+    stated(index, 'media.yaml', 'media.yaml', absolute(root, 'media.yaml'))
+
+    // What this look did not find is gone: a file deleted, or every file of a folder gone.
+    for (const [rel, seen] of folders) {
+      for (const [name, entry] of seen) {
+        if (entry.look === look) continue
+        seen.delete(name)
+        if (!entry.ignored && entry.mode !== 0) note(rel === '' ? name : `${rel}/${name}`)
+      }
+      if (seen.size === 0 && rel !== '') folders.delete(rel)
+    }
+    return { moved, overflow }
+  }
+
+  return {
+    look: lookAt,
+    forget: () => {
+      folders = new Map()
+    },
+  }
 }

@@ -4,9 +4,10 @@
 // test/reliability/disk-and-process.test.ts kills real processes for the same two cases.
 
 import { existsSync, readFileSync } from 'node:fs'
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { afterEach, describe, expect, test } from 'vitest'
-import { syncedWorld, type World } from '../helpers/sync-world.js'
+import { createMediaApi } from '../../src/remote/media.js'
+import { startWorld, syncedWorld, type World } from '../helpers/sync-world.js'
 
 describe.each(['spec', 'upstream'] as const)('a restart after a kill (%s dialect)', (dialect) => {
   let world: World | undefined
@@ -49,6 +50,33 @@ describe.each(['spec', 'upstream'] as const)('a restart after a kill (%s dialect
     expect(sync.exitCode).toBe(0)
     expect((await w.server.get('content', 'home'))?.properties).toMatchObject({ title: 'edited again' })
     expect(existsSync(w.file('.cms-sync/pushes.jsonl'))).toBe(false)
+  })
+
+  test('a new media file the server got but the state and media.yaml never recorded is synced, not a conflict', async () => {
+    const w = keep(await startWorld(dialect, { resources: ['schemas', 'content', 'media'], content: [] }))
+    expect((await w.cli('sync')).exitCode).toBe(0)
+    const saved = {
+      state: await readFile(w.file('.cms-sync/state.json'), 'utf8'),
+      lock: await readFile(w.file('cms-sync.lock'), 'utf8'),
+    }
+    await mkdir(w.file('media/docs'), { recursive: true })
+    await writeFile(w.file('media/docs/report.txt'), 'the report')
+    expect((await w.cli('push')).exitCode).toBe(0)
+    const api = createMediaApi(w.server)
+    expect((await api.list()).map((m) => m.name)).toEqual(['report.txt'])
+    // As a kill -9 right after the upload's answer leaves it: the id chosen is on disk (it is
+    // written before a byte goes), the state, the lock and media.yaml are as before the push.
+    await writeFile(w.file('.cms-sync/state.json'), saved.state)
+    await writeFile(w.file('cms-sync.lock'), saved.lock)
+    await rm(w.file('media.yaml'), { force: true })
+
+    const sync = await w.cli('--json', 'sync')
+    expect(sync.json.conflicts, sync.stderr).toEqual([])
+    expect(sync.exitCode, sync.stderr).toBe(0)
+    // One file is one server item: nothing uploaded a second time.
+    expect((await api.list()).map((m) => m.name)).toEqual(['report.txt'])
+    expect(await readFile(w.file('media/docs/report.txt'), 'utf8')).toBe('the report')
+    expect((await w.cli('--json', 'status')).json.clean).toBe(true)
   })
 
   test('temp files a killed run left go at the next locked run; status leaves them and reports nothing', async () => {

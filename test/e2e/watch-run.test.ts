@@ -1,11 +1,14 @@
-// The engine as the watch daemon's work queue runs it, against the real emulator.
+// The engine as the watch daemon's work queue runs it (src/watch/runs.ts), against the real emulator.
 
 import { writeFile } from 'node:fs/promises'
 import { afterEach, expect, test } from 'vitest'
 import { createWatchEngine } from '../../src/engine/watch-run.js'
 import { createLogger } from '../../src/log/logger.js'
 import { createRemoteClient, type RemoteClient } from '../../src/remote/index.js'
+import { createWatchRuns } from '../../src/watch/runs.js'
 import { CODECS } from '../../src/workspace/codecs.js'
+import { loadIgnoreRules } from '../../src/workspace/ignore-rules.js'
+import { watchStats } from '../../src/workspace/stat-check.js'
 import { contentFile } from '../helpers/fixtures.js'
 import { syncedWorld, type World } from '../helpers/sync-world.js'
 
@@ -34,7 +37,13 @@ async function engineFor(w: World, paused = false) {
     codecs: CODECS,
     maxDeletePercent: 50,
   }
-  return createWatchEngine(deps, { paused: async () => paused })
+  const rules = await loadIgnoreRules(w.root)
+  const stats = watchStats(
+    w.root,
+    CODECS.map((codec) => codec.kind),
+    (rel, isDir) => rules.ignores(rel, isDir),
+  )
+  return createWatchRuns(createWatchEngine(deps), deps, { stats, paused: async () => paused })
 }
 
 async function runFor(w: World, paused = false) {
@@ -90,38 +99,71 @@ test('an aborted run stops between items', async () => {
   expect(result).toMatchObject({ kind: 'done', outcome: { applied: [] } })
 })
 
-test('a full run over a quiet workspace stops at 304 listings; after a local change it plans again', async () => {
+const contentRequests = (w: World, from: number) =>
+  w.proxy.answered.slice(from).filter((a) => /^GET \/api\/demo\/live\/content/.test(a))
+
+test('a quiet poll stops at 304 listings; a moved file is planned alone; a changed listing plans everything', async () => {
   world = await syncedWorld('spec')
-  const engine = await engineFor(world)
+  const runs = await engineFor(world)
   const listings = (from: number) =>
     world.proxy.answered.slice(from).filter((a) => /^GET \/api\/demo\/live\/(content|schemas) /.test(a))
   let from = world.proxy.answered.length
-  await engine.run(new Set(), context(true))
+  expect(await runs.run(new Set(), context(true))).toMatchObject({ kind: 'done', whole: true })
   expect(listings(from).map((a) => a.slice(-3))).toEqual(['200', '200'])
   // Nothing changed on either side: the poll asks with the ETags and stops at the 304s.
   from = world.proxy.answered.length
-  await engine.run(new Set(), context(true))
+  const quiet = await runs.run(new Set(), context(true))
+  expect(quiet).toEqual({ kind: 'done', retryPaths: [], whole: false })
   expect(listings(from).map((a) => a.slice(-3))).toEqual(['304', '304'])
-  // An edit-only run is not a full run; the next poll plans everything again.
+  // A file changed without an event: the poll plans that path alone (one read by id), not
+  // every item.
   await world.editJson('content/home.json', { properties: { title: 'edited' } })
-  engine.noteLocalChange()
-  await engine.run(new Set(['content/home.json']), context())
   from = world.proxy.answered.length
-  await engine.run(new Set(), context(true))
+  const edit = await runs.run(new Set(), context(true))
+  expect(edit).toMatchObject({
+    kind: 'done',
+    whole: false,
+    outcome: { applied: [{ path: 'content/home.json', action: 'push' }] },
+  })
+  expect(contentRequests(world, from)).toEqual([
+    'GET /api/demo/live/content 304',
+    'GET /api/demo/live/content/home 200',
+  ])
+  // That push changed the server's listing: the next poll plans everything and finds nothing.
+  from = world.proxy.answered.length
+  expect(await runs.run(new Set(), context(true))).toMatchObject({
+    kind: 'done',
+    whole: true,
+    outcome: { applied: [] },
+  })
   expect(listings(from).map((a) => a.slice(-3))).toContain('200')
+  // A remote edit changes the listing: planned whole, pulled.
+  await world.setContent('news', { properties: { title: 'remote' } })
+  expect(await runs.run(new Set(), context(true))).toMatchObject({
+    kind: 'done',
+    whole: true,
+    outcome: { applied: [{ path: 'content/news.json', action: 'pull' }] },
+  })
+  // Its own write moved news.json's stat: one edit-only look at it, then quiet again.
+  expect(await runs.run(new Set(), context(true))).toMatchObject({
+    kind: 'done',
+    whole: false,
+    outcome: { applied: [] },
+  })
+  expect(await runs.run(new Set(), context(true))).toEqual({ kind: 'done', retryPaths: [], whole: false })
 })
 
 test('an edit the watcher never reported is pushed by the next poll, not the next deep rescan', async () => {
   world = await syncedWorld('spec')
-  const engine = await engineFor(world)
-  await engine.run(new Set(), context(true))
-  // The OS watch lost this event: nobody calls engine.noteLocalChange().
+  const runs = await engineFor(world)
+  await runs.run(new Set(), context(true))
+  // The OS watch lost these events: nobody tells the runs.
   await world.editJson('content/home.json', { properties: { title: 'edited while unwatched' } })
   await writeFile(
     world.file('content/brand-new.json'),
     `${JSON.stringify(contentFile('brand-new', { properties: { title: 'new' } }), null, 2)}\n`,
   )
-  const result = await engine.run(new Set(), context(true))
+  const result = await runs.run(new Set(), context(true))
   expect(result).toMatchObject({ kind: 'done' })
   expect(await world.server.get('content', 'home')).toMatchObject({
     properties: { title: 'edited while unwatched' },
