@@ -5,7 +5,8 @@
 // crash costs is a merge that becomes a conflict. Only the items
 // changed on both sides ever read one, so a no-change run never opens this folder.
 
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { readdir, readFile, rm } from 'node:fs/promises'
 import { writeFileAtomically } from '../workspace/atomic-write.js'
 import { hashText } from '../workspace/codec.js'
 import { naming } from '../workspace/disk-full.js'
@@ -19,7 +20,7 @@ const TEMP = /^[0-9a-f]{64}\.\d+$/
 export const baseReads = { count: 0 }
 
 export class BaseStore {
-  private folder: Promise<unknown> | undefined
+  private folderMade = false
   /** Blobs this store wrote: a run that wrote none leaves the folder alone when it ends. */
   written = 0
 
@@ -32,12 +33,15 @@ export class BaseStore {
   /** Keeps the text of a base (its canonical file text, whose sha256 is `hash`). */
   async keep(hash: string, text: string): Promise<void> {
     if (!HASH.test(hash)) return
-    this.folder ??= mkdir(syncDirPath(this.root, 'bases'), { recursive: true })
-    await this.folder
     try {
+      if (!this.folderMade) {
+        mkdirSync(syncDirPath(this.root, 'bases'), { recursive: true })
+        this.folderMade = true
+      }
       // One exclusive create, no temp file and rename: the name is the hash of the text, so a
-      // blob a crash cut short fails its check on read.
-      await writeFile(this.path(hash), text, { flag: 'wx' })
+      // blob a crash cut short fails its check on read. Synchronous: a blob is an item's file
+      // (kilobytes), and three trips through the thread pool cost more than the three calls.
+      writeFileSync(this.path(hash), text, { flag: 'wx' })
       this.written++
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw naming(error, this.path(hash))

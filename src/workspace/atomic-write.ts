@@ -14,8 +14,24 @@
 // Both writers return the written file's stat, taken from the open handle: the path may be
 // edited again the moment it appears, and the stat cache must vouch for our bytes, not those.
 // `fsync: false` leaves durability to the caller (durability.ts flushes in groups).
+//
+// A small file without fsync is written with synchronous calls: each costs microseconds, while
+// a promise's round trip through libuv's thread pool costs a futex wake, an eventfd write and an
+// epoll wake on top (a 10,000-file pull: four such trips per file for open, write, fstat and
+// close; docs/benchmarks.md, "Session 6"). The scan's lstatSync does the same.
 
-import { existsSync, linkSync, renameSync, rmSync, unlinkSync } from 'node:fs'
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { chmod, type FileHandle, mkdir, open, realpath, rename, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { naming } from './disk-full.js'
@@ -54,6 +70,60 @@ function tempDirReady(dir: string): Promise<unknown> {
   return made
 }
 
+/** The temp folder, made synchronously once per process (the sync writer's tempDirReady). */
+function tempDirReadySync(dir: string): void {
+  if (tempDirs.has(dir)) return
+  mkdirSync(dir, { recursive: true })
+  tempDirs.set(dir, Promise.resolve())
+}
+
+/** Below this, and without fsync, a temp file is written with synchronous calls (see above). */
+const SMALL_FILE = 256 * 1024
+
+const isSmall = (text: string | Uint8Array, opts: WriteOptions) =>
+  !(opts.fsync ?? true) && (typeof text === 'string' ? text.length * 3 : text.byteLength) < SMALL_FILE
+
+/** writeTemp for a small file without fsync, every call synchronous. */
+function writeTempSync(
+  target: string,
+  text: string | Uint8Array,
+  mode: number | undefined,
+  opts: WriteOptions,
+): { temp: string; stat: StatSnapshot } {
+  let temp = ''
+  let fd: number | undefined
+  try {
+    if (opts.tempDir) tempDirReadySync(opts.tempDir)
+    let remade = false
+    for (;;) {
+      temp = opts.tempDir ? path.join(opts.tempDir, tempName('write')) : `${target}.${tempSuffix()}`
+      try {
+        fd = openSync(temp, 'wx', mode ?? 0o666)
+        break
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code
+        // The temp folder went away since it was made (.cms-sync/ removed): made again, once.
+        if (code === 'ENOENT' && opts.tempDir && !remade) {
+          remade = true
+          tempDirs.delete(opts.tempDir)
+          tempDirReadySync(opts.tempDir)
+          continue
+        }
+        if (code !== 'EEXIST') throw error
+      }
+    }
+    writeFileSync(fd, text)
+    const info = fstatSync(fd)
+    closeSync(fd)
+    fd = undefined
+    return { temp, stat: { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino } }
+  } catch (error) {
+    if (fd !== undefined) closeSync(fd)
+    if (temp) rmSync(temp, { force: true })
+    throw naming(error, target)
+  }
+}
+
 const crossDevice = (error: unknown) => (error as NodeJS.ErrnoException).code === 'EXDEV'
 
 /** Writes `text` (or bytes) to a fresh temp file next to `target`; returns its name and stat, closed. */
@@ -63,6 +133,7 @@ async function writeTemp(
   mode: number | undefined,
   opts: WriteOptions,
 ): Promise<{ temp: string; stat: StatSnapshot }> {
+  if (isSmall(text, opts)) return writeTempSync(target, text, mode, opts)
   let temp = ''
   let handle: FileHandle | undefined
   try {

@@ -113,6 +113,21 @@ describe.each([
     }
   })
 
+  test('through a temp folder: made on first use, made again when removed, left empty', async () => {
+    const tempDir = path.join(dir, 'tmp')
+    await createFileAtomically(path.join(dir, 'a.json'), 'a', { ...opts, tempDir })
+    expect(await readdir(tempDir)).toEqual([])
+    // .cms-sync/ removed while the process runs: the next write makes the folder again.
+    await rm(tempDir, { recursive: true })
+    await createFileAtomically(path.join(dir, 'b.json'), 'b', { ...opts, tempDir })
+    expect(await readdir(tempDir)).toEqual([])
+    expect(await readFile(path.join(dir, 'b.json'), 'utf8')).toBe('b')
+    await expect(
+      createFileAtomically(path.join(dir, 'b.json'), 'c', { ...opts, tempDir }),
+    ).rejects.toBeInstanceOf(FileAppearedError)
+    expect(await readdir(tempDir)).toEqual([])
+  })
+
   test('a folder that is not there fails the write and leaves nothing behind', async () => {
     await expect(createFileAtomically(path.join(dir, 'missing', 'a.json'), 'x', opts)).rejects.toThrow(
       /ENOENT/,
