@@ -131,11 +131,9 @@ async function sidesOf(
       }
       if (known?.kind === codec.kind) base.push(known)
       if (scanned.entry) local.set(path, scanned.entry)
-      if (object)
-        remote.set(
-          path,
-          remoteEntry(codec, object, { id, path, known: store.baseAt(path, codec.revisionOf(object)) }),
-        )
+      if (!object) return
+      const rev = codec.revisionOf(object)
+      remote.set(path, remoteEntry(codec, object, { id, path, known: store.baseAt(path, rev), rev }))
     }),
   )
   // The full plan reports a server item too deep to compare, by name, and leaves it alone.

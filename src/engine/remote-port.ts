@@ -9,6 +9,11 @@ export interface RemotePort {
   readonly dialect: string
   /** Every item of a kind (custom schemas only); throws when the listing failed or is malformed. */
   list(kind: Kind, opts?: { signal?: AbortSignal }): Promise<JsonObject[]>
+  /**
+   * `list`, with what a kept copy of the listing says of it (src/remote/listing-cache.ts): a
+   * 304 is parsed only when its items are asked for. Without it, `list` is used.
+   */
+  listing?(kind: Kind, opts?: { signal?: AbortSignal }): Promise<ListingRead>
   /** Whether the kind's listing is byte for byte what the last `list` read; false when not known. */
   listingUnchanged?(kind: Kind): Promise<boolean>
   /** The item, or undefined when the server does not have it. */
@@ -36,3 +41,13 @@ export interface RemotePort {
 }
 
 export type { EngineLogger } from '../log/engine-logger.js'
+
+/** One kind's listing as read (RemoteClient.listing). */
+export interface ListingRead {
+  /** The items; a kept listing answered 304 is parsed on the first call. */
+  items(): JsonObject[]
+  /** The server answered 304 and the kept copy says the state with this digest matched it. */
+  clean?: string
+  /** Notes beside the kept copy that the state with this digest matches the listing. */
+  markClean?(clean: string): Promise<void>
+}

@@ -4,6 +4,17 @@
 // publishOn null in lists) are fetched by id, because their real dates decide their hash.
 // A base a version-1 state recorded (ItemState.sortedBase) is compared in its own form: the
 // old revision marker, and hashes of the sorted-keys form.
+//
+// A listing that answered 304 needs less still. When a run finds the state's own bases to be
+// that listing item for item (same items, same revisions, same inheritance, nothing to report),
+// the kept copy can be marked with the saved state's digest (listing-cache.ts; status does, as
+// it ends: a run that stops changes nothing, not even a kept head). The next run that
+// gets a 304 for it, with the state still that file, knows every server item is its base: the
+// remote side is the state's, and the kept copy is parsed only if an item's server copy is read
+// (a push's checks, a status's schedule). A status that saw a server change leaves the state
+// behind the listing, so it marks nothing; a pull that took every change leaves them equal, and
+// the next status marks it. Any change to the state (a commit, a kill halfway through a run's
+// saves) changes its digest, and any change on the server its ETag: the mark then says nothing.
 
 import { isInherited } from '../remote/client.js'
 import { RemoteError } from '../remote/errors.js'
@@ -14,7 +25,7 @@ import { nestsDeeperThan, tooDeepMessage } from '../workspace/json-depth.js'
 import type { Kind } from '../workspace/kinds.js'
 import { itemPath } from '../workspace/layout.js'
 import type { Version } from './plan.js'
-import type { RemotePort } from './remote-port.js'
+import type { ListingRead, RemotePort } from './remote-port.js'
 
 export interface RemoteEntry extends Version {
   rev: string
@@ -31,6 +42,8 @@ export interface RemoteSnapshot {
   entries: Map<string, RemoteEntry>
   /** Items the server holds that cannot be mirrored (an id no file name can hold). */
   problems: RemoteProblem[]
+  /** Marks the kept listings the state was found to match (see the top of the file). */
+  markListings?: () => Promise<void>
 }
 
 export interface RemoteProblem {
@@ -61,10 +74,34 @@ function isRefusedToken(error: unknown): boolean {
  * that stops early aborts `signal`, so no listing or retry outlives it.
  */
 export function requestListings(client: RemotePort, codecs: readonly Codec[], signal: AbortSignal): Listings {
-  return new Map(codecs.map((codec) => [codec.kind, settleLater(client.list(codec.kind, { signal }))]))
+  return new Map(codecs.map((codec) => [codec.kind, settleLater(readListing(client, codec.kind, signal))]))
 }
 
-export type Listings = ReadonlyMap<Kind, Promise<JsonObject[]>>
+export type Listings = ReadonlyMap<Kind, Promise<ListingRead>>
+
+function readListing(client: RemotePort, kind: Kind, signal?: AbortSignal): Promise<ListingRead> {
+  const opts = signal ? { signal } : {}
+  if (client.listing) return client.listing(kind, opts)
+  return client.list(kind, opts).then((items) => ({ items: () => items }))
+}
+
+/** What the remote side reads of the state (a StateStore, and the digest of its saved file). */
+export interface SnapshotState {
+  /** The base of a path; given the listed revision, the base that saw it if one did (StateStore.baseAt). */
+  baseAt(path: string, rev: string): ItemState | undefined
+  /** The state's own base of a path (never the lock's). */
+  get(path: string): ItemState | undefined
+  items(kind: Kind): ItemState[]
+  /** The digest of the saved state, while the one in memory is still that (state-file.ts). */
+  digest: string | undefined
+}
+
+/** A failed listing: a refused token is the user's to fix (log in); anything else a safety stop. */
+function listingFailure(kind: Kind, error: unknown): Error {
+  if (isRefusedToken(error)) return error as Error
+  if (isRefusedToken((error as Error).cause)) return (error as Error).cause as Error
+  return new ListingFailedError(kind, error)
+}
 
 /** The promise itself, marked as handled: a run that stops early never awaits it. */
 export function settleLater<T>(promise: Promise<T>): Promise<T> {
@@ -75,24 +112,30 @@ export function settleLater<T>(promise: Promise<T>): Promise<T> {
 export async function snapshotRemote(
   client: RemotePort,
   codecs: readonly Codec[],
-  /** The base of a path; given the listed revision, the base that saw it if one did (StateStore.baseAt). */
-  base: (path: string, rev: string) => ItemState | undefined,
+  state: SnapshotState,
   ignored: (path: string) => boolean = () => false,
   /** Listings already asked for (requestListings); a kind missing here is listed now. */
   listings?: Listings,
 ): Promise<RemoteSnapshot> {
   const entries = new Map<string, RemoteEntry>()
   const problems: RemoteSnapshot['problems'] = []
+  const matching: ListingRead[] = []
   for (const codec of codecs) {
+    let read: ListingRead
     let listed: JsonObject[]
     try {
-      listed = await (listings?.get(codec.kind) ?? client.list(codec.kind))
+      read = await (listings?.get(codec.kind) ?? readListing(client, codec.kind))
+      if (state.digest !== undefined && read.clean === state.digest) {
+        keptSide(codec, client.dialect, state, read, ignored, entries)
+        continue
+      }
+      listed = read.items()
     } catch (error) {
-      // A missing or refused token is the user's to fix (log in), not a listing to distrust.
-      if (isRefusedToken(error)) throw error
-      if (isRefusedToken((error as Error).cause)) throw (error as Error).cause
-      throw new ListingFailedError(codec.kind, error)
+      throw listingFailure(codec.kind, error)
     }
+    const reported = problems.length
+    // Whether the state's own bases are this listing, item for item (see the top of the file).
+    let matches = state.digest !== undefined && read.markClean !== undefined
     for (const listedObject of listed) {
       const id = listedObject.id
       if (typeof id !== 'string' || id === '') {
@@ -108,8 +151,12 @@ export async function snapshotRemote(
         continue
       }
       // The server may hold two documents with one id (upstream §7.2); the first one listed wins.
-      if (entries.has(path) || ignored(path)) continue
+      const skipped = entries.has(path) || ignored(path)
+      if (skipped && !matches) continue
+      // Too deep to compare (or to hash: the revision would overflow the stack).
       if (nestsDeeperThan(listedObject)) {
+        matches = false
+        if (skipped) continue
         problems.push({
           kind: codec.kind,
           id,
@@ -118,13 +165,24 @@ export async function snapshotRemote(
         })
         continue
       }
+      // Content's revision hashes the item: taken once per listed item.
+      const rev = codec.revisionOf(listedObject)
+      if (matches) {
+        const own = state.get(path)
+        matches =
+          own?.kind === codec.kind &&
+          !own.sortedBase &&
+          own.remoteRev === rev &&
+          (own.inherited === true) === isInherited(listedObject)
+      }
+      if (skipped) continue
       for (const problem of codec.remoteProblems?.(listedObject) ?? []) {
         problems.push({ kind: codec.kind, id, problem: `${path}: ${problem}` })
       }
       const complete = !codec.listIsIncomplete(client.dialect)
-      const known = base(path, codec.revisionOf(listedObject))
-      if (known && sameRevision(codec, known, listedObject)) {
-        entries.set(path, remoteEntry(codec, listedObject, { id, path, known, complete }))
+      const known = state.baseAt(path, rev)
+      if (known && sameRevision(codec, known, listedObject, rev)) {
+        entries.set(path, remoteEntry(codec, listedObject, { id, path, known, complete, rev }))
         continue
       }
       const object = complete ? listedObject : await client.get(codec.kind, id)
@@ -141,17 +199,75 @@ export async function snapshotRemote(
       }
       // Inheritance is what the listing said: a read by id may not say it.
       entries.set(path, {
-        ...remoteEntry(codec, object, { id, path, known }),
+        ...remoteEntry(codec, object, { id, path, known, ...(object === listedObject ? { rev } : {}) }),
         inherited: isInherited(listedObject),
       })
     }
+    if (matches && problems.length === reported && listed.length === state.items(codec.kind).length)
+      matching.push(read)
   }
-  return { entries, problems }
+  const digest = state.digest
+  return {
+    entries,
+    problems,
+    ...(matching.length > 0 && digest !== undefined
+      ? {
+          markListings: async () =>
+            void (await Promise.all(matching.map((read) => read.markClean?.(digest)))),
+        }
+      : {}),
+  }
+}
+
+/**
+ * The remote side of a kind whose kept listing is the state's (see the top of the file): each
+ * base as its server item, whose listed copy is parsed only when something reads it.
+ */
+function keptSide(
+  codec: Codec,
+  dialect: string,
+  state: SnapshotState,
+  read: ListingRead,
+  ignored: (path: string) => boolean,
+  entries: Map<string, RemoteEntry>,
+): void {
+  let listed: Map<unknown, JsonObject> | undefined
+  const objectOf = (id: string): JsonObject => {
+    listed ??= new Map(read.items().map((object) => [object.id, object]))
+    const object = listed.get(id)
+    if (object) return object
+    // Only a kept copy edited to keep its sha256 while dropping an item could get here.
+    throw new ListingFailedError(
+      codec.kind,
+      new Error(`the kept listing lacks "${id}"; delete .cms-sync/listings/`),
+    )
+  }
+  const complete = !codec.listIsIncomplete(dialect)
+  for (const known of state.items(codec.kind)) {
+    if (ignored(known.path)) continue
+    entries.set(known.path, {
+      kind: codec.kind,
+      id: known.id,
+      path: known.path,
+      hash: known.baseHash,
+      rev: known.remoteRev,
+      complete,
+      inherited: known.inherited === true,
+      get object() {
+        return objectOf(known.id)
+      },
+    })
+  }
 }
 
 /** Whether the server's copy is still the one the base recorded (by its revision marker). */
-export function sameRevision(codec: Codec, known: ItemState, object: JsonObject): boolean {
-  return known.remoteRev === (known.sortedBase ? codec.legacyRevisionOf(object) : codec.revisionOf(object))
+export function sameRevision(
+  codec: Codec,
+  known: ItemState,
+  object: JsonObject,
+  rev: string = codec.revisionOf(object),
+): boolean {
+  return known.remoteRev === (known.sortedBase ? codec.legacyRevisionOf(object) : rev)
 }
 
 /**
@@ -162,10 +278,10 @@ export function sameRevision(codec: Codec, known: ItemState, object: JsonObject)
 export function remoteEntry(
   codec: Codec,
   object: JsonObject,
-  opts: { id: string; path: string; known: ItemState | undefined; complete?: boolean },
+  opts: { id: string; path: string; known: ItemState | undefined; complete?: boolean; rev?: string },
 ): RemoteEntry {
-  const rev = codec.revisionOf(object)
-  const unchanged = opts.known !== undefined && sameRevision(codec, opts.known, object)
+  const rev = opts.rev ?? codec.revisionOf(object)
+  const unchanged = opts.known !== undefined && sameRevision(codec, opts.known, object, rev)
   // A changed item's file bytes: its hash, and what a pull writes.
   const file = unchanged ? undefined : codec.toFile(object)
   const bytes = file && fileBytes(file)

@@ -60,6 +60,11 @@ export interface PlannedRun {
   merges: Map<string, PlannedMerge>
   /** The base texts: read for merges, written as bases are committed. */
   bases: BaseStore
+  /**
+   * Marks the kept listings found to match the saved state, so that the next run answered
+   * 304 takes the state's side (remote-snapshot.ts). Called by status as it ends.
+   */
+  markListings?: () => Promise<void>
 }
 
 /**

@@ -8,15 +8,17 @@ import { CliError, ExitCode } from '../errors/exit-codes.js'
 import { RemoteError } from '../remote/errors.js'
 import type { RemoteMedia } from '../remote/media.js'
 import { BaseStore } from '../state/base-store.js'
-import { type CommittedBase, loadLock, sameBase } from '../state/committed-base.js'
+import { type CommittedBase, lockText, parseLock, readLockText, sameBase } from '../state/committed-base.js'
 import { PushJournal } from '../state/push-journal.js'
 import {
+  changedInMemory,
   emptyState,
   type ItemState,
   loadState,
   type StateFile,
   StateStore,
   sameTarget,
+  savedDigest,
 } from '../state/state-file.js'
 import { type IgnoreRules, keepTracked, loadIgnoreRules } from '../workspace/ignore-rules.js'
 import { scanWorkspace } from '../workspace/scan.js'
@@ -96,7 +98,14 @@ export async function openState(
   } = {},
 ): Promise<{ store: StateStore; rebound: boolean }> {
   const rebind = opts.rebind ?? false
-  const [saved, lock] = await Promise.all([loadState(deps.root), loadLock(deps.root)])
+  const [saved, lockFile] = await Promise.all([loadState(deps.root), readLockText(deps.root)])
+  // The lock the state itself writes (the last run wrote both: the usual case) adds nothing to
+  // it; it is parsed and joined only when it says something else (git moved it, a fresh clone).
+  const lock =
+    lockFile === undefined ||
+    (saved !== undefined && lockFile === lockText(saved.target, Object.values(saved.items)))
+      ? undefined
+      : parseLock(lockFile)
   // Either record binds the workspace: the state on this machine, the lock in every clone.
   stopUnlessOk(targetGuard(saved?.target, deps.target, rebind))
   stopUnlessOk(targetGuard(lock?.target, deps.target, rebind))
@@ -130,8 +139,10 @@ function joinCommittedBase(
   }
   for (const [path, item] of lock.items) {
     const known = state.items[path]
-    if (!known) state.items[path] = item
-    else if (!sameBase(known, item) && item.kind !== 'media') alternates.set(path, item)
+    if (!known) {
+      state.items[path] = item
+      changedInMemory(state)
+    } else if (!sameBase(known, item) && item.kind !== 'media') alternates.set(path, item)
   }
   return alternates
 }
@@ -200,7 +211,12 @@ async function readAndPlan(
     snapshot = await snapshotRemote(
       deps.client,
       deps.codecs,
-      (path, rev) => store.baseAt(path, rev),
+      {
+        baseAt: (path, rev) => store.baseAt(path, rev),
+        get: (path) => store.get(path),
+        items: (kind) => store.items(kind),
+        digest: savedDigest(store.state),
+      },
       (path) => !synced(path),
       listings.json,
     )
@@ -227,7 +243,7 @@ async function readAndPlan(
     remoteProblems: snapshot.problems,
   }
   const { media } = deps
-  return planSides(deps, store, sides, {
+  const run = await planSides(deps, store, sides, {
     ...(opts.prefer ? { prefer: opts.prefer } : {}),
     ...(opts.leaves ? { leaves: opts.leaves } : {}),
     rebound,
@@ -235,6 +251,7 @@ async function readAndPlan(
       ? { media: (planOptions) => mediaSide(deps, media, store, planOptions, rules, listings.media!) }
       : {}),
   })
+  return snapshot.markListings ? { ...run, markListings: snapshot.markListings } : run
 }
 
 async function mediaSide(

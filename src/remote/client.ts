@@ -37,7 +37,7 @@ import {
   listingMarker,
   listingUnchangedSince,
 } from './http.js'
-import { type ListingCache, NEVER_CACHED } from './listing-cache.js'
+import { type CachedListing, type ListingCache, NEVER_CACHED } from './listing-cache.js'
 import type { RequestStats } from './queue.js'
 import { backoffDelayMs, sleep } from './retry.js'
 
@@ -62,6 +62,16 @@ export interface RemoteClientOptions {
   listMaxBytes?: number
   /** Where listings are kept for conditional reads (a workspace's .cms-sync/listings/). */
   listingCache?: ListingCache
+}
+
+/** One kind's listing (RemoteClient.listing). */
+export interface Listing {
+  /** The items, as `list` gives them; parsed on the first call when the listing answered 304. */
+  items(): RemoteObject[]
+  /** The server answered 304, and the kept copy's head said `clean` (listing-cache.ts): its value. */
+  clean?: string
+  /** Notes beside the kept copy that the state with this digest matches the listing. */
+  markClean(clean: string): Promise<void>
 }
 
 export interface PutOptions {
@@ -105,6 +115,11 @@ export interface RemoteClient {
   /** The most one listing may weigh; the media listing keeps to it too. */
   readonly listMaxBytes: number
   list(kind: RemoteKind, opts?: { signal?: AbortSignal }): Promise<RemoteObject[]>
+  /**
+   * The listing as `list` reads it, with what a kept copy says of it: a listing answered 304
+   * from a kept copy is parsed only when its items are asked for.
+   */
+  listing(kind: RemoteKind, opts?: { signal?: AbortSignal }): Promise<Listing>
   /**
    * Whether the kind's listing is byte for byte what the last `list` read (one request, nothing
    * parsed): watch's remote poll stops there when nothing changed. False when not known.
@@ -300,7 +315,8 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     name: string,
     cacheable: boolean,
     request: HttpRequest,
-  ): Promise<{ res: HttpResponse; keep?: () => Promise<void> }> {
+    lazy = false,
+  ): Promise<{ res: HttpResponse; keep?: () => Promise<void>; kept?: CachedListing }> {
     const cache = cacheable ? listingCache : undefined
     if (!cache) return { res: await transport.send(request) }
     const url = `${transport.server}${request.path}`
@@ -312,6 +328,12 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
       ...(usable ? { headers: { ...request.headers, 'if-none-match': usable.etag } } : {}),
     })
     if (res.status === 304 && usable) {
+      // Parsed by whoever asks for the items (its sha256 matched: it parsed when it was kept).
+      if (lazy)
+        return {
+          res: { status: 200, headers: { ...res.headers, etag: usable.etag }, body: undefined },
+          kept: usable,
+        }
       try {
         const body: unknown = JSON.parse(usable.text)
         return { res: { status: 200, headers: { ...res.headers, etag: usable.etag }, body } }
@@ -330,7 +352,14 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     return { res, keep }
   }
 
+  /** Kept listings answered 304 and not parsed yet: upstream's by-id reads need their ids. */
+  const unparsed = new Map<RemoteKind, () => RemoteObject[]>()
+
   async function list(kind: RemoteKind, opts: { signal?: AbortSignal } = {}): Promise<RemoteObject[]> {
+    return (await listing(kind, opts)).items()
+  }
+
+  async function listing(kind: RemoteKind, opts: { signal?: AbortSignal } = {}): Promise<Listing> {
     const request: HttpRequest = {
       method: 'GET',
       path: `${P}/${SEGMENT[kind]}`,
@@ -341,10 +370,12 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     const data = { method: 'GET', route: request.path }
     let res: HttpResponse
     let keep: (() => Promise<void>) | undefined
+    let kept: CachedListing | undefined
     try {
-      const read = await readListing(SEGMENT[kind], !NEVER_CACHED.has(kind), request)
+      const read = await readListing(SEGMENT[kind], !NEVER_CACHED.has(kind), request, true)
       res = read.res
       keep = read.keep
+      kept = read.kept
       if (res.status < 200 || res.status >= 300) throw fail(request, res)
     } catch (error) {
       if (opts.signal?.aborted) throw error
@@ -357,25 +388,52 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
         { cause, exitCode: ExitCode.safetyStop },
       )
     }
-    const body = res.body
+    const marker = listingMarker(res)
+    if (marker) listingMarkers.set(kind, marker)
+    const etag = res.headers.etag
+    const markClean = async (clean: string) => {
+      if (listingCache && typeof etag === 'string')
+        // A mark not written costs the next run its shortcut, never a wrong answer.
+        await listingCache.markClean(SEGMENT[kind], etag, clean).catch(() => {})
+    }
+    if (kept) {
+      const text = kept.text
+      let items: RemoteObject[] | undefined
+      const parse = () => {
+        unparsed.delete(kind)
+        items ??= accept(kind, JSON.parse(text), res.status, data)
+        return items
+      }
+      unparsed.set(kind, parse)
+      return { items: parse, ...(kept.clean ? { clean: kept.clean } : {}), markClean }
+    }
+    const items = accept(kind, res.body, res.status, data)
+    await keep?.()
+    return { items: () => items, markClean }
+  }
+
+  /** A listing's body, checked item by item: what `list` gives. */
+  function accept(
+    kind: RemoteKind,
+    body: unknown,
+    status: number,
+    data: { method: string; route: string },
+  ): RemoteObject[] {
     if (!Array.isArray(body))
-      throw remoteError('listing', `the ${SEGMENT[kind]} listing is not a JSON array`, {
-        ...data,
-        status: res.status,
-      })
+      throw remoteError('listing', `the ${SEGMENT[kind]} listing is not a JSON array`, { ...data, status })
     const seen = new Set<string>()
     const items: RemoteObject[] = []
     for (const [index, item] of body.entries()) {
       if (!isPlainObject(item) || typeof item.id !== 'string')
         throw remoteError('listing', `item ${index} of the ${SEGMENT[kind]} listing has no string id`, {
           ...data,
-          status: res.status,
+          status,
         })
       if (seen.has(item.id))
         throw remoteError(
           'listing',
           `the ${SEGMENT[kind]} listing holds the id "${item.id}" twice; remove the duplicate on the server`,
-          { ...data, status: res.status, itemId: item.id },
+          { ...data, status, itemId: item.id },
         )
       seen.add(item.id)
       if (isInherited(item) || hasParentCopy(item)) sharesWithParent = true
@@ -389,14 +447,14 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
       items.push(withoutEntries(kind, item))
     }
     listedIds.set(kind, seen)
-    const marker = listingMarker(res)
-    if (marker) listingMarkers.set(kind, marker)
-    await keep?.()
     return items
   }
 
   /** fetchItem, without ever making upstream ask its parent for an id neither of them has. */
   async function readItem(kind: RemoteKind, id: string): Promise<RemoteObject | undefined> {
+    // Whether the server shares items with a parent, and which ids it lists, as if every listing
+    // read so far had been parsed.
+    if (d === 'upstream') for (const parse of [...unparsed.values()]) parse()
     if (d === 'upstream' && sharesWithParent && !listedIds.get(kind)?.has(id)) {
       await list(kind)
       if (!listedIds.get(kind)?.has(id)) return undefined
@@ -632,6 +690,7 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     target: { server: transport.server, project: opts.project, environment: opts.environment },
     listMaxBytes,
     list,
+    listing,
     listingUnchanged,
     get,
     put,

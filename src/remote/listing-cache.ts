@@ -7,6 +7,11 @@
 // <kind>.head.json, its URL, ETag and the sha256 of that body. A file whose body does not match
 // its sha256 (cut short by a crash, edited by hand) is not used: the listing is read in full
 // instead, so the folder can always be deleted and never makes a run wrong.
+//
+// A head may also say `clean`: the digest of the state a run found matching the listing item
+// for item (src/engine/remote-snapshot.ts). While the listing answers 304 and the state is still
+// that one, every server item is its base: the kept body is parsed only when an item's server
+// copy is read. A new body is kept with a new head, which says nothing of it.
 
 import { createHash } from 'node:crypto'
 import { mkdir } from 'node:fs/promises'
@@ -21,13 +26,17 @@ export interface CachedListing {
   etag: string
   /** The body as the server sent it. */
   text: string
+  /** The digest of the state a run found matching this listing (see above). */
+  clean?: string
 }
 
 export interface ListingCache {
   /** The kept listing, or undefined (none, or damaged: then the listing is read in full). */
   read(name: string): Promise<CachedListing | undefined>
   /** Keeps a listing: its body as the bytes the server sent. */
-  write(name: string, listing: Omit<CachedListing, 'text'> & { bytes: Uint8Array }): Promise<void>
+  write(name: string, listing: Omit<CachedListing, 'text' | 'clean'> & { bytes: Uint8Array }): Promise<void>
+  /** Notes that the state `clean` matches the kept listing, if it is still the one with `etag`. */
+  markClean(name: string, etag: string, clean: string): Promise<void>
 }
 
 /**
@@ -46,7 +55,7 @@ export function workspaceListingCache(root: string): ListingCache {
   return {
     async read(name) {
       if (!NAME.test(name)) return undefined
-      let header: { url?: unknown; etag?: unknown; sha256?: unknown }
+      let header: { url?: unknown; etag?: unknown; sha256?: unknown; clean?: unknown }
       let text: string
       try {
         header = JSON.parse(await readNoFollow(root, head(name)))
@@ -56,7 +65,24 @@ export function workspaceListingCache(root: string): ListingCache {
       }
       if (typeof header.url !== 'string' || typeof header.etag !== 'string' || header.sha256 !== sha256(text))
         return undefined
-      return { url: header.url, etag: header.etag, text }
+      const clean = typeof header.clean === 'string' ? { clean: header.clean } : {}
+      return { url: header.url, etag: header.etag, text, ...clean }
+    },
+    async markClean(name, etag, clean) {
+      if (!NAME.test(name)) return
+      let header: { etag?: unknown; clean?: unknown }
+      try {
+        header = JSON.parse(await readNoFollow(root, head(name)))
+      } catch {
+        return
+      }
+      if (header.etag !== etag || header.clean === clean) return
+      refuseLinks(root, head(name))
+      // The head alone: its sha256 still names the body it was written with, so a body another
+      // run replaced meanwhile never passes with this head.
+      await writeFileAtomically(absolute(root, head(name)), `${JSON.stringify({ ...header, clean })}\n`, {
+        fsync: false,
+      })
     },
     async write(name, listing) {
       if (!NAME.test(name)) return

@@ -90,16 +90,14 @@ export async function writeLock(root: string, text: string, onDisk: string | und
   return text
 }
 
-/** The committed base, or undefined when the workspace has no cms-sync.lock. */
-export async function loadLock(root: string): Promise<CommittedBase | undefined> {
-  let text: string
+/** The text of cms-sync.lock, or undefined when the workspace has none. */
+export async function readLockText(root: string): Promise<string | undefined> {
   try {
-    text = await readFile(lockFilePath(root), 'utf8')
+    return await readFile(lockFilePath(root), 'utf8')
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     throw error
   }
-  return parseLock(text)
 }
 
 const CONFLICT_START = /^<{7}(?: |$)/

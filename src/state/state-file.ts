@@ -3,6 +3,7 @@
 // a stat cache so an unchanged file is never re-read. It is written atomically and only after
 // the server confirmed, so it never claims a write the server did not get.
 
+import { createHash } from 'node:crypto'
 import { mkdir, readFile } from 'node:fs/promises'
 import { CliError } from '../errors/exit-codes.js'
 import { writeFileAtomically } from '../workspace/atomic-write.js'
@@ -87,20 +88,38 @@ export function statePath(root: string): string {
   return syncDirPath(root, 'state.json')
 }
 
+/**
+ * The sha256 of the file each loaded state was read from, while the state in memory is still
+ * that file's: a kept listing notes the state it matched by it (remote-snapshot.ts).
+ */
+const digests = new WeakMap<StateFile, string>()
+
+/** The digest of the saved state this one is, or undefined once it changed in memory. */
+export function savedDigest(state: StateFile): string | undefined {
+  return digests.get(state)
+}
+
+/** The state in memory no longer is the file it was read from. */
+export function changedInMemory(state: StateFile): void {
+  digests.delete(state)
+}
+
 /** The state, or undefined in a fresh clone (no .cms-sync/ yet). */
 export async function loadState(root: string): Promise<StateFile | undefined> {
-  let text: string
+  let bytes: Buffer
   try {
-    text = await readFile(statePath(root), 'utf8')
+    bytes = await readFile(statePath(root))
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     throw error
   }
   try {
-    const state = JSON.parse(text) as StateFile | OldStateFile
+    const state = JSON.parse(bytes.toString('utf8')) as StateFile | OldStateFile
     if (![1, 2].includes(state.version) || typeof state.items !== 'object' || !state.target)
       throw new Error('unknown layout')
-    return state.version === 1 ? upgraded(state) : state
+    if (state.version === 1) return upgraded(state)
+    digests.set(state, createHash('sha256').update(bytes).digest('hex'))
+    return state
   } catch (error) {
     throw new CliError(
       `${statePath(root)} is unreadable (${(error as Error).message}); move it away to start over as a fresh clone`,
@@ -207,6 +226,7 @@ export class StateStore {
   }
 
   async commit(item: ItemState): Promise<void> {
+    changedInMemory(this.state)
     this.state.items[item.path] = item
     this.alternates.delete(item.path)
     await this.changed()
@@ -217,12 +237,14 @@ export class StateStore {
    * the next save of a run that writes. Never saved here: `status` plans too, without the lock.
    */
   adopt(item: ItemState): void {
+    changedInMemory(this.state)
     this.state.items[item.path] = item
     this.alternates.delete(item.path)
     this.unsaved++
   }
 
   async forget(path: string): Promise<void> {
+    changedInMemory(this.state)
     delete this.state.items[path]
     this.alternates.delete(path)
     await this.changed()

@@ -4,11 +4,12 @@
 // seen, a damaged kept listing is never used, and connection settings (secrets) and forms
 // (people's entries) are never kept on disk.
 
-import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
-import { startWorld, syncedWorld, type World } from '../helpers/sync-world.js'
+import { contentFile } from '../helpers/fixtures.js'
+import { inheritingWorld, startWorld, syncedWorld, type World } from '../helpers/sync-world.js'
 
 const LISTINGS = /^GET \/api\/demo\/live\/(schemas|content|media) (\d+)$/
 
@@ -26,6 +27,37 @@ describe.each(['spec', 'upstream'] as const)('kept listings (%s dialect)', (dial
       if (m) answers[m[1]!] = Number(m[2])
     }
     return { run, answers }
+  }
+
+  /** Which kept listings carry a mark (the state they were found to match, remote-snapshot.ts). */
+  async function marked(w: World): Promise<Record<string, boolean>> {
+    const marks: Record<string, boolean> = {}
+    for (const name of ['schemas', 'content']) {
+      const head = JSON.parse(await readFile(w.file(`.cms-sync/listings/${name}.head.json`), 'utf8'))
+      marks[name] = typeof head.clean === 'string'
+    }
+    return marks
+  }
+
+  /** What `status --json` says with no kept listing at all: every listing read and compared in full. */
+  async function fullRead(w: World): Promise<unknown> {
+    const kept = w.file('.cms-sync/listings')
+    await rename(kept, `${kept}.aside`)
+    try {
+      return (await w.cli('--json', 'status')).json
+    } finally {
+      await rm(kept, { recursive: true, force: true })
+      await rename(`${kept}.aside`, kept)
+    }
+  }
+
+  /** A synced world whose kept listings are marked: the next status takes the state's side. */
+  async function markedWorld(): Promise<World> {
+    world = await syncedWorld(dialect)
+    await world.cli('status')
+    await world.cli('status')
+    expect(await marked(world)).toEqual({ schemas: true, content: true })
+    return world
   }
 
   test('a no-change status reads each listing as a 304, and says what a full read says', async () => {
@@ -114,4 +146,130 @@ describe.each(['spec', 'upstream'] as const)('kept listings (%s dialect)', (dial
     expect(second.run.json.clean).toBe(true)
     expect(await readdir(w.file('.cms-sync/listings'))).toContain('media.json')
   })
+
+  test('a status that sees a server change marks nothing: the status after it sees the change again', async () => {
+    const w = await markedWorld()
+    await w.setContent('home', { properties: { title: 'remote' } })
+    const first = await listingAnswers(w, '--json', 'status')
+    expect(first.answers.content).toBe(200)
+    expect(first.run.json.changes).toContainEqual(
+      expect.objectContaining({ path: 'content/home.json', action: 'pull' }),
+    )
+    const second = await listingAnswers(w, '--json', 'status')
+    expect(second.answers).toEqual({ schemas: 304, content: 304 })
+    expect(second.run.json).toEqual(first.run.json)
+    expect(await marked(w)).toEqual({ schemas: true, content: false })
+    expect(second.run.json).toEqual(await fullRead(w))
+  })
+
+  test('a pull that took every change is clean; a server change after a marked 304 is seen', async () => {
+    const w = await markedWorld()
+    await w.setContent('home', { properties: { title: 'remote' } })
+    expect((await w.cli('pull')).exitCode).toBe(0)
+    const after = await listingAnswers(w, '--json', 'status')
+    expect(after.answers).toEqual({ schemas: 304, content: 304 })
+    expect(after.run.json.clean).toBe(true)
+    // That status found the state matching the listing the pull kept: marked now.
+    expect(await marked(w)).toEqual({ schemas: true, content: true })
+    expect((await w.cli('--json', 'status')).json.clean).toBe(true)
+    // A change and a deletion on the server after the marked runs: seen, as a full read sees them.
+    await w.setContent('news', { properties: { title: 'changed after the mark' } })
+    await w.server.remove('content', 'contact')
+    const seen = await listingAnswers(w, '--json', 'status')
+    expect(seen.answers.content).toBe(200)
+    expect(seen.run.json.changes).toEqual([
+      expect.objectContaining({ path: 'content/contact.json', action: 'delete-local' }),
+      expect.objectContaining({ path: 'content/news.json', action: 'pull' }),
+    ])
+    expect(seen.run.json).toEqual(await fullRead(w))
+  })
+
+  test('a local edit over a marked listing is planned and pushed (the kept copy is read then)', async () => {
+    const w = await markedWorld()
+    await w.editJson('content/home.json', { properties: { title: 'local' } })
+    const status = await listingAnswers(w, '--json', 'status')
+    expect(status.answers).toEqual({ schemas: 304, content: 304 })
+    expect(status.run.json.changes).toEqual([
+      expect.objectContaining({ path: 'content/home.json', action: 'push' }),
+    ])
+    const push = await w.cli('push')
+    expect(push.exitCode, push.stderr).toBe(0)
+    expect((await w.server.get('content', 'home'))?.properties).toMatchObject({ title: 'local' })
+    expect((await w.cli('--json', 'status')).json.clean).toBe(true)
+  })
+
+  test('a schedule on the server is reported by a status over a marked listing', async () => {
+    world = await syncedWorld(dialect)
+    const w = world
+    const publishOn = '2031-01-01T00:00:00.000Z'
+    await w.setContent('news', { publishOn })
+    expect((await w.cli('pull')).exitCode).toBe(0)
+    await w.cli('status')
+    expect(await marked(w)).toEqual({ schemas: true, content: true })
+    const status = await w.cli('--json', 'status')
+    expect(status.json.scheduled).toEqual([
+      { kind: 'content', id: 'news', path: 'content/news.json', type: 'publish', date: publishOn },
+    ])
+    expect(status.json).toEqual(await fullRead(w))
+  })
+
+  test('a run killed before it saved the state leaves no mark the next run trusts', async () => {
+    const w = await markedWorld()
+    const before = await readFile(w.file('.cms-sync/state.json'), 'utf8')
+    await w.setContent('home', { properties: { title: 'remote' } })
+    await w.setContent('news', { properties: { title: 'remote too' } })
+    expect((await w.cli('pull')).exitCode).toBe(0)
+    // As a kill after the files were written and the listing kept, before the state was saved.
+    await writeFile(w.file('.cms-sync/state.json'), before)
+    for (let i = 0; i < 2; i++) {
+      const status = await listingAnswers(w, '--json', 'status')
+      expect(status.answers).toEqual({ schemas: 304, content: 304 })
+      expect(status.run.json).toEqual(await fullRead(w))
+    }
+    expect(await marked(w)).toEqual({ schemas: true, content: false })
+    // The next pull settles it; the status after it marks the listing, the one after that trusts it.
+    expect((await w.cli('pull')).exitCode).toBe(0)
+    await w.cli('status')
+    expect(await marked(w)).toEqual({ schemas: true, content: true })
+    const status = await w.cli('--json', 'status')
+    expect(status.json.clean).toBe(true)
+    expect(status.json).toEqual(await fullRead(w))
+    // A state put back from before the pull (a backup): the mark names another state, so the
+    // server side is read from the kept copy, and the pulled files agree with it.
+    await writeFile(w.file('.cms-sync/state.json'), before)
+    const restored = await listingAnswers(w, '--json', 'status')
+    expect(restored.answers).toEqual({ schemas: 304, content: 304 })
+    expect(restored.run.json.clean).toBe(true)
+    expect(restored.run.json).toEqual(await fullRead(w))
+  })
 })
+
+describe.each(['spec', 'upstream'] as const)(
+  'a marked listing on an inheriting server (%s dialect)',
+  (dialect) => {
+    let world: World | undefined
+    afterEach(async () => world?.close())
+
+    test('a new item is pushed, and the server keeps its link to the parent', async () => {
+      const family = await inheritingWorld(dialect)
+      const w = family.world
+      world = w
+      expect((await w.cli('sync')).exitCode).toBe(0)
+      await w.cli('status')
+      await w.cli('status')
+      const head = JSON.parse(await readFile(w.file('.cms-sync/listings/content.head.json'), 'utf8'))
+      expect(typeof head.clean).toBe('string')
+      await w.writeJson(
+        'content/brand-new.json',
+        contentFile('brand-new', { properties: { title: 'New here' } }),
+      )
+      const push = await w.cli('push')
+      expect(push.exitCode, push.stderr).toBe(0)
+      expect((await w.server.request('GET', '/api/demo/settings/sync')).body).toMatchObject({ enabled: true })
+      expect((await w.cli('status', '--json')).json).toMatchObject({
+        clean: true,
+        inherited: ['content/inherited-page.json'],
+      })
+    })
+  },
+)

@@ -92,6 +92,8 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
           .map((entry) => entry.path)
           .sort()
         const scheduled = await upcomingSchedule(client, ws.root, planned, scope)
+        // The listings the state was found to match: the next status answered 304 parses none.
+        await planned.markListings?.()
         // Files that stand for no item, and server items no file can hold (a pull fails on them).
         const problems: { kind: string; path?: string; id?: string; problems: string[] }[] = [
           ...planned.scanProblems.filter((p) => inScope(p.path, scope)),
