@@ -300,7 +300,15 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
   const credentialsWatch = watchCredentials(opts.credentialsFile, () => {
     if (refused && !stopping) void queue.requestFull()
   })
-  const poll = startPoller({ intervalMs: opts.pollMs, task: fullRun, onError: logRetry })
+  // The stat look is taken before the poll queues its run, so edits do not wait behind it.
+  const poll = startPoller({
+    intervalMs: opts.pollMs,
+    task: async () => {
+      await runs.lookAhead()
+      await fullRun()
+    },
+    onError: logRetry,
+  })
   const rescan = startPoller({
     intervalMs: opts.rescanMs ?? DEFAULT_RESCAN_MS,
     task: () => {

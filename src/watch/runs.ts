@@ -42,6 +42,11 @@ export interface WatchRuns {
   run(paths: ReadonlySet<string>, context: { full: boolean; signal: AbortSignal }): Promise<WatchRunOutcome>
   /** The next full request plans everything (a flood, a restarted watcher). */
   requireFull(): void
+  /**
+   * Takes the stat look for the next full request now, outside the queue, so that edits the
+   * watcher delivers meanwhile do not wait behind it (100,000 files take a few hundred ms).
+   */
+  lookAhead(): Promise<void>
 }
 
 const PUSH_SIDE = new Set(['push', 'delete-remote', 'merge'])
@@ -71,6 +76,26 @@ export function createWatchRuns(
   let fullAsked = false
   /** Paths whose pushes a run held (not for a pause): the next poll plans them again. */
   const held = new Set<string>()
+  /** What the looks taken ahead found moved, for the next full request. */
+  let ahead: { moved: Set<string>; overflow: boolean } | undefined
+  let looking: Promise<void> | undefined
+
+  function lookAhead(): Promise<void> {
+    looking ??= (async () => {
+      try {
+        const look = await opts.stats.look(floodAt)
+        ahead ??= { moved: new Set(), overflow: false }
+        for (const path of look.moved) {
+          if (ahead.moved.size >= floodAt) ahead.overflow = true
+          else ahead.moved.add(path)
+        }
+        ahead.overflow ||= look.overflow
+      } finally {
+        looking = undefined
+      }
+    })()
+    return looking
+  }
 
   async function listingsUnchanged(): Promise<boolean> {
     const { client, media } = deps
@@ -98,8 +123,12 @@ export function createWatchRuns(
   ): Promise<{ paths: ReadonlySet<string>; whole: boolean; rehash: boolean } | undefined> {
     if (!full) return { paths, whole: false, rehash: false }
     const rehash = opts.rehash?.() ?? false
-    // Taken before the run looks at anything: a file that changes from here on moves again.
-    const look = await opts.stats.look(floodAt)
+    // Taken before the run looks at anything (ahead, by the poller, or now): a file that
+    // changes from here on moves again.
+    await looking
+    if (ahead === undefined) await lookAhead()
+    const look = ahead!
+    ahead = undefined
     const moved = new Set([...paths, ...held, ...look.moved])
     const why = await fullNeeded(moved, look.overflow || moved.size > floodAt, rehash)
     held.clear()
@@ -159,5 +188,6 @@ export function createWatchRuns(
     requireFull: () => {
       fullAsked = true
     },
+    lookAhead,
   }
 }

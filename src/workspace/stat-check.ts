@@ -64,22 +64,24 @@ export function watchStats(
       if (moved.size < limit) moved.add(path)
       else overflow = true
     }
-    const stated = (seen: Map<string, Seen>, rel: string, name: string, abs: string) => {
+    // The file's workspace-relative path is built only when it is reported.
+    const relOf = (folder: string, name: string) => (folder === '' ? name : `${folder}/${name}`)
+    const stated = (seen: Map<string, Seen>, folder: string, name: string, abs: string) => {
       const info = lstatSync(abs, { throwIfNoEntry: false })
       let entry = seen.get(name)
       if (entry === undefined) {
         // Gone between the readdir and the lstat (or no media.yaml): nothing to remember.
         if (info === undefined) return
-        entry = { size: 0, mtimeMs: 0, ino: 0, mode: 0, look, ignored: ignored(rel, false) }
+        entry = { size: 0, mtimeMs: 0, ino: 0, mode: 0, look, ignored: ignored(relOf(folder, name), false) }
         seen.set(name, entry)
         if (entry.ignored) return
-        note(rel)
+        note(relOf(folder, name))
       } else {
         entry.look = look
         if (entry.ignored) return
         if (info === undefined) {
           seen.delete(name)
-          note(rel)
+          note(relOf(folder, name))
           return
         }
         if (
@@ -88,7 +90,7 @@ export function watchStats(
           entry.ino !== info.ino ||
           entry.mode !== info.mode
         )
-          note(rel)
+          note(relOf(folder, name))
       }
       entry.size = info.size
       entry.mtimeMs = info.mtimeMs
@@ -131,7 +133,7 @@ export function watchStats(
           known.look = look
           continue
         }
-        stated(seen, `${rel}/${name}`, name, `${abs}/${name}`)
+        stated(seen, rel, name, `${abs}/${name}`)
         if (++sinceYield >= FILES_PER_SLICE) {
           sinceYield = 0
           await new Promise((resolve) => setImmediate(resolve))
@@ -143,14 +145,14 @@ export function watchStats(
     for (const { folder: rel, recursive } of roots) await folder(rel, recursive)
     const index = folders.get('') ?? new Map<string, Seen>()
     folders.set('', index)
-    stated(index, 'media.yaml', 'media.yaml', absolute(root, 'media.yaml'))
+    stated(index, '', 'media.yaml', absolute(root, 'media.yaml'))
 
     // What this look did not find is gone: a file deleted, or every file of a folder gone.
     for (const [rel, seen] of folders) {
       for (const [name, entry] of seen) {
         if (entry.look === look) continue
         seen.delete(name)
-        if (!entry.ignored && entry.mode !== 0) note(rel === '' ? name : `${rel}/${name}`)
+        if (!entry.ignored && entry.mode !== 0) note(relOf(rel, name))
       }
       if (seen.size === 0 && rel !== '') folders.delete(rel)
     }

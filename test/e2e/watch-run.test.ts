@@ -170,3 +170,21 @@ test('an edit the watcher never reported is pushed by the next poll, not the nex
   })
   expect(await world.server.get('content', 'brand-new')).toMatchObject({ properties: { title: 'new' } })
 })
+
+test('a look taken ahead of the poll is what the poll plans from; a change after it waits for the next look', async () => {
+  world = await syncedWorld('spec')
+  const runs = await engineFor(world)
+  await runs.run(new Set(), context(true))
+  await world.editJson('content/home.json', { properties: { title: 'seen by the look' } })
+  await runs.lookAhead()
+  await world.editJson('content/news.json', { properties: { title: 'after the look' } })
+  expect(await runs.run(new Set(), context(true))).toMatchObject({
+    kind: 'done',
+    whole: false,
+    outcome: { applied: [{ path: 'content/home.json', action: 'push' }] },
+  })
+  expect(await world.server.get('content', 'news')).toMatchObject({ properties: { title: 'news' } })
+  // The next look finds it (the push changed the listing, so that poll plans everything).
+  await runs.run(new Set(), context(true))
+  expect(await world.server.get('content', 'news')).toMatchObject({ properties: { title: 'after the look' } })
+})

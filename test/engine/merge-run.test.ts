@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { expect, test } from 'vitest'
 import { type ApplyOptions, applyRun, type EngineDeps, planRun, SELECT } from '../../src/engine/run.js'
-import { baseReads } from '../../src/state/base-store.js'
+import { baseReads, LOOSE_LIMIT } from '../../src/state/base-store.js'
+import { loadState } from '../../src/state/state-file.js'
 import { CODECS } from '../../src/workspace/codecs.js'
 import { contentOf, SECTION_SCHEMA } from '../helpers/fixtures.js'
 import { MemoryRemote, silentLogger } from '../helpers/memory-remote.js'
@@ -15,10 +16,12 @@ const target = { server: 'http://memory', project: 'demo', environment: 'live' }
 const properties = { title: { _multilingual: true, en: 'Home', de: 'Start' }, body: 'Welcome' }
 const page = contentOf('home', { properties })
 
-async function setup() {
+/** `others`: content items seeded besides the page (ids sorted before it, so pulled first). */
+async function setup(others = 0) {
   const root = await mkdtemp(path.join(tmpdir(), 'merge-run-'))
   const remote = new MemoryRemote()
   remote.seed('schema', SECTION_SCHEMA)
+  for (let i = 0; i < others; i++) remote.seed('content', contentOf(`aa-${String(i).padStart(3, '0')}`))
   remote.seed('content', page)
   const deps: EngineDeps = {
     root,
@@ -74,6 +77,24 @@ test('sync merges edits of different leaves: both sides get both, the server cop
   expect(await run(SELECT.sync)).toEqual({ applied: [], conflicts: [], failed: [] })
   const bases = await readdir(path.join(root, '.cms-sync/bases'))
   expect(bases).toHaveLength(2) // the schema's and the merged page's
+})
+
+test('a base kept in the pack of a pull (beyond the first bases of a run) merges as a blob does', async () => {
+  const { root, run, readFileJson, editBoth, remote } = await setup(LOOSE_LIMIT + 20)
+  const state = await loadState(root)
+  const baseHash = state!.items['content/home.json']!.baseHash
+  // The page's base is in the pack, not a blob of its own: this test reads from a pack.
+  const names = await readdir(path.join(root, '.cms-sync/bases'))
+  expect(names).not.toContain(baseHash)
+  expect(names.filter((name) => name.startsWith('pack-'))).toHaveLength(1)
+  await editBoth()
+  const outcome = await run(SELECT.sync)
+  expect(outcome).toMatchObject({
+    applied: [{ path: 'content/home.json', local: 'modified', remote: 'modified', action: 'merge' }],
+    conflicts: [],
+  })
+  expect((await readFileJson()).properties).toEqual(merged)
+  expect(remote.items.get('content:home')).toMatchObject({ properties: merged })
 })
 
 test('pull writes the merge into the file only; the next push sends it', async () => {
