@@ -1,5 +1,6 @@
-// The counts the guards read (StateStore as guards.ts BaseCounts), the items by kind and the
-// size follow every change of the state: they replace a walk over every item on every run, so a count left behind would let a
+// What the StateStore keeps beside the items follows every change of the state: the counts the
+// guards read (guards.ts BaseCounts), the items by kind, the size, and the lock's lines. They
+// replace a walk over every item on every run or save, they replace a walk over every item on every run, so a count left behind would let a
 // mass delete through or stop a single one.
 
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -7,6 +8,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, expect, test } from 'vitest'
 import { type BaseCounts, countBase } from '../../src/engine/guards.js'
+import { lockText } from '../../src/state/committed-base.js'
 import { emptyState, type ItemState, StateStore } from '../../src/state/state-file.js'
 import { KINDS } from '../../src/workspace/kinds.js'
 
@@ -63,4 +65,37 @@ test('counts and the by-kind index taken at load follow commit, adopt and forget
   expect(store.countOf('content')).toBe(2)
   expect(store.countOf('schema')).toBe(0)
   expect(store.inheritedCount).toBe(0)
+})
+
+test("the lock's text, made again from the lines of changed items only, is the text made from every item", async () => {
+  const root = await mkdtemp(path.join(tmpdir(), 'cms-sync-lock-lines-'))
+  dirs.push(root)
+  const state = emptyState({ server: 'http://x', project: 'demo', environment: 'live' })
+  for (const id of ['m', 'b', 'z', 'a']) state.items[`content/${id}.json`] = item('content', id)
+  const store = new StateStore(root, state, { items: 1_000_000, ms: 1_000_000_000 })
+  // What the lock held before: the state's items, an alternate's line in its place, none for null.
+  const expected = () => {
+    const items: ItemState[] = []
+    for (const it of store.items()) {
+      const alternate = store.alternates.get(it.path)
+      if (alternate === undefined) items.push(it)
+      else if (alternate !== null) items.push(alternate)
+    }
+    return lockText(store.state.target, items)
+  }
+  expect(store.lockText()).toBe(expected())
+  store.alternates.set('content/b.json', { ...item('content', 'b'), remoteRev: 'from-the-lock' })
+  store.alternates.set('content/z.json', null)
+  expect(store.lockText()).toBe(expected())
+  expect(store.lockText()).toContain('from-the-lock')
+  await store.commit({ ...item('content', 'm'), remoteRev: 'r2' })
+  expect(store.lockText()).toBe(expected())
+  expect(store.lockText()).toContain('"rev":"r2"')
+  await store.commit(item('content', 'c'))
+  await store.commit({ ...item('content', 'b'), baseHash: 'b'.repeat(64) })
+  expect(store.lockText()).toBe(expected())
+  await store.forget('content/a.json')
+  store.adopt({ ...item('content', 'z', true) })
+  expect(store.lockText()).toBe(expected())
+  expect(store.lockText()).not.toContain('content/a.json')
 })
