@@ -8,10 +8,10 @@
 // its sha256 (cut short by a crash, edited by hand) is not used: the listing is read in full
 // instead, so the folder can always be deleted and never makes a run wrong.
 //
-// A head may also say `clean`: the digest of the state a run found matching the listing item
-// for item (src/engine/remote-snapshot.ts). While the listing answers 304 and the state is still
-// that one, every server item is its base: the kept body is parsed only when an item's server
-// copy is read. A new body is kept with a new head, which says nothing of it.
+// A head may also say `clean`: the digest of the state a status found matching the listing
+// item for item (src/engine/remote-snapshot.ts). While the listing answers 304 and the state
+// is still that one, every server item is its base: the kept body is parsed only when an
+// item's server copy is read. A new body is kept with a new head, which says nothing of it.
 
 import { createHash } from 'node:crypto'
 import { mkdir } from 'node:fs/promises'
