@@ -13,7 +13,7 @@
 // flight at the same turn of the event loop share one append.
 
 import { closeSync, constants, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs'
-import { type FileHandle, open, readdir, readFile, rm } from 'node:fs/promises'
+import { open, readdir, readFile, rm } from 'node:fs/promises'
 import { writeFileAtomically } from '../workspace/atomic-write.js'
 import { hashText } from '../workspace/codec.js'
 import { naming } from '../workspace/disk-full.js'
@@ -38,22 +38,59 @@ interface PackedBase {
   end: number
 }
 
-/** The records of a pack, up to the first that is cut short or malformed (a crash's tail). */
-export function packRecords(bytes: Buffer): PackedBase[] {
+/** Longer than any record header (`base <64 hex> <length>\n`). */
+const HEADER_MAX = 100
+
+/**
+ * The records of a pack, up to the first that is cut short or malformed (a crash's tail). Read
+ * header by header, each text skipped by its length: a pack of 100,000 bases is 80 MB, and
+ * neither prune nor a merge needs it in memory.
+ */
+export async function packRecords(file: string): Promise<PackedBase[]> {
   const records: PackedBase[] = []
-  let at = 0
-  while (at < bytes.length) {
-    const eol = bytes.indexOf(10, at)
-    if (eol < 0) break
-    const header = /^base ([0-9a-f]{64}) (\d+)$/.exec(bytes.toString('latin1', at, eol))
-    if (!header) break
-    const start = eol + 1
-    const end = start + Number(header[2])
-    if (end + 1 > bytes.length || bytes[end] !== 10) break
-    records.push({ hash: header[1]!, at, start, end })
-    at = end + 1
+  const handle = await open(file, constants.O_RDONLY | NO_FOLLOW)
+  try {
+    const size = (await handle.stat()).size
+    // Headers are read through a window of the file, texts skipped by their length.
+    const window = Buffer.alloc(64 * 1024)
+    let windowAt = 0
+    let windowLength = 0
+    let at = 0
+    while (at < size) {
+      const atEnd = windowAt + windowLength >= size
+      if (at < windowAt || (at + HEADER_MAX > windowAt + windowLength && !atEnd)) {
+        windowAt = at
+        windowLength = (await handle.read(window, 0, window.length, at)).bytesRead
+      }
+      const from = at - windowAt
+      const head = window.subarray(from, Math.min(from + HEADER_MAX, windowLength))
+      const eol = head.indexOf(10)
+      if (eol < 0) break
+      const header = /^base ([0-9a-f]{64}) (\d+)$/.exec(head.toString('latin1', 0, eol))
+      if (!header) break
+      const start = at + eol + 1
+      const end = start + Number(header[2])
+      // A text cut short ends the walk; one damaged in place fails its hash when read.
+      if (end + 1 > size) break
+      records.push({ hash: header[1]!, at, start, end })
+      at = end + 1
+    }
+  } finally {
+    await handle.close()
   }
   return records
+}
+
+/** A range of a pack (a text, or whole records). */
+async function readRange(file: string, start: number, end: number): Promise<Buffer> {
+  const handle = await open(file, constants.O_RDONLY | NO_FOLLOW)
+  try {
+    const bytes = Buffer.alloc(end - start)
+    const { bytesRead } = await handle.read(bytes, 0, bytes.length, start)
+    return bytes.subarray(0, bytesRead)
+  } finally {
+    await handle.close()
+  }
 }
 
 function packRecord(hash: string, text: string): Buffer {
@@ -180,24 +217,17 @@ export class BaseStore {
     if (!this.packIndex) {
       const index = new Map<string, { pack: string; start: number; end: number }>()
       for (const pack of await this.packs())
-        for (const record of packRecords(await readFile(this.path(pack))))
+        for (const record of await packRecords(this.path(pack)).catch(() => []))
           index.set(record.hash, { pack, start: record.start, end: record.end })
       this.packIndex = index
     }
     const found = this.packIndex.get(hash)
     if (!found) return undefined
-    let handle: FileHandle | undefined
-    try {
-      handle = await open(this.path(found.pack), constants.O_RDONLY | NO_FOLLOW)
-      const bytes = Buffer.alloc(found.end - found.start)
-      await handle.read(bytes, 0, bytes.length, found.start)
-      const text = bytes.toString('utf8')
-      return hashText(text) === hash ? text : undefined
-    } catch {
-      return undefined
-    } finally {
-      await handle?.close()
-    }
+    const text = await readRange(this.path(found.pack), found.start, found.end).then(
+      (bytes) => bytes.toString('utf8'),
+      () => undefined,
+    )
+    return text !== undefined && hashText(text) === hash ? text : undefined
   }
 
   private async packs(): Promise<string[]> {
@@ -224,8 +254,9 @@ export class BaseStore {
     }
     if (this.pack === undefined) return removed
     for (const pack of names.filter((name) => PACK.test(name))) {
-      const bytes = await readFile(this.path(pack))
-      const records = packRecords(bytes)
+      // This run's pack, every base of it still used (a pull): nothing to read.
+      if (pack === this.pack && [...this.packed].every((hash) => referenced.has(hash))) continue
+      const records = await packRecords(this.path(pack))
       const used = records.filter((record) => referenced.has(record.hash))
       if (used.length === 0) {
         await rm(this.path(pack), { force: true })
@@ -234,8 +265,9 @@ export class BaseStore {
         // Rewritten whole (temp file, rename) under a new name, then the old one goes: a crash
         // between the two leaves the bases twice, never not at all.
         const next = `pack-${process.pid}-${++packCounter}-${Date.now().toString(36)}`
-        const kept = Buffer.concat(used.map((record) => bytes.subarray(record.at, record.end + 1)))
-        await writeFileAtomically(this.path(next), kept, { fsync: false })
+        const kept: Buffer[] = []
+        for (const record of used) kept.push(await readRange(this.path(pack), record.at, record.end + 1))
+        await writeFileAtomically(this.path(next), Buffer.concat(kept), { fsync: false })
         await rm(this.path(pack), { force: true })
         removed += records.length - used.length
       }

@@ -73,7 +73,7 @@ test('a pack cut short by a crash: the bases before the cut read back, the cut o
   const folder = path.join(root, '.cms-sync/bases')
   const pack = path.join(folder, (await readdir(folder)).find((name) => name.startsWith('pack-'))!)
   const bytes = await readFile(pack)
-  expect(packRecords(bytes)).toHaveLength(3)
+  expect(await packRecords(pack)).toHaveLength(3)
   await truncate(pack, bytes.length - 5)
   const later = new BaseStore(root)
   const [first, second, third] = all.slice(LOOSE_LIMIT)
@@ -123,4 +123,21 @@ test('prune: a pack nothing refers to goes, one mostly unused is rewritten with 
   }
   expect(await third.prune(store)).toBe(2)
   expect(await packsIn()).toHaveLength(2)
+})
+
+test('a pack longer than the read window, texts shorter and longer than it: every base reads back', async () => {
+  const root = await mkdtemp(path.join(tmpdir(), 'bases-'))
+  const bases = new BaseStore(root)
+  const sizes = [10, 3_000, 70_000, 5, 200_000, 64 * 1024 - 90, 1, 40_000]
+  const all = [...texts(LOOSE_LIMIT), ...sizes.map((n, i) => ({ text: `${i}:${'é'.repeat(n)}` }))].map(
+    ({ text }) => ({ text, hash: hashText(text) }),
+  )
+  for (const { hash, text } of all) await bases.keep(hash, text)
+  const folder = path.join(root, '.cms-sync/bases')
+  const pack = (await readdir(folder)).find((name) => name.startsWith('pack-'))!
+  expect((await packRecords(path.join(folder, pack))).map((r) => r.hash)).toEqual(
+    all.slice(LOOSE_LIMIT).map((entry) => entry.hash),
+  )
+  const later = new BaseStore(root)
+  for (const { hash, text } of all) expect(await later.read(hash)).toBe(text)
 })
