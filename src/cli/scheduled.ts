@@ -9,6 +9,7 @@ import type { PlannedRun } from '../engine/run-types.js'
 import { inScope } from '../engine/run-types.js'
 import type { RemoteClient } from '../remote/client.js'
 import { projectPath } from '../remote/dialect.js'
+import { contentCodec } from '../workspace/content-codec.js'
 import { absolute } from '../workspace/layout.js'
 
 export interface ScheduledChange {
@@ -25,7 +26,7 @@ const FIELDS = [
 ] as const
 
 function hasDate(object: Record<string, unknown> | undefined): boolean {
-  return !!object && FIELDS.some(([, field]) => typeof object[field] === 'string' && object[field] !== '')
+  return !!object && contentCodec.schedules!(object)
 }
 
 async function fileObject(root: string, path: string): Promise<Record<string, unknown> | undefined> {
@@ -66,8 +67,9 @@ export async function upcomingSchedule(
   now: number = Date.now(),
 ): Promise<ScheduledChange[]> {
   const candidates = new Map<string, string>()
+  // A marked kept listing says so without being parsed (RemoteEntry.schedules).
   for (const entry of run.remote.values())
-    if (entry.kind === 'content' && inScope(entry.path, scope) && hasDate(entry.object))
+    if (entry.kind === 'content' && inScope(entry.path, scope) && (entry.schedules ?? hasDate(entry.object)))
       candidates.set(entry.path, entry.id)
   for (const entry of run.local.values()) {
     if (entry.kind !== 'content' || candidates.has(entry.path) || !inScope(entry.path, scope)) continue

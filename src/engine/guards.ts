@@ -30,6 +30,30 @@ function countByKind(items: Iterable<{ kind: Kind }>): Map<Kind, number> {
   return counts
 }
 
+/**
+ * What the guards need of the base: per kind how many items are synced, and which are inherited.
+ * The state keeps these counts as it changes (StateStore), so a run that deletes nothing, or
+ * one file, pays for its selection only, not for a walk over every synced item.
+ */
+export interface BaseCounts {
+  countOf(kind: Kind): number
+  /** How many synced items the server lists from the parent project. */
+  readonly inheritedCount: number
+  isInherited(path: string): boolean
+}
+
+/** The counts of a list of base items (what StateStore keeps up to date for a run). */
+export function countBase(items: Iterable<{ kind: Kind; path?: string; inherited?: true }>): BaseCounts {
+  const list = [...items]
+  const byKind = countByKind(list)
+  const inherited = new Set(list.filter((item) => item.inherited).map((item) => item.path))
+  return {
+    countOf: (kind) => byKind.get(kind) ?? 0,
+    inheritedCount: inherited.size,
+    isInherited: (path) => inherited.has(path),
+  }
+}
+
 const isDelete = (item: PlanItem) => item.action === 'delete-local' || item.action === 'delete-remote'
 
 /** safety.maxDeletes when cms-sync.yaml does not say. */
@@ -43,14 +67,13 @@ export const DEFAULT_MAX_DELETES = 20
  */
 export function deleteGuard(
   selected: readonly PlanItem[],
-  base: Iterable<{ kind: Kind }>,
+  base: BaseCounts,
   opts: { maxDeletePercent: number; maxDeletes?: number; allowDeletes: boolean },
 ): GuardResult {
   if (opts.allowDeletes) return { ok: true }
-  const had = countByKind(base)
   const maxDeletes = opts.maxDeletes ?? DEFAULT_MAX_DELETES
   for (const [kind, deleting] of countByKind(selected.filter(isDelete))) {
-    const of = had.get(kind) ?? 0
+    const of = base.countOf(kind)
     const alone = deleting === 1 && of > 1 && opts.maxDeletePercent > 0
     const share = !alone && deleting * 100 >= of * opts.maxDeletePercent
     if (share || deleting > maxDeletes) {
@@ -71,21 +94,23 @@ export function deleteGuard(
 /**
  * A listing that comes back empty for a kind we had synced items of is far more often a
  * broken server or a wrong token (upstream answers anonymous reads) than a real wipe: it may
- * not turn into local deletions unless --allow-deletes says so.
+ * not turn into local deletions unless --allow-deletes says so. The listing is counted only
+ * when the run deletes locally an item of a kind it had.
  */
 export function listingGuard(
   selected: readonly PlanItem[],
-  base: Iterable<{ kind: Kind }>,
+  base: BaseCounts,
   remote: Iterable<{ kind: Kind }>,
   opts: { allowDeletes: boolean },
 ): GuardResult {
   if (opts.allowDeletes) return { ok: true }
-  const had = countByKind(base)
-  const listed = countByKind(remote)
+  let listed: Map<Kind, number> | undefined
   for (const item of selected) {
     if (item.action !== 'delete-local') continue
-    const count = had.get(item.kind) ?? 0
-    if (count > 0 && (listed.get(item.kind) ?? 0) === 0)
+    const count = base.countOf(item.kind)
+    if (count === 0) continue
+    listed ??= countByKind(remote)
+    if ((listed.get(item.kind) ?? 0) === 0)
       return { ok: false, reason: 'listing-emptied', kind: item.kind, had: count }
   }
   return { ok: true }
@@ -95,17 +120,19 @@ export function listingGuard(
  * Items inherited from a parent project that all vanish from the listing at once mean the
  * server stopped inheriting (upstream switches its own sync off after one failed read of the
  * parent, §9), not that the parent deleted them: no local deletions without --allow-deletes.
+ * The listing is looked at only when the run deletes locally an item that was inherited.
  */
 export function inheritanceGuard(
   selected: readonly PlanItem[],
-  base: Iterable<{ path: string; inherited?: true }>,
+  base: BaseCounts,
   remote: Iterable<{ inherited: boolean }>,
   opts: { allowDeletes: boolean },
 ): GuardResult {
-  if (opts.allowDeletes || [...remote].some((entry) => entry.inherited)) return { ok: true }
-  const inherited = new Set([...base].filter((item) => item.inherited).map((item) => item.path))
-  const deleting = selected.some((item) => item.action === 'delete-local' && inherited.has(item.path))
-  return deleting ? { ok: false, reason: 'inheritance-lost', had: inherited.size } : { ok: true }
+  if (opts.allowDeletes) return { ok: true }
+  const deleting = selected.some((item) => item.action === 'delete-local' && base.isInherited(item.path))
+  if (!deleting) return { ok: true }
+  for (const entry of remote) if (entry.inherited) return { ok: true }
+  return { ok: false, reason: 'inheritance-lost', had: base.inheritedCount }
 }
 
 /**

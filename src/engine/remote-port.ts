@@ -48,6 +48,8 @@ export interface ListingRead {
   items(): JsonObject[]
   /** The server answered 304 and the kept copy says the state with this digest matched it. */
   clean?: string
+  /** With `clean`: the ids whose listed copy names a schedule (Codec.schedules), when noted. */
+  dated?: readonly string[]
   /** Notes beside the kept copy that the state with this digest matches the listing. */
-  markClean?(clean: string): Promise<void>
+  markClean?(clean: string, dated?: readonly string[]): Promise<void>
 }

@@ -36,6 +36,8 @@ export interface RemoteEntry extends Version {
   inherited: boolean
   /** The file's bytes, when the hash was computed from them (a changed item): a pull reuses them. */
   bytes?: FileBytes
+  /** Codec.schedules of the listed copy, when a marked kept listing says it without a parse. */
+  schedules?: boolean
 }
 
 export interface RemoteSnapshot {
@@ -119,7 +121,7 @@ export async function snapshotRemote(
 ): Promise<RemoteSnapshot> {
   const entries = new Map<string, RemoteEntry>()
   const problems: RemoteSnapshot['problems'] = []
-  const matching: ListingRead[] = []
+  const matching: Array<{ read: ListingRead; dated?: string[] }> = []
   for (const codec of codecs) {
     let read: ListingRead
     let listed: JsonObject[]
@@ -136,6 +138,7 @@ export async function snapshotRemote(
     const reported = problems.length
     // Whether the state's own bases are this listing, item for item (see the top of the file).
     let matches = state.digest !== undefined && read.markClean !== undefined
+    const dated: string[] = []
     for (const listedObject of listed) {
       const id = listedObject.id
       if (typeof id !== 'string' || id === '') {
@@ -174,6 +177,7 @@ export async function snapshotRemote(
           !own.sortedBase &&
           own.remoteRev === rev &&
           (own.inherited === true) === isInherited(listedObject)
+        if (codec.schedules?.(listedObject)) dated.push(id)
       }
       if (skipped) continue
       for (const problem of codec.remoteProblems?.(listedObject) ?? []) {
@@ -204,7 +208,7 @@ export async function snapshotRemote(
       })
     }
     if (matches && problems.length === reported && listed.length === state.items(codec.kind).length)
-      matching.push(read)
+      matching.push({ read, ...(codec.schedules ? { dated } : {}) })
   }
   const digest = state.digest
   return {
@@ -213,7 +217,7 @@ export async function snapshotRemote(
     ...(matching.length > 0 && digest !== undefined
       ? {
           markListings: async () =>
-            void (await Promise.all(matching.map((read) => read.markClean?.(digest)))),
+            void (await Promise.all(matching.map(({ read, dated }) => read.markClean?.(digest, dated)))),
         }
       : {}),
   }
@@ -243,6 +247,7 @@ function keptSide(
     )
   }
   const complete = !codec.listIsIncomplete(dialect)
+  const dated = codec.schedules && read.dated ? new Set(read.dated) : undefined
   for (const known of state.items(codec.kind)) {
     if (ignored(known.path)) continue
     entries.set(known.path, {
@@ -253,6 +258,7 @@ function keptSide(
       rev: known.remoteRev,
       complete,
       inherited: known.inherited === true,
+      ...(dated ? { schedules: dated.has(known.id) } : {}),
       get object() {
         return objectOf(known.id)
       },

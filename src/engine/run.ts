@@ -21,6 +21,7 @@ import {
   savedDigest,
 } from '../state/state-file.js'
 import { type IgnoreRules, keepTracked, loadIgnoreRules } from '../workspace/ignore-rules.js'
+import type { Kind } from '../workspace/kinds.js'
 import { scanWorkspace } from '../workspace/scan.js'
 import {
   DEFAULT_MAX_DELETES,
@@ -363,16 +364,21 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
   const usedSchemas = deletesHeldBySchemaUse(chosen, await contentSchemasAfterRun(deps.root, run, chosen))
   for (const [path, why] of usedSchemas) if (!held.has(path)) held.set(path, why)
   const selected = chosen.filter((item) => !held.has(item.path))
-  // Counted by the guards only: kind, path and inheritance, not the whole items.
-  const baseItems = [...run.store.summaries()]
-  const listed = [...run.remote.values(), ...Array.from({ length: run.media?.remoteCount ?? 0 }, () => MEDIA)]
+  // The guards count the base as the state keeps it, and read the listing only when the run
+  // deletes locally: an edit-only run pays for what it selects, not for every synced item.
+  const listed: Iterable<{ kind: Kind }> = {
+    *[Symbol.iterator]() {
+      yield* run.remote.values()
+      for (let i = 0; i < (run.media?.remoteCount ?? 0); i++) yield MEDIA
+    },
+  }
   try {
-    stopUnlessOk(listingGuard(selected, baseItems, listed, { allowDeletes: opts.allowDeletes }))
+    stopUnlessOk(listingGuard(selected, run.store, listed, { allowDeletes: opts.allowDeletes }))
     stopUnlessOk(
-      inheritanceGuard(selected, baseItems, run.remote.values(), { allowDeletes: opts.allowDeletes }),
+      inheritanceGuard(selected, run.store, run.remote.values(), { allowDeletes: opts.allowDeletes }),
     )
     stopUnlessOk(
-      deleteGuard(selected, baseItems, {
+      deleteGuard(selected, run.store, {
         maxDeletePercent: deps.maxDeletePercent,
         maxDeletes: deps.maxDeletes ?? DEFAULT_MAX_DELETES,
         allowDeletes: opts.allowDeletes,

@@ -70,8 +70,10 @@ export interface Listing {
   items(): RemoteObject[]
   /** The server answered 304, and the kept copy's head said `clean` (listing-cache.ts): its value. */
   clean?: string
+  /** With `clean`: the ids the head noted as naming a schedule. */
+  dated?: readonly string[]
   /** Notes beside the kept copy that the state with this digest matches the listing. */
-  markClean(clean: string): Promise<void>
+  markClean(clean: string, dated?: readonly string[]): Promise<void>
 }
 
 export interface PutOptions {
@@ -391,10 +393,10 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     const marker = listingMarker(res)
     if (marker) listingMarkers.set(kind, marker)
     const etag = res.headers.etag
-    const markClean = async (clean: string) => {
+    const markClean = async (clean: string, dated?: readonly string[]) => {
       if (listingCache && typeof etag === 'string')
         // A mark not written costs the next run its shortcut, never a wrong answer.
-        await listingCache.markClean(SEGMENT[kind], etag, clean).catch(() => {})
+        await listingCache.markClean(SEGMENT[kind], etag, clean, dated).catch(() => {})
     }
     if (kept) {
       const text = kept.text
@@ -405,7 +407,8 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
         return items
       }
       unparsed.set(kind, parse)
-      return { items: parse, ...(kept.clean ? { clean: kept.clean } : {}), markClean }
+      const clean = kept.clean ? { clean: kept.clean, ...(kept.dated ? { dated: kept.dated } : {}) } : {}
+      return { items: parse, ...clean, markClean }
     }
     const items = accept(kind, res.body, res.status, data)
     await keep?.()

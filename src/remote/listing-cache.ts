@@ -26,17 +26,22 @@ export interface CachedListing {
   etag: string
   /** The body as the server sent it. */
   text: string
-  /** The digest of the state a run found matching this listing (see above). */
+  /** The digest of the state a status found matching this listing (see above). */
   clean?: string
+  /** With `clean`: the ids whose listed copy names a schedule, as the status noted them. */
+  dated?: string[]
 }
 
 export interface ListingCache {
   /** The kept listing, or undefined (none, or damaged: then the listing is read in full). */
   read(name: string): Promise<CachedListing | undefined>
   /** Keeps a listing: its body as the bytes the server sent. */
-  write(name: string, listing: Omit<CachedListing, 'text' | 'clean'> & { bytes: Uint8Array }): Promise<void>
+  write(
+    name: string,
+    listing: Omit<CachedListing, 'text' | 'clean' | 'dated'> & { bytes: Uint8Array },
+  ): Promise<void>
   /** Notes that the state `clean` matches the kept listing, if it is still the one with `etag`. */
-  markClean(name: string, etag: string, clean: string): Promise<void>
+  markClean(name: string, etag: string, clean: string, dated?: readonly string[]): Promise<void>
 }
 
 /**
@@ -55,7 +60,7 @@ export function workspaceListingCache(root: string): ListingCache {
   return {
     async read(name) {
       if (!NAME.test(name)) return undefined
-      let header: { url?: unknown; etag?: unknown; sha256?: unknown; clean?: unknown }
+      let header: { url?: unknown; etag?: unknown; sha256?: unknown; clean?: unknown; dated?: unknown }
       let text: string
       try {
         header = JSON.parse(await readNoFollow(root, head(name)))
@@ -65,24 +70,34 @@ export function workspaceListingCache(root: string): ListingCache {
       }
       if (typeof header.url !== 'string' || typeof header.etag !== 'string' || header.sha256 !== sha256(text))
         return undefined
-      const clean = typeof header.clean === 'string' ? { clean: header.clean } : {}
+      const dated =
+        Array.isArray(header.dated) && header.dated.every((id) => typeof id === 'string')
+          ? { dated: header.dated as string[] }
+          : {}
+      const clean = typeof header.clean === 'string' ? { clean: header.clean, ...dated } : {}
       return { url: header.url, etag: header.etag, text, ...clean }
     },
-    async markClean(name, etag, clean) {
+    async markClean(name, etag, clean, dated) {
       if (!NAME.test(name)) return
-      let header: { etag?: unknown; clean?: unknown }
+      let header: { etag?: unknown; clean?: unknown; dated?: unknown }
       try {
         header = JSON.parse(await readNoFollow(root, head(name)))
       } catch {
         return
       }
-      if (header.etag !== etag || header.clean === clean) return
+      const note = dated ? [...dated] : undefined
+      const same = header.clean === clean && JSON.stringify(header.dated) === JSON.stringify(note)
+      if (header.etag !== etag || same) return
       refuseLinks(root, head(name))
       // The head alone: its sha256 still names the body it was written with, so a body another
       // run replaced meanwhile never passes with this head.
-      await writeFileAtomically(absolute(root, head(name)), `${JSON.stringify({ ...header, clean })}\n`, {
-        fsync: false,
-      })
+      await writeFileAtomically(
+        absolute(root, head(name)),
+        `${JSON.stringify({ ...header, clean, dated: note })}\n`,
+        {
+          fsync: false,
+        },
+      )
     },
     async write(name, listing) {
       if (!NAME.test(name)) return

@@ -49,7 +49,7 @@ export function lockFilePath(root: string): string {
 }
 
 /** One item's line: fixed key order, so the same base always gives the same bytes. */
-function lineOf(item: ItemState): string {
+export function lineOf(item: ItemState): string {
   const media = item.media ? { name: item.media.name, folder: item.media.folder } : {}
   return JSON.stringify({
     path: item.path,
@@ -65,15 +65,27 @@ function lineOf(item: ItemState): string {
 /** The lock's text for a target and its items: sorted by path, one line per item. */
 export function lockText(target: Target, items: Iterable<ItemState>): string {
   const lines = [...items].map((item) => [item.path, lineOf(item)] as const)
-  // Code-unit order, the same on every machine (no locale).
-  lines.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+  lines.sort((a, b) => byPath(a[0], b[0]))
+  return lockTextOfLines(
+    target,
+    lines.map(([, line]) => line),
+  )
+}
+
+/** The order of the lock's lines: code-unit order, the same on every machine (no locale). */
+export function byPath(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0
+}
+
+/** The lock's text from its item lines (lineOf), already in path order (byPath). */
+export function lockTextOfLines(target: Target, lines: readonly string[]): string {
   const head = JSON.stringify({
     lock: FORMAT,
     server: target.server,
     project: target.project,
     environment: target.environment,
   })
-  return `${COMMENT}\n${head}\n${lines.map(([, line]) => `${line}\n`).join('')}`
+  return `${COMMENT}\n${head}\n${lines.map((line) => `${line}\n`).join('')}`
 }
 
 /**

@@ -14,7 +14,7 @@ import type { StatSnapshot } from '../workspace/known-file.js'
 import { SYNC_DIR, syncDirPath } from '../workspace/layout.js'
 import { refuseLinks } from '../workspace/no-follow.js'
 import { tempDirOf } from '../workspace/temp-files.js'
-import { lockText, writeLock } from './committed-base.js'
+import { byPath, lineOf, lockTextOfLines, writeLock } from './committed-base.js'
 import type { PushJournal } from './push-journal.js'
 
 export interface Target {
@@ -67,8 +67,6 @@ export function createDateOf(
     return { createDate: typeof object.createDate === 'string' ? object.createDate : null }
   return known && 'createDate' in known ? { createDate: known.createDate ?? null } : {}
 }
-
-export type ItemSummary = Pick<ItemState, 'path' | 'kind' | 'inherited'>
 
 export interface MediaBase {
   sha256: string
@@ -181,8 +179,23 @@ export class StateStore {
    */
   readonly alternates = new Map<string, ItemState | null>()
   private lockOnDisk: string | undefined
+  /**
+   * The lock's lines in path order, each with the item it was made of: a save makes the lines
+   * of the items that changed only. Making and sorting all of them cost a save at 100,000 items
+   * more than the state's own JSON. Dropped when a path comes or goes.
+   */
+  private lockLines: { path: string; item: ItemState | undefined; line: string }[] | undefined
   /** What runs are about to push (push-journal.ts); set by whoever opens the state for a run. */
   pushes: PushJournal | undefined
+  /**
+   * The items by kind, and the inherited ones, kept as items come and go: what the guards count
+   * (guards.ts BaseCounts) and the schemas an edit-only run checks references against. Taken
+   * from all 100,000 items on every run, they cost a one-file edit under watch more than the
+   * edit itself.
+   */
+  private readonly byKind = new Map<Kind, Map<string, ItemState>>()
+  private readonly inheritedPaths = new Set<string>()
+  private count = 0
 
   constructor(
     readonly root: string,
@@ -193,6 +206,34 @@ export class StateStore {
     private readonly batch = { items: 250, ms: 1000 },
   ) {
     this.durability = new Durability(root)
+    for (const [path, item] of Object.entries(state.items)) this.counted(path, item)
+    this.count = Object.keys(state.items).length
+  }
+
+  private counted(path: string, item: ItemState): void {
+    const ofKind = this.byKind.get(item.kind) ?? new Map<string, ItemState>()
+    if (ofKind.size === 0) this.byKind.set(item.kind, ofKind)
+    ofKind.set(path, item)
+    if (item.inherited) this.inheritedPaths.add(path)
+    else this.inheritedPaths.delete(path)
+  }
+
+  /** Puts `item` in the place of what its path held (nothing: undefined), in the items and the indexes. */
+  private replace(path: string, item: ItemState | undefined): void {
+    changedInMemory(this.state)
+    const known = this.state.items[path]
+    // The same kind keeps its place in its index, as the path keeps its place among the items.
+    if (known && known.kind !== item?.kind) {
+      this.byKind.get(known.kind)?.delete(path)
+      this.inheritedPaths.delete(path)
+    }
+    if (item) {
+      this.state.items[path] = item
+      this.counted(path, item)
+    } else delete this.state.items[path]
+    if (!known !== !item) this.lockLines = undefined
+    this.count += (item ? 1 : 0) - (known ? 1 : 0)
+    this.alternates.delete(path)
   }
 
   get(path: string): ItemState | undefined {
@@ -212,23 +253,30 @@ export class StateStore {
 
   /** Every item (of one kind, if given). */
   items(kind?: Kind): ItemState[] {
-    const all = Object.values(this.state.items)
-    return kind === undefined ? all : all.filter((item) => item.kind === kind)
+    if (kind === undefined) return Object.values(this.state.items)
+    return [...(this.byKind.get(kind)?.values() ?? [])]
   }
 
-  /** What the guards count: each item's path, kind and whether it is inherited. */
-  summaries(): Iterable<ItemSummary> {
-    return Object.values(this.state.items)
+  /** How many items of a kind the state holds (guards.ts BaseCounts). */
+  countOf(kind: Kind): number {
+    return this.byKind.get(kind)?.size ?? 0
+  }
+
+  /** How many items the server listed as inherited from its parent project. */
+  get inheritedCount(): number {
+    return this.inheritedPaths.size
+  }
+
+  isInherited(path: string): boolean {
+    return this.inheritedPaths.has(path)
   }
 
   get size(): number {
-    return Object.keys(this.state.items).length
+    return this.count
   }
 
   async commit(item: ItemState): Promise<void> {
-    changedInMemory(this.state)
-    this.state.items[item.path] = item
-    this.alternates.delete(item.path)
+    this.replace(item.path, item)
     await this.changed()
   }
 
@@ -237,31 +285,41 @@ export class StateStore {
    * the next save of a run that writes. Never saved here: `status` plans too, without the lock.
    */
   adopt(item: ItemState): void {
-    changedInMemory(this.state)
-    this.state.items[item.path] = item
-    this.alternates.delete(item.path)
+    this.replace(item.path, item)
     this.unsaved++
   }
 
   async forget(path: string): Promise<void> {
-    changedInMemory(this.state)
-    delete this.state.items[path]
-    this.alternates.delete(path)
+    this.replace(path, undefined)
     await this.changed()
   }
 
-  /** The items as the lock records them: the state's, but the lock's own line while the two disagree. */
-  private *lockItems(): Iterable<ItemState> {
-    for (const item of this.items()) {
-      const alternate = this.alternates.get(item.path)
-      if (alternate === undefined) yield item
-      else if (alternate !== null) yield alternate
-    }
+  /**
+   * The item the lock records for a path: the state's, but the lock's own line while the two
+   * disagree (null: the lock has no line for it).
+   */
+  private lockItemAt(path: string): ItemState | null | undefined {
+    const alternate = this.alternates.get(path)
+    return alternate === undefined ? this.state.items[path] : alternate
   }
 
   /** cms-sync.lock as the state stands: written with every save of the state. */
   lockText(): string {
-    return lockText(this.state.target, this.lockItems())
+    this.lockLines ??= Object.keys(this.state.items)
+      .sort(byPath)
+      .map((path) => ({ path, item: undefined, line: '' }))
+    const lines: string[] = []
+    for (const entry of this.lockLines) {
+      const item = this.lockItemAt(entry.path)
+      if (!item) continue
+      // Items are replaced, never changed in place (commit, adopt): the same object, the same line.
+      if (entry.item !== item) {
+        entry.item = item
+        entry.line = lineOf(item)
+      }
+      lines.push(entry.line)
+    }
+    return lockTextOfLines(this.state.target, lines)
   }
 
   private async changed(): Promise<void> {

@@ -62,6 +62,11 @@ export interface Codec {
    * variable): reported by commands that pull, never written.
    */
   remoteProblems?(remote: JsonObject): string[]
+  /**
+   * Whether the item names a publish or unpublish date (content): status asks the server about
+   * those. A marked kept listing remembers the answer for its items (remote-snapshot.ts).
+   */
+  schedules?(item: JsonObject): boolean
 }
 
 export function hashText(text: string): string {

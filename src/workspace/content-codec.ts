@@ -77,4 +77,7 @@ export const contentCodec: Codec = {
   listIsIncomplete(dialect) {
     return dialect !== 'spec'
   },
+  schedules(item) {
+    return [item.publishOn, item.unpublishOn].some((date) => typeof date === 'string' && date !== '')
+  },
 }

@@ -1,5 +1,12 @@
 import { describe, expect, test } from 'vitest'
-import { deleteGuard, describeStop, listingGuard, targetGuard } from '../../src/engine/guards.js'
+import {
+  countBase,
+  deleteGuard,
+  describeStop,
+  inheritanceGuard,
+  listingGuard,
+  targetGuard,
+} from '../../src/engine/guards.js'
 import type { Action, PlanItem } from '../../src/engine/plan.js'
 
 const item = (id: string, action: Action, kind: 'schema' | 'content' = 'content'): PlanItem => ({
@@ -10,8 +17,9 @@ const item = (id: string, action: Action, kind: 'schema' | 'content' = 'content'
   remote: 'deleted',
   action,
 })
-const base = (n: number, kind: 'schema' | 'content' = 'content') =>
+const rows = (n: number, kind: 'schema' | 'content' = 'content') =>
   Array.from({ length: n }, () => ({ kind }))
+const base = (n: number, kind: 'schema' | 'content' = 'content') => countBase(rows(n, kind))
 
 describe('delete guard', () => {
   test('deleting exactly half of a kind stops at the default 50% (a listing cut in two)', () => {
@@ -65,7 +73,7 @@ describe('delete guard', () => {
   test('kinds are counted apart', () => {
     const selected = [item('s', 'delete-remote', 'schema')]
     expect(
-      deleteGuard(selected, [...base(10), ...base(1, 'schema')], {
+      deleteGuard(selected, countBase([...rows(10), ...rows(1, 'schema')]), {
         maxDeletePercent: 50,
         allowDeletes: false,
       }),
@@ -84,13 +92,60 @@ describe('listing guard', () => {
   })
 
   test('a listing that still has items passes', () => {
-    expect(listingGuard([item('a', 'delete-local')], base(3), base(2), { allowDeletes: false })).toEqual({
+    expect(listingGuard([item('a', 'delete-local')], base(3), rows(2), { allowDeletes: false })).toEqual({
       ok: true,
     })
   })
 
   test('it only matters when the run would delete locally', () => {
     expect(listingGuard([item('a', 'push')], base(3), [], { allowDeletes: false })).toEqual({ ok: true })
+  })
+})
+
+/** A listing the guard must not read: reading it throws. */
+const unread = {
+  [Symbol.iterator](): Iterator<never> {
+    throw new Error('the listing was read')
+  },
+}
+
+describe('what the guards read', () => {
+  test('a run that deletes nothing locally never reads the listing (an edit pays for itself only)', () => {
+    const edits = [item('a', 'push'), item('b', 'pull'), item('c', 'delete-remote')]
+    expect(listingGuard(edits, base(3), unread, { allowDeletes: false })).toEqual({ ok: true })
+    expect(inheritanceGuard(edits, base(3), unread, { allowDeletes: false })).toEqual({ ok: true })
+  })
+
+  test('a local delete of an item not inherited never reads the listing for the inheritance guard', () => {
+    const inherited = countBase([{ kind: 'content', path: 'content/x.json', inherited: true }, ...rows(2)])
+    expect(inheritanceGuard([item('a', 'delete-local')], inherited, unread, { allowDeletes: false })).toEqual(
+      {
+        ok: true,
+      },
+    )
+  })
+})
+
+describe('inheritance guard', () => {
+  const inherited = countBase([
+    { kind: 'content', path: 'content/a.json', inherited: true },
+    { kind: 'content', path: 'content/b.json', inherited: true },
+    { kind: 'content', path: 'content/c.json' },
+  ])
+  test('deleting an inherited item while the listing names none inherited stops, with how many were', () => {
+    expect(
+      inheritanceGuard([item('a', 'delete-local')], inherited, [{ inherited: false }], {
+        allowDeletes: false,
+      }),
+    ).toEqual({ ok: false, reason: 'inheritance-lost', had: 2 })
+  })
+
+  test('a listing that still inherits something, or --allow-deletes, lets it through', () => {
+    const selected = [item('a', 'delete-local')]
+    expect(inheritanceGuard(selected, inherited, [{ inherited: true }], { allowDeletes: false })).toEqual({
+      ok: true,
+    })
+    expect(inheritanceGuard(selected, inherited, [], { allowDeletes: true })).toEqual({ ok: true })
   })
 })
 
