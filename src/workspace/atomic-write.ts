@@ -21,19 +21,25 @@
 // close; docs/benchmarks.md, "Session 6"). The scan's lstatSync does the same.
 
 import {
+  close,
   closeSync,
   existsSync,
+  fstat,
   fstatSync,
+  fsync,
   linkSync,
   mkdirSync,
   openSync,
   renameSync,
   rmSync,
+  type Stats,
   unlinkSync,
+  writeFile as writeFileCallback,
   writeFileSync,
 } from 'node:fs'
-import { chmod, type FileHandle, mkdir, open, realpath, rename, rm, stat } from 'node:fs/promises'
+import { chmod, realpath, rename, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
+import { promisify } from 'node:util'
 import { naming } from './disk-full.js'
 import type { StatSnapshot } from './known-file.js'
 
@@ -58,23 +64,12 @@ export function tempName(kind: string): string {
 }
 
 /** Temp folders made so far (one mkdir per folder and process). */
-const tempDirs = new Map<string, Promise<unknown>>()
+const tempDirs = new Set<string>()
 
-function tempDirReady(dir: string): Promise<unknown> {
-  let made = tempDirs.get(dir)
-  if (!made) {
-    made = mkdir(dir, { recursive: true })
-    tempDirs.set(dir, made)
-    made.catch(() => tempDirs.delete(dir))
-  }
-  return made
-}
-
-/** The temp folder, made synchronously once per process (the sync writer's tempDirReady). */
-function tempDirReadySync(dir: string): void {
+function tempDirReady(dir: string): void {
   if (tempDirs.has(dir)) return
   mkdirSync(dir, { recursive: true })
-  tempDirs.set(dir, Promise.resolve())
+  tempDirs.add(dir)
 }
 
 /** Below this, and without fsync, a temp file is written with synchronous calls (see above). */
@@ -83,38 +78,62 @@ const SMALL_FILE = 256 * 1024
 const isSmall = (text: string | Uint8Array, opts: WriteOptions) =>
   !(opts.fsync ?? true) && (typeof text === 'string' ? text.length * 3 : text.byteLength) < SMALL_FILE
 
-/** writeTemp for a small file without fsync, every call synchronous. */
-function writeTempSync(
+const writeFd = promisify(writeFileCallback)
+const fsyncFd = promisify(fsync)
+const fstatFd = promisify(fstat)
+const closeFd = promisify(close)
+
+/**
+ * Creates a temp file of our own for `target` and opens it (a metadata call, synchronous on
+ * every path: it is the open of a large file's bytes that goes through the thread pool).
+ */
+function openTemp(
+  target: string,
+  mode: number | undefined,
+  opts: WriteOptions,
+): { temp: string; fd: number } {
+  if (opts.tempDir) tempDirReady(opts.tempDir)
+  let remade = false
+  for (;;) {
+    const temp = opts.tempDir ? path.join(opts.tempDir, tempName('write')) : `${target}.${tempSuffix()}`
+    try {
+      return { temp, fd: openSync(temp, 'wx', mode ?? 0o666) }
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      // The temp folder went away since it was made (.cms-sync/ removed): made again, once.
+      if (code === 'ENOENT' && opts.tempDir && !remade) {
+        remade = true
+        tempDirs.delete(opts.tempDir)
+        tempDirReady(opts.tempDir)
+        continue
+      }
+      if (code !== 'EEXIST') throw error
+    }
+  }
+}
+
+/** Writes `text` (or bytes) to a fresh temp file for `target`; returns its name and stat, closed. */
+async function writeTemp(
   target: string,
   text: string | Uint8Array,
   mode: number | undefined,
   opts: WriteOptions,
-): { temp: string; stat: StatSnapshot } {
+): Promise<{ temp: string; stat: StatSnapshot }> {
   let temp = ''
   let fd: number | undefined
   try {
-    if (opts.tempDir) tempDirReadySync(opts.tempDir)
-    let remade = false
-    for (;;) {
-      temp = opts.tempDir ? path.join(opts.tempDir, tempName('write')) : `${target}.${tempSuffix()}`
-      try {
-        fd = openSync(temp, 'wx', mode ?? 0o666)
-        break
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code
-        // The temp folder went away since it was made (.cms-sync/ removed): made again, once.
-        if (code === 'ENOENT' && opts.tempDir && !remade) {
-          remade = true
-          tempDirs.delete(opts.tempDir)
-          tempDirReadySync(opts.tempDir)
-          continue
-        }
-        if (code !== 'EEXIST') throw error
-      }
+    ;({ temp, fd } = openTemp(target, mode, opts))
+    let info: Stats
+    if (isSmall(text, opts)) {
+      writeFileSync(fd, text)
+      info = fstatSync(fd)
+      closeSync(fd)
+    } else {
+      await writeFd(fd, text)
+      if (opts.fsync ?? true) await fsyncFd(fd)
+      info = await fstatFd(fd)
+      await closeFd(fd)
     }
-    writeFileSync(fd, text)
-    const info = fstatSync(fd)
-    closeSync(fd)
     fd = undefined
     return { temp, stat: { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino } }
   } catch (error) {
@@ -125,49 +144,6 @@ function writeTempSync(
 }
 
 const crossDevice = (error: unknown) => (error as NodeJS.ErrnoException).code === 'EXDEV'
-
-/** Writes `text` (or bytes) to a fresh temp file next to `target`; returns its name and stat, closed. */
-async function writeTemp(
-  target: string,
-  text: string | Uint8Array,
-  mode: number | undefined,
-  opts: WriteOptions,
-): Promise<{ temp: string; stat: StatSnapshot }> {
-  if (isSmall(text, opts)) return writeTempSync(target, text, mode, opts)
-  let temp = ''
-  let handle: FileHandle | undefined
-  try {
-    if (opts.tempDir) await tempDirReady(opts.tempDir)
-    let remade = false
-    for (;;) {
-      temp = opts.tempDir ? path.join(opts.tempDir, tempName('write')) : `${target}.${tempSuffix()}`
-      try {
-        handle = await open(temp, 'wx', mode ?? 0o666)
-        break
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code
-        // The temp folder went away since it was made (.cms-sync/ removed): made again, once.
-        if (code === 'ENOENT' && opts.tempDir && !remade) {
-          remade = true
-          tempDirs.delete(opts.tempDir)
-          await tempDirReady(opts.tempDir)
-          continue
-        }
-        if (code !== 'EEXIST') throw error
-      }
-    }
-    await handle.writeFile(text)
-    if (opts.fsync ?? true) await handle.sync()
-    const info = await handle.stat()
-    await handle.close()
-    handle = undefined
-    return { temp, stat: { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino } }
-  } catch (error) {
-    await handle?.close().catch(() => {})
-    if (temp) await rm(temp, { force: true })
-    throw naming(error, target)
-  }
-}
 
 export async function writeFileAtomically(
   file: string,
