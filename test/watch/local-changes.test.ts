@@ -232,51 +232,6 @@ describe('watchWorkspace', () => {
     expect(rec.batches).toEqual([])
   })
 
-  test("a single save arrives after the debounce, not after the watcher's 500 ms delivery gap", async () => {
-    const root = await tempWorkspace(seed)
-    const rec = await recordBatches(root)
-    const took: number[] = []
-    for (let i = 0; i < 3; i++) {
-      const saved = performance.now()
-      await writeFile(path.join(root, 'content/home.json'), `{"title":"Save ${i}"}\n`)
-      await waitFor(() => rec.batches.length === i + 1, { what: `save ${i}` })
-      took.push(performance.now() - saved)
-      await sleep(SETTLE_MS)
-    }
-    expect(rec.batches.map((b) => [...b.paths])).toEqual([
-      ['content/home.json'],
-      ['content/home.json'],
-      ['content/home.json'],
-    ])
-    // The best of three, so a busy machine does not decide it; waiting for the gap takes >= 600 ms.
-    expect(Math.min(...took)).toBeLessThan(450)
-  })
-
-  test("a checkout's files written one after another arrive as one batch, the first not ahead of the rest", async () => {
-    const root = await tempWorkspace(seed)
-    const rec = await recordBatches(root)
-    // Like git: one file after the other, as fast as the disk takes them. The watcher hands the
-    // first over at once and the rest later; the batch must wait for them.
-    for (let i = 0; i < 300; i++) await writeFile(path.join(root, `content/c${i}.json`), '{}')
-    await waitFor(() => rec.seen().size === 300, { what: '300 paths' })
-    await sleep(SETTLE_MS)
-    expect(rec.batches).toHaveLength(1)
-  })
-
-  test('a save to a kind folder made after start, and to media, waits for the delivery gap', async () => {
-    const root = await tempWorkspace(seed)
-    const rec = await recordBatches(root)
-    let saved = performance.now()
-    await writeFiles(root, { 'media/new.svg': '<svg/>' })
-    await waitFor(() => rec.batches.length === 1, { what: 'the media batch' })
-    expect(performance.now() - saved).toBeGreaterThanOrEqual(600)
-    saved = performance.now()
-    await writeFiles(root, { 'forms/contact.json': '{}' })
-    await waitFor(() => rec.batches.length === 2, { what: 'the forms batch' })
-    expect(performance.now() - saved).toBeGreaterThanOrEqual(600)
-    expect(rec.seen()).toEqual(new Set(['media/new.svg', 'forms/contact.json']))
-  })
-
   test('a bulk change (new paths keep coming) outlasts maxWaitMs and arrives whole once quiet', async () => {
     const root = await tempWorkspace(seed)
     const rec = await recordBatches(root, { debounceMs: 250, maxWaitMs: 300, maxBatchBeforeFlood: 30 })
@@ -293,4 +248,25 @@ describe('watchWorkspace', () => {
     expect(rec.batches).toHaveLength(1) // not cut by maxWaitMs into slices that each pass the guard
     expect(rec.batches[0]!.info.flood).toBe(true)
   })
+})
+
+// Found by review of the activity signal (taken back, docs/watch.md "Choosing the watcher"): git
+// writes a checkout in path order, so after content/ it may write folders no kind watches for a
+// while before it reaches schemas/. The first file must not go out alone ahead of the rest, or
+// the mass change guard, which judges a batch of many, lets the old branch's version through.
+test('a checkout that spends 250 ms in unwatched folders between two kind folders is one batch', async () => {
+  const root = await tempWorkspace({
+    'content/home.json': '{\n  "title": "Home"\n}\n',
+    'schemas/s0.json': '{}',
+    'lib/x.js': '',
+  })
+  const rec = await recordBatches(root)
+  await writeFile(path.join(root, 'content/home.json'), '{"title":"old branch"}\n')
+  const until = performance.now() + 250
+  for (let i = 0; performance.now() < until; i++)
+    await writeFile(path.join(root, `lib/f${i}.js`), 'x'.repeat(4096))
+  for (let s = 1; s <= 60; s++) await writeFile(path.join(root, `schemas/s${s}.json`), '{}')
+  await waitFor(() => rec.seen().size === 61, { what: '61 paths' })
+  await sleep(1200)
+  expect(rec.batches.map((batch) => batch.paths.size)).toEqual([61])
 })
