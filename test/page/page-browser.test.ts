@@ -6,12 +6,14 @@ import { readFile, rm, writeFile } from 'node:fs/promises'
 import { createServer, request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
+import { PassThrough } from 'node:stream'
 import type { Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
+import { run } from '../../src/cli/program.js'
 import { createMediaApi } from '../../src/remote/media.js'
 import { ARTIFACTS, HAVE_BROWSER, launchBrowser, REBOUND_HOST } from '../helpers/browser.js'
 import { startWorld, syncedWorld, type World } from '../helpers/sync-world.js'
-import { setWatchConfig, watchInProcess } from '../helpers/watch.js'
+import { serverTitle, setWatchConfig, watchInProcess } from '../helpers/watch.js'
 
 const MARKUP = '<img src=x onerror="window.__pwned=1">'
 
@@ -79,6 +81,35 @@ const PNG = {
     'iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAIAAACQkWg2AAAAFklEQVR4nGPgyr5GEmIY1TCqYfhqAAAstksQvlHImAAAAABJRU5ErkJggg==',
   remote:
     'iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAIAAACQkWg2AAAAFklEQVR4nGNoCrhPEmIY1TCqYfhqAADU2rEQrwQnQQAAAABJRU5ErkJggg==',
+}
+
+/** `cms-sync ui` in process; its address from the line it prints. */
+async function uiInProcess(w: World): Promise<string> {
+  const stdout = new PassThrough()
+  let out = ''
+  let stop: () => void = () => {}
+  const stopSignal = new Promise<void>((resolve) => {
+    stop = resolve
+  })
+  const exit = run(['-C', w.root, 'ui'], {
+    stdout,
+    stderr: new PassThrough(),
+    env: w.env,
+    cwd: w.root,
+    stopSignal,
+  })
+  cleanups.push(() => {
+    stop()
+    return exit
+  })
+  return new Promise((resolve, reject) => {
+    stdout.on('data', (c) => {
+      out += String(c)
+      const m = /the page: (\S+)/.exec(out)
+      if (m) resolve(m[1]!)
+    })
+    void exit.then((code) => reject(new Error(`cms-sync ui exited with ${code}: ${out}`)))
+  })
 }
 
 async function open(url: string): Promise<Page> {
@@ -355,5 +386,32 @@ describe.skipIf(!HAVE_BROWSER)('the local page in a browser', () => {
     expect(served.headers.get('content-disposition')).toMatch(/^attachment/)
     expect(served.headers.get('content-security-policy')).toContain('sandbox')
     expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined()
+  })
+
+  test('`cms-sync ui` serves the page without the daemon; a group is settled at once, under the workspace lock', async () => {
+    const w = await syncedWorld('spec')
+    cleanups.push(() => w.close())
+    // Given two conflicts in content/ and no daemon
+    for (const id of ['home', 'news']) {
+      await w.editJson(`content/${id}.json`, { properties: { title: `Local ${id}` } })
+      await w.setContent(id, { properties: { title: `Remote ${id}` } })
+    }
+    const url = await uiInProcess(w)
+    const page = await open(url)
+    await expect.poll(() => page.locator('article.conflict').count()).toBe(2)
+    expect(await page.locator('#daemon').textContent()).toContain('not-watching')
+    // Nothing syncs by itself, and the page holds no lock while idle: a command runs meanwhile
+    expect((await w.cli('--json', 'status')).json.changes).toHaveLength(2)
+
+    // When the user keeps the server for every content conflict
+    await page.locator('.group[data-group="content"] button[data-keep="remote"]').click()
+    await page.locator('#result[data-state="done"]').waitFor()
+
+    // Then both files hold the server's version, the server is unchanged, and the page is clean
+    expect(await localJson(w, 'content/home.json')).toMatchObject({ properties: { title: 'Remote home' } })
+    expect(await localJson(w, 'content/news.json')).toMatchObject({ properties: { title: 'Remote news' } })
+    expect(await serverTitle(w.server, 'home')).toBe('Remote home')
+    await page.locator('#conflicts .empty').waitFor()
+    expect((await w.cli('--json', 'status')).json.changes).toEqual([])
   })
 })
