@@ -58,7 +58,9 @@ describe('resolve groups and leaves', () => {
     // The other leaf stays in conflict (exit 3), as when no daemon runs
     expect(run.stderr).toBe('')
     expect(run.exitCode).toBe(3)
-    expect(run.json.conflicts).toMatchObject([{ path: 'content/home.json', leaves: [{ path: '/properties/title' }] }])
+    expect(run.json.conflicts).toMatchObject([
+      { path: 'content/home.json', leaves: [{ path: '/properties/title' }] },
+    ])
     expect(await w.readJson('content/home.json')).toMatchObject({
       sort: 3,
       properties: { title: 'Local home' },
