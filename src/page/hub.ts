@@ -2,6 +2,8 @@
 // browsers listening (server-sent events). A watch event goes to the feed at once and asks for a
 // fresh status read; reads never overlap, and events that come during one ask for one more read
 // after it, not one each. Every change is pushed to every open page: nothing is polled by it.
+// With no page open nothing is read (a status read costs the listings): the state is marked
+// stale, and the next page to open gets it read first.
 
 import type { ServerResponse } from 'node:http'
 import type { DaemonState } from '../watch/daemon.js'
@@ -66,8 +68,18 @@ function feedEntry(e: WatchEvent, time: string): FeedEntry | undefined {
     case 'reconciled':
     case 'stopped':
       return { time, event: e.event }
-    default:
-      return undefined
+    default: {
+      // An event the page has no words for yet (e.g. "reverted on the server"): shown by its
+      // name with its path and message, rather than dropped.
+      const other = e as { event: string; path?: unknown; message?: unknown }
+      if (other.event === 'ready' || other.event === 'page') return undefined
+      return {
+        time,
+        event: other.event,
+        ...(typeof other.path === 'string' ? { path: other.path } : {}),
+        ...(typeof other.message === 'string' ? { message: other.message } : {}),
+      }
+    }
   }
 }
 
@@ -81,6 +93,7 @@ export function createHub(source: HubSource, now: () => Date = () => new Date())
   let reading: Promise<void> | undefined
   let again = false
   let closed = false
+  let stale = true
 
   const state = (): PageState =>
     pageState({
@@ -112,6 +125,11 @@ export function createHub(source: HubSource, now: () => Date = () => new Date())
   /** Reads the status again (after the one under way, if any) and pushes the result. */
   function refresh(): Promise<void> {
     if (closed) return Promise.resolve()
+    if (clients.size === 0) {
+      stale = true
+      return Promise.resolve()
+    }
+    stale = false
     if (reading) {
       again = true
       return reading
@@ -162,6 +180,7 @@ export function createHub(source: HubSource, now: () => Date = () => new Date())
       res.on('close', () => clients.delete(res))
       send(res, 'state', state())
       for (const entry of feed) send(res, 'feed', entry)
+      if (stale) void refresh()
     },
     close(): void {
       closed = true

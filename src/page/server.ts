@@ -272,7 +272,6 @@ export async function startPageServer(
     server.listen(opts.port, '127.0.0.1', () => resolve())
   })
   port = (server.address() as AddressInfo).port
-  void hub.refresh()
   return {
     url: `http://127.0.0.1:${port}/s/${secret}/`,
     port,

@@ -13,9 +13,9 @@ export const CHROMIUM = process.env.CMS_SYNC_CHROMIUM ?? '/usr/bin/chromium'
 export const HAVE_BROWSER = existsSync(CHROMIUM)
 
 if (!HAVE_BROWSER) {
-  const why = `browser tests skipped: ${CHROMIUM} is missing (apt-get install chromium, or set CMS_SYNC_CHROMIUM)`
+  const why = `browser tests: ${CHROMIUM} is missing (apt-get install chromium, or set CMS_SYNC_CHROMIUM)`
   if (process.env.CMS_SYNC_REQUIRE_BROWSER === '1') throw new Error(why)
-  process.stderr.write(`${why}\n`)
+  process.stderr.write(`${why}; they are skipped\n`)
 }
 
 /** Screenshots of the page's main views, kept as test artifacts (gitignored). */

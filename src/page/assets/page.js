@@ -278,6 +278,7 @@ const EVENT_LABEL = {
   pushed: 'pushed',
   pulled: 'pulled',
   merged: 'merged',
+  reverted: 'reverted on the server',
   conflict: 'conflict',
   failed: 'failed',
   paused: 'paused',
