@@ -25,21 +25,8 @@ export interface HubSource {
   daemon(): DaemonState | undefined
 }
 
-/** Events that change what status says (the others only go to the feed). */
-const CHANGES_STATUS = new Set([
-  'reconciled',
-  'pushed',
-  'pulled',
-  'merged',
-  'conflict',
-  'failed',
-  'paused',
-  'online',
-  'offline',
-  'token-renewed',
-  'error',
-  'stopped',
-])
+/** Events that cannot change what status says; any other one (a new kind too) asks for a read. */
+const LEAVES_STATUS = new Set(['ready', 'page', 'warning'])
 
 function feedEntry(e: WatchEvent, time: string): FeedEntry | undefined {
   switch (e.event) {
@@ -171,7 +158,7 @@ export function createHub(source: HubSource, now: () => Date = () => new Date())
         if (feed.length > FEED_SIZE) feed.shift()
         broadcast('feed', entry)
       }
-      if (CHANGES_STATUS.has(e.event)) void refresh()
+      if (!LEAVES_STATUS.has(e.event)) void refresh()
       else pushState()
     },
     /** An open page: the state and the feed so far, then every change as it comes. */
