@@ -403,8 +403,9 @@ describe.skipIf(!HAVE_BROWSER)('the local page in a browser', () => {
     // Nothing syncs by itself, and the page holds no lock while idle: a command runs meanwhile
     expect((await w.cli('--json', 'status')).json.changes).toHaveLength(2)
 
-    // When the user keeps the server for every content conflict
-    await page.locator('.group[data-group="content"] button[data-keep="remote"]').click()
+    // When the user keeps the server for every content conflict (from the keyboard)
+    await page.locator('.group[data-group="content"] button[data-keep="remote"]').focus()
+    await page.keyboard.press('Enter')
     await page.locator('#result[data-state="done"]').waitFor()
 
     // Then both files hold the server's version, the server is unchanged, and the page is clean
