@@ -1,10 +1,13 @@
 // Where the page is served and whether: the ui settings in cms-sync.yaml (validated like every
 // key), `watch --ui-port` and `--no-ui`; and the held model the page reads, as status lists it.
 
-import { readFile, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { request } from 'node:http'
 import { createServer } from 'node:net'
 import path from 'node:path'
+import { PassThrough } from 'node:stream'
 import { afterEach, describe, expect, test } from 'vitest'
+import { run } from '../../src/cli/program.js'
 import { heldOf } from '../../src/page/held.js'
 import { syncedWorld, type World } from '../helpers/sync-world.js'
 import { setWatchConfig, watchInProcess } from '../helpers/watch.js'
@@ -85,6 +88,101 @@ describe('where the page is served', () => {
     await addConfig(w, 'ui: { enabled: false }')
     daemon = await startWatch(w)
     expect(daemon.events.some((e) => e.event === 'page')).toBe(false)
+  })
+})
+
+/** `cms-sync ui` in process; its address from the line it prints. */
+async function ui(w: World): Promise<string> {
+  const stdout = new PassThrough()
+  let out = ''
+  let stop: () => void = () => {}
+  const stopSignal = new Promise<void>((resolve) => {
+    stop = resolve
+  })
+  const exit = run(['-C', w.root, 'ui'], {
+    stdout,
+    stderr: new PassThrough(),
+    env: w.env,
+    cwd: w.root,
+    stopSignal,
+  })
+  cleanups.push(() => {
+    stop()
+    return exit
+  })
+  return new Promise((resolve) => {
+    stdout.on('data', (c) => {
+      out += String(c)
+      const m = /the page: (\S+)/.exec(out)
+      if (m) resolve(m[1]!)
+    })
+  })
+}
+
+/** A POST from the page itself: its own Origin, a JSON body. */
+// biome-ignore lint/suspicious/noExplicitAny: test convenience for parsed JSON answers
+function post(url: string, body: unknown): Promise<{ status: number; json: any }> {
+  const u = new URL(url)
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname,
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Origin: u.origin },
+      },
+      (res) => {
+        let text = ''
+        res.on('data', (c) => {
+          text += String(c)
+        })
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) }))
+      },
+    )
+    req.on('error', reject)
+    req.end(JSON.stringify(body))
+  })
+}
+
+describe('held changes under `cms-sync ui`', () => {
+  test('the held deletions of a paused watcher are pushed as `push --allow-deletes` would, and the pause is lifted', async () => {
+    const w = await world()
+    // Given deletions a watcher paused on (it has stopped since; the pause stays)
+    await rm(w.file('content/news.json'))
+    await rm(w.file('content/shop.json'))
+    await mkdir(path.join(w.root, '.cms-sync'), { recursive: true })
+    const pause = { since: new Date().toISOString(), reason: 'mass-delete', count: 2, samplePaths: [] }
+    await writeFile(path.join(w.root, '.cms-sync', 'watch-paused.json'), JSON.stringify(pause))
+    const url = await ui(w)
+    // biome-ignore lint/suspicious/noExplicitAny: test convenience for the page's JSON state
+    const state = async (): Promise<any> => (await fetch(`${url}state`)).json()
+    // The page's state lists them once a page is open (its first read)
+    const events = await fetch(`${url}events`)
+    const reader = events.body!.getReader()
+    cleanups.push(() => reader.cancel())
+    const decoder = new TextDecoder()
+    let text = ''
+    while (!text.includes('content/shop.json')) text += decoder.decode((await reader.read()).value)
+    expect((await state()).held[0].items.map((i: { path: string }) => i.path)).toEqual([
+      'content/news.json',
+      'content/shop.json',
+    ])
+    // When they are pushed from the page
+    const released = await post(`${url}api/release`, { paths: ['content/news.json', 'content/shop.json'] })
+    expect(released.status).toBe(200)
+    expect(released.json.outcome.applied.map((i: { action: string }) => i.action)).toEqual([
+      'delete-remote',
+      'delete-remote',
+    ])
+    // Then the server lost them, the pause is lifted, and nothing else changed
+    expect(await w.server.get('content', 'news')).toBeUndefined()
+    expect(await w.server.get('content', 'shop')).toBeUndefined()
+    expect(await w.server.get('content', 'home')).toBeDefined()
+    expect(await w.exists('.cms-sync/watch-paused.json')).toBe(false)
+    // A path that is not a workspace path is refused, and nothing runs
+    const outside = await post(`${url}api/release`, { paths: ['../elsewhere.json'] })
+    expect(outside.status).toBe(400)
   })
 })
 
