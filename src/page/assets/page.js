@@ -119,7 +119,14 @@ function leafRow(conflict, leaf) {
 
 function mediaFigure(side, ref, conflict) {
   if (!ref) return el('figure', {}, el('figcaption', {}, `${SIDE[side]}: deleted`))
-  const caption = el('figcaption', {}, `${SIDE[side]} `, el('a', { href: ref.url, download: '' }, 'download'))
+  const caption = el(
+    'figcaption',
+    {},
+    `${SIDE[side]} `,
+    el('a', { href: ref.url, download: '' }, 'download'),
+    // Only raster images are shown; anything else (an SVG can carry script) is a file to save.
+    ref.image ? undefined : ' (not shown: offered as a file)',
+  )
   return el(
     'figure',
     {},
