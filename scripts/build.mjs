@@ -5,7 +5,7 @@
 // compilation on every start: a no-change status loads what it needs in one go.
 // Type checking is `npm run typecheck` (tsc); esbuild only strips the types.
 
-import { rm } from 'node:fs/promises'
+import { cp, rm } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
@@ -43,3 +43,5 @@ await build({
   external: ['@parcel/watcher'],
   logLevel: 'warning',
 })
+// The local page's files (src/page/assets/), served as they are: no front-end build (docs/page.md).
+await cp(join(repo, 'src', 'page', 'assets'), join(outdir, 'page-assets'), { recursive: true })

@@ -22,6 +22,8 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   remote: ['errors', 'util', 'log', 'config', 'workspace'],
   engine: ['errors', 'util', 'log', 'config', 'workspace', 'state', 'remote'],
   watch: ['errors', 'util', 'log', 'config', 'workspace', 'state', 'remote', 'engine'],
+  // The local page's server: it shows the engine's and the daemon's models, below the commands.
+  page: ['errors', 'util', 'log', 'config', 'workspace', 'state', 'remote', 'engine', 'watch'],
   // The emulator is a server of its own that shares the file forms, never the client.
   emulator: ['errors', 'util', 'log', 'config', 'workspace'],
 }

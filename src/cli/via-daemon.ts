@@ -14,7 +14,9 @@ export async function viaDaemon(
   io: CliIo,
   cmd: Command,
   paths: string[],
-  request: Omit<SettleRequest, 'scope'>,
+  request: Omit<SettleRequest, 'scope' | 'leaves'>,
+  /** resolve on single leaves: a file and a JSON Pointer each. */
+  leafArgs: ReadonlyArray<{ file: string; pointer: string }> = [],
 ): Promise<Outcome | undefined> {
   const ws = await openWorkspace(io, cmd)
   const { lockHolder } = await import('../state/lock.js')
@@ -22,7 +24,18 @@ export async function viaDaemon(
   if (holder?.command !== 'watch') return undefined
   const scope = scopeOf(ws.globals.dir ? ws.root : io.cwd, ws.root, paths)
   const { askDaemon } = await import('../watch/requests.js')
-  const reply = await askDaemon(ws.root, holder.pid, { ...request, scope })
+  const base = ws.globals.dir ? ws.root : io.cwd
+  const leaves: Record<string, string[]> = {}
+  for (const { file, pointer } of leafArgs) {
+    const [rel] = scopeOf(base, ws.root, [file])
+    if (scope.includes(rel!)) continue // named whole as well: all of it is settled
+    leaves[rel!] = [...(leaves[rel!] ?? []), pointer]
+  }
+  const reply = await askDaemon(ws.root, holder.pid, {
+    ...request,
+    scope,
+    ...(leafArgs.length ? { leaves } : {}),
+  })
   if (reply === undefined) return undefined // the daemon stopped meanwhile: run here
   if ('error' in reply) throw new CliError(reply.error.message, reply.error.exitCode as ExitCode)
   return reply.outcome

@@ -45,6 +45,8 @@ export function eventLine(e: WatchEvent): string {
       return `${pc.red('✗')} ${e.message}`
     case 'warning':
       return `${pc.yellow('⚠')} ${e.message}`
+    case 'page':
+      return `${pc.green('●')} the page: ${e.url} (open it in a browser; the address is this run's key, keep it to yourself)`
     case 'stopped':
       return `${pc.dim('■')} stopped${e.pending > 0 ? ` (${e.pending} local change(s) left for the next start)` : ''}`
   }

@@ -57,6 +57,9 @@ const EXPECTED: Record<string, string> = {
   retention: 'a mapping with trashDays and logsDays',
   'retention.trashDays': `a whole number of days from ${DEFAULT_TRASH_DAYS} to ${MAX_DAYS} (trash is kept at least ${DEFAULT_TRASH_DAYS} days)`,
   'retention.logsDays': `a whole number of days from 1 to ${MAX_DAYS}`,
+  ui: 'a mapping with enabled and port',
+  'ui.enabled': 'true or false',
+  'ui.port': 'a whole port number from 0 to 65535 (0: a free one)',
 }
 
 function isServerUrl(value: string): boolean {
@@ -166,6 +169,14 @@ const schema = z.strictObject({
         DEFAULT_TRASH_DAYS,
       ),
       logsDays: z._default(z.int().check(z.minimum(1), z.maximum(MAX_DAYS)), DEFAULT_LOGS_DAYS),
+    }),
+    {},
+  ),
+  // The local page `watch` serves (docs/page.md): on by default, on a free loopback port.
+  ui: z.prefault(
+    z.strictObject({
+      enabled: z._default(z.boolean(), true),
+      port: z._default(z.int().check(z.minimum(0), z.maximum(65_535)), 0),
     }),
     {},
   ),

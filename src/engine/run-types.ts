@@ -105,10 +105,48 @@ export interface ApplyOptions {
   now?: () => string
 }
 
-/** Workspace-relative paths (or folders) the user named; none means everything. */
+/** Workspace-relative paths (or folders, or patterns) the user named; none means everything. */
 export function inScope(path: string, scope: readonly string[]): boolean {
   return (
     scope.length === 0 ||
-    scope.some((p) => p === '' || p === path || path.startsWith(p.endsWith('/') ? p : `${p}/`))
+    scope.some(
+      (p) =>
+        p === '' ||
+        p === path ||
+        path.startsWith(p.endsWith('/') ? p : `${p}/`) ||
+        (isPattern(p) && patternOf(p).test(path)),
+    )
   )
+}
+
+/** A scope entry with `*` or `?` is a pattern (quoted on the command line, or from the page). */
+function isPattern(entry: string): boolean {
+  return entry.includes('*') || entry.includes('?')
+}
+
+const patterns = new Map<string, RegExp>()
+
+/**
+ * `*` and `?` within one path segment, `**` across segments; what the pattern matches whole is
+ * in scope, and so is everything under a folder it matches (`content/blog*` takes the folder's files).
+ */
+function patternOf(entry: string): RegExp {
+  let re = patterns.get(entry)
+  if (re) return re
+  const body = entry
+    .replace(/\/+$/, '')
+    .split(/(\*\*|\*|\?)/)
+    .map((part) =>
+      part === '**'
+        ? '.*'
+        : part === '*'
+          ? '[^/]*'
+          : part === '?'
+            ? '[^/]'
+            : part.replace(/[.+^${}()|[\]\\]/g, '\\$&'),
+    )
+    .join('')
+  re = new RegExp(`^${body}(?:/.*)?$`)
+  patterns.set(entry, re)
+  return re
 }

@@ -11,9 +11,9 @@ import { loadIgnoreRules } from '../workspace/ignore-rules.js'
 import { planEdits } from './edit-run.js'
 import type { Outcome } from './outcome.js'
 import type { Side } from './plan.js'
-import { restoreLocalEdits } from './restore.js'
 import { applyRun, openState, planRun } from './run.js'
 import { type EngineDeps, type PlannedRun, SELECT } from './run-types.js'
+import { releaseHeld, resolveConflicts, restoreEdits } from './settle-run.js'
 
 /** Failures worth retrying soon: the server or the way to it, not the item. */
 const TRANSIENT = new Set(['server', 'rate-limited', 'network', 'timeout'])
@@ -49,7 +49,19 @@ export interface WatchEngine {
    * plan with the kept side preferred, carrying out only what it settled under `scope`. The
    * caller runs it between two runs (WorkQueue.exclusive).
    */
-  settle(request: { command: 'resolve' | 'restore'; scope: string[]; keep: Side }): Promise<Outcome>
+  settle(request: {
+    command: 'resolve' | 'restore'
+    scope: string[]
+    keep: Side
+    /** resolve on single leaves: JSON Pointers per file. */
+    leaves?: Readonly<Record<string, readonly string[]>>
+  }): Promise<Outcome>
+  /**
+   * Held local changes pushed on a person's word (the local page's "push them", as `cms-sync
+   * push --allow-deletes <paths>`): a full plan, the sync selection under `scope` with deletions
+   * allowed. The caller runs it between two runs and lifts the pause.
+   */
+  release(scope: string[]): Promise<Outcome>
   /** Saves what edit-only runs left unsaved (shutdown). */
   saveState(): Promise<void>
   /** Items the state tracks; undefined before the first run. */
@@ -131,23 +143,21 @@ export function createWatchEngine(
     command: 'resolve' | 'restore'
     scope: string[]
     keep: Side
+    leaves?: Readonly<Record<string, readonly string[]>>
   }): Promise<Outcome> {
     const store = await open()
-    const planned = await planRun(deps, { store, prefer: request.keep })
-    if (request.command === 'restore') restoreLocalEdits(planned.plan.items, request.scope)
-    return applyRun(deps, planned, {
-      select: SELECT.resolve,
-      scope: request.scope,
-      dryRun: false,
-      // Keeping a deletion is the user's explicit choice for these paths.
-      allowDeletes: true,
-      reportScanProblems: false,
-      reportRemoteProblems: false,
-    })
+    if (request.command === 'restore') return restoreEdits(deps, request.scope, { store })
+    const leaves = new Map(Object.entries(request.leaves ?? {}))
+    return resolveConflicts(deps, { scope: request.scope, keep: request.keep, leaves }, { store })
+  }
+
+  async function release(scope: string[]): Promise<Outcome> {
+    return releaseHeld(deps, scope, { store: await open() })
   }
 
   return {
     settle,
+    release,
     plan,
     apply,
     open: async () => {

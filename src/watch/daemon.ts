@@ -6,6 +6,7 @@
 
 import { type FSWatcher, watch as watchFolder } from 'node:fs'
 import path from 'node:path'
+import type { Outcome } from '../engine/outcome.js'
 import type { EngineDeps } from '../engine/run-types.js'
 import { createWatchEngine } from '../engine/watch-run.js'
 import { RemoteError } from '../remote/errors.js'
@@ -14,6 +15,7 @@ import { type IgnoreRules, loadIgnoreRules } from '../workspace/ignore-rules.js'
 import { watchStats } from '../workspace/stat-check.js'
 import { type LocalBatchInfo, type WorkspaceWatcher, watchWorkspace } from './local-changes.js'
 import {
+  clearPause,
   createChangeWindow,
   decideMassChange,
   type MassChangeThresholds,
@@ -24,7 +26,7 @@ import {
 } from './mass-change.js'
 import { createOwnWrites } from './own-writes.js'
 import { startPoller } from './poller.js'
-import { serveRequests } from './requests.js'
+import { type SettleRequest, serveRequests } from './requests.js'
 import { createWatchRuns, type WatchRunOutcome } from './runs.js'
 import { createSaveTimer } from './save-timer.js'
 import { type ShutdownReport, shutdownOnStop } from './shutdown.js'
@@ -52,6 +54,29 @@ export interface DaemonOptions {
   thresholds?: MassChangeThresholds
   /** The credentials file renewToken reads: a change to it retries a refused run at once. */
   credentialsFile?: string
+  /** Given once the daemon serves requests: the local page's handle on it (src/page/). */
+  onControl?: (control: DaemonControl) => void
+}
+
+/** What the daemon is doing right now, for the local page. */
+export interface DaemonState {
+  offline: boolean
+  /** The server refused the token and no new one was found. */
+  tokenRefused: boolean
+  /** Local changes waiting for a run. */
+  queued: number
+  pollMs: number
+  /** ISO time the last full reconcile (a remote poll) ended. */
+  lastFullRunAt?: string
+}
+
+/** The running daemon, as the local page drives it: everything goes through the work queue. */
+export interface DaemonControl {
+  state(): DaemonState
+  /** `resolve` or `restore`, exactly as the CLI asks it (requests.ts). */
+  settle(request: SettleRequest): Promise<Outcome>
+  /** Pushes held changes under `scope` (deletions allowed) and lifts the pause, as `cms-sync push` does. */
+  release(scope: string[]): Promise<Outcome>
 }
 
 /**
@@ -248,10 +273,12 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
     return restarting
   }
 
+  let lastFullRunAt: string | undefined
   const fullRun = async () => {
     const outcome = await queue.requestFull()
     if (outcome.kind === 'offline') throw new Error('the server is out of reach')
     if (outcome.kind === 'error') throw outcome.error
+    lastFullRunAt = new Date().toISOString()
   }
   const logRetry = (error: unknown, retryInMs: number) =>
     logger.warn({ error: messageOf(error), retryInMs }, 'watch: full reconcile failed')
@@ -294,6 +321,31 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
     const outcome = await queue.exclusive(() => engine.settle(request))
     reporter.outcome(outcome, false)
     return { outcome }
+  })
+  opts.onControl?.({
+    state: () => ({
+      offline,
+      tokenRefused: refused,
+      queued: queue.pending.size,
+      pollMs: opts.pollMs,
+      ...(lastFullRunAt ? { lastFullRunAt } : {}),
+    }),
+    settle: async (request) => {
+      logger.info({ ...request }, `watch: ${request.command} asked by the local page`)
+      const outcome = await queue.exclusive(() => engine.settle(request))
+      reporter.outcome(outcome, false)
+      return outcome
+    },
+    release: async (scope) => {
+      logger.info({ scope }, 'watch: held changes pushed from the local page')
+      const outcome = await queue.exclusive(() => engine.release(scope))
+      if (outcome.failed.length === 0) {
+        await clearPause(root)
+        recent.clear()
+      }
+      reporter.outcome(outcome, false)
+      return outcome
+    },
   })
   // A login in another terminal rewrites the credentials file: a refused daemon retries then,
   // not after its backoff (up to minutes).

@@ -20,6 +20,8 @@ export interface SettleRequest {
   /** Workspace-relative paths (or folders). */
   scope: string[]
   keep: Side
+  /** resolve on single leaves: JSON Pointers per file (the file need not be in `scope`). */
+  leaves?: Record<string, string[]>
 }
 
 export type SettleReply = { outcome: Outcome } | { error: { message: string; exitCode: number } }
@@ -40,7 +42,11 @@ function isRequest(value: unknown): value is SettleRequest {
     (r.command === 'resolve' || r.command === 'restore') &&
     Array.isArray(r.scope) &&
     r.scope.every((p) => typeof p === 'string') &&
-    (r.keep === 'local' || r.keep === 'remote')
+    (r.keep === 'local' || r.keep === 'remote') &&
+    (r.leaves === undefined ||
+      (typeof r.leaves === 'object' &&
+        r.leaves !== null &&
+        Object.values(r.leaves).every((l) => Array.isArray(l) && l.every((p) => typeof p === 'string'))))
   )
 }
 

@@ -25,6 +25,8 @@ export type WatchEvent =
   | { event: 'error'; message: string }
   | { event: 'warning'; message: string }
   | { event: 'stopped'; pending: number; finished: boolean; durationMs: number }
+  /** The local page's address (with this run's secret): printed once, never logged. */
+  | { event: 'page'; url: string }
 
 export type EventSink = (event: WatchEvent) => void
 

@@ -190,9 +190,37 @@ describe('the shipped CLI', { timeout: 120_000 }, () => {
     await setWatchConfig(world.root)
     const daemon = watchProcess(world.root, env)
     await daemon.waitForEvent({ event: 'ready' }, 15_000)
+    // The local page's files are served from dist/ beside the bundle.
+    const { url } = await daemon.waitForEvent({ event: 'page' })
+    expect((await fetch(`${url}page.js`)).status).toBe(200)
     daemon.child.kill('SIGTERM')
     expect((await daemon.exited).code).toBe(0)
     expect(daemon.stderr()).not.toContain('internal error')
+  })
+
+  test('ui serves the page and stops on SIGTERM', async () => {
+    ran.add('ui')
+    const child = spawn(process.execPath, [MAIN_JS, 'ui'], {
+      cwd: world.root,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+    let out = ''
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (c) => {
+        out += String(c)
+        const m = /the page: (http:\/\/127\.0\.0\.1:\d+\/s\/[\w-]+\/)/.exec(out)
+        if (m) resolve(m[1]!)
+      })
+      void exited.then((code) => reject(new Error(`cms-sync ui exited with ${code}`)))
+    })
+    const page = await fetch(url)
+    expect(page.status).toBe(200)
+    expect(await page.text()).toContain('page.js')
+    expect((await fetch(`${url}page.js`)).status).toBe(200)
+    child.kill('SIGTERM')
+    expect(await exited).toBe(0)
   })
 
   test('emulator listens and stops on SIGTERM', async () => {

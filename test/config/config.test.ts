@@ -43,6 +43,7 @@ describe('loading cms-sync.yaml', () => {
       tls: { insecure: false },
       limits: { listingMB: 128, mediaMB: 1024 },
       retention: { trashDays: 30, logsDays: 14 },
+      ui: { enabled: true, port: 0 },
     })
   })
 

@@ -3,7 +3,10 @@
 // version goes to .cms-sync/trash/. An item changed on both sides is settled leaf by leaf: its
 // conflicting leaves take the kept side and every other edit of both sides is merged. A path
 // may name single leaves as `<file>#<JSON Pointer>` (`content/home.json#/properties/title/de`):
-// only those are settled, and the item stays a conflict while other leaves still differ.
+// only those are settled, and the item stays a conflict while other leaves still differ. A group
+// is a folder (a kind's folder settles every conflict of that kind) or a pattern
+// (`'content/blog/*'`, quoted so the shell leaves it): every conflict it matches. The engine
+// call is src/engine/settle-run.ts, shared with the daemon and the local page.
 // While `cms-sync watch` holds the workspace, the daemon carries the resolve out on its own
 // state (src/watch/requests.ts): one command either way.
 
@@ -17,32 +20,23 @@ import type { CliIo } from '../io.js'
 import { exitCodeFor, printOutcome } from '../run-report.js'
 import { viaDaemon } from '../via-daemon.js'
 
-/** `file#/pointer` -> the file and the pointer (a JSON Pointer: empty or starting with `/`). */
-function splitLeaf(arg: string): { file: string; pointer?: string } {
-  const hash = arg.indexOf('#')
-  if (hash < 0) return { file: arg }
-  const pointer = arg.slice(hash + 1)
-  if (pointer !== '' && !pointer.startsWith('/'))
-    throw new CliError(
-      `${arg}: a leaf is named by a JSON Pointer after '#', e.g. content/home.json#/properties/title/de`,
-      ExitCode.usage,
-    )
-  return { file: arg.slice(0, hash), pointer }
-}
-
 export function register(program: Command, io: CliIo, setExit: (code: number) => void): void {
   program
     .command('resolve')
     .description(
       'Settle conflicts by keeping one side (whole items, or single leaves as <file>#<pointer>); the other is kept in .cms-sync/trash/',
     )
-    .argument('<paths...>', 'the conflicting files or folders, or leaves as <file>#/json/pointer')
+    .argument(
+      '<paths...>',
+      "the conflicting files, folders (a kind's folder: all of that kind) or patterns ('content/blog/*'), or leaves as <file>#/json/pointer",
+    )
     .addOption(
       new Option('--keep <side>', 'the side to keep').choices(['local', 'remote']).makeOptionMandatory(),
     )
     .addHelpText('after', '\nWorks while `cms-sync watch` runs: the daemon carries the resolve out.\n')
     .action(async (paths: string[], opts: { keep: Side }, cmd: Command) => {
       const globals = globalOptions(cmd)
+      const { splitLeaf } = await import('../../engine/settle-run.js')
       const args = paths.map(splitLeaf)
       const report = (outcome: Outcome) => {
         if (outcome.applied.length + outcome.conflicts.length + outcome.failed.length === 0) {
@@ -51,12 +45,16 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
         printOutcome(io, globals, 'resolve', outcome, false)
         setExit(exitCodeFor(outcome))
       }
-      // Whole items while watch runs: the daemon settles them (leaves are settled here only).
-      if (args.every((a) => a.pointer === undefined)) {
-        const fromDaemon = await viaDaemon(io, cmd, paths, { command: 'resolve', keep: opts.keep })
-        if (fromDaemon) return report(fromDaemon)
-      }
-      const { applyRun, planRun, SELECT } = await import('../../engine/run.js')
+      // While watch runs, the daemon settles them on its own state (leaves too).
+      const fromDaemon = await viaDaemon(
+        io,
+        cmd,
+        args.filter((a) => a.pointer === undefined).map((a) => a.file),
+        { command: 'resolve', keep: opts.keep },
+        args.filter((a) => a.pointer !== undefined).map((a) => ({ file: a.file, pointer: a.pointer! })),
+      )
+      if (fromDaemon) return report(fromDaemon)
+      const { resolveConflicts } = await import('../../engine/settle-run.js')
       await withEngine(
         io,
         cmd,
@@ -70,26 +68,7 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
             if (arg.pointer === undefined || whole.has(scope[i]!)) continue
             leaves.set(scope[i]!, [...(leaves.get(scope[i]!) ?? []), arg.pointer])
           }
-          const planned = await planRun(deps, { prefer: opts.keep, ...(leaves.size ? { leaves } : {}) })
-          for (const [file, pointers] of leaves) {
-            const item = planned.plan.items.find((i) => i.path === file)
-            if (item?.settledFor !== undefined) continue
-            const open = item?.leaves?.map((leaf) => leaf.path || '(the document)').join(', ')
-            throw new CliError(
-              `${file}: no conflicting leaf at ${pointers.join(', ')}${open ? ` (its conflicting leaves: ${open})` : item?.reason ? ` (${item.reason})` : ''}`,
-              ExitCode.usage,
-            )
-          }
-          const outcome = await applyRun(deps, planned, {
-            select: SELECT.resolve,
-            scope,
-            dryRun: false,
-            // Keeping a deletion is the user's explicit choice for these paths.
-            allowDeletes: true,
-            reportScanProblems: false,
-            reportRemoteProblems: false,
-          })
-          report(outcome)
+          report(await resolveConflicts(deps, { scope: [...whole], keep: opts.keep, leaves }))
         },
       )
     })

@@ -32,26 +32,14 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
         printOutcome(io, globals, 'restore', fromDaemon, false)
         return setExit(exitCodeFor(fromDaemon))
       }
-      const { applyRun, planRun, SELECT } = await import('../../engine/run.js')
-      const { restoreLocalEdits } = await import('../../engine/restore.js')
+      const { restoreEdits } = await import('../../engine/settle-run.js')
       await withEngine(io, cmd, paths, { lock: !opts.dryRun }, async ({ deps, scope }) => {
-        const planned = await planRun(deps, { prefer: 'remote' })
-        const restored = restoreLocalEdits(planned.plan.items, scope)
-        if (restored.length === 0) {
-          await planned.media?.dispose()
-          return nothing()
-        }
         const progress = progressFor(io, globals)
-        const outcome = await applyRun(deps, planned, {
-          select: SELECT.resolve,
-          scope,
+        const outcome = await restoreEdits(deps, scope, {
           dryRun: opts.dryRun === true,
-          // Deleting a file the server never had is what restoring it means; it goes to trash.
-          allowDeletes: true,
-          reportScanProblems: false,
-          reportRemoteProblems: false,
           ...(progress ? { onProgress: progress } : {}),
         })
+        if (outcome.applied.length + outcome.conflicts.length + outcome.failed.length === 0) return nothing()
         printOutcome(io, globals, 'restore', outcome, opts.dryRun === true)
         setExit(exitCodeFor(outcome))
       })

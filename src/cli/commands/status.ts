@@ -5,28 +5,11 @@
 
 import type { Command } from 'commander'
 import { ExitCode } from '../../errors/exit-codes.js'
-import { RemoteError } from '../../remote/errors.js'
-import type { RemoteClient } from '../../remote/index.js'
 import { globalOptions, printJson } from '../context.js'
 import { withEngine } from '../engine-session.js'
 import type { CliIo } from '../io.js'
 import { itemLine } from '../run-report.js'
 
-/**
- * Why the server refuses the token, or undefined when it takes it. Upstream answers every read
- * without a token, so a status made only of listings would say "clean" for a token that cannot
- * push anything.
- */
-async function tokenRefusal(client: RemoteClient): Promise<string | undefined> {
-  try {
-    await client.checkToken()
-    return undefined
-  } catch (error) {
-    if (error instanceof RemoteError && error.code === 'unauthorized')
-      return `${error.message.replace(/; run .*$/, '')}: reads work, but a push or sync would be refused; run \`cms-sync login\` or set CMS_SYNC_TOKEN`
-    throw error
-  }
-}
 /** status --exit-code: the workspace and the server differ (for CI gates). */
 export const PENDING_EXIT = 6
 
@@ -38,69 +21,15 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
     .option('--exit-code', `also exit ${PENDING_EXIT} when anything is to sync (for CI gates)`)
     .action(async (paths: string[], opts: { exitCode?: boolean }, cmd: Command) => {
       const globals = globalOptions(cmd)
-      // Loaded while the workspace and its config are opened.
-      const engine = Promise.all([
-        import('../../engine/run.js'),
-        import('../../engine/plan.js'),
-        import('../scheduled.js'),
-        import('../../engine/predict.js'),
-        import('../../watch/mass-change.js'),
-      ])
-      await withEngine(io, cmd, paths, { lock: false }, async ({ deps, scope, client, ws }) => {
-        const [
-          { planRun, inScope, checkScope },
-          { changesOf },
-          { upcomingSchedule },
-          { predictFailures },
-          { readPause, describePause, PAUSE_LIFT },
-        ] = await engine
-        // Asked for alongside the listings, so the check costs no extra wait.
-        const refusal = tokenRefusal(client)
-        refusal.catch(() => {})
-        // A paused watcher pushes nothing until told: the first thing to know about this workspace.
-        const watchPaused = await readPause(ws.root)
-        const planned = await planRun(deps, {})
-        const tokenRefused = await refusal
-        await planned.media?.dispose()
-        checkScope(planned, scope)
-        const pending = changesOf(planned.plan).filter((item) => inScope(item.path, scope))
-        // What the run would refuse: the same checks as `--dry-run` and the executor.
-        const failures = await predictFailures(deps, planned, pending)
-        const changes = pending.map(
-          ({ kind, id, path, local, remote, action, from, inherited, leaves, reason }) => {
-            const problems = planned.local.get(path)?.problems
-            const error = failures.get(path)
-            return {
-              kind,
-              id,
-              path,
-              local,
-              remote,
-              action,
-              ...(from ? { from } : {}),
-              ...(inherited ? { inherited } : {}),
-              ...(problems ? { problems } : {}),
-              ...(leaves?.length ? { leaves } : {}),
-              ...(reason ? { reason } : {}),
-              ...(error !== undefined ? { error } : {}),
-            }
-          },
-        )
-        // Items the server lists from the parent project it inherits from (locked there).
-        const inherited = [...planned.remote.values()]
-          .filter((entry) => entry.inherited && inScope(entry.path, scope))
-          .map((entry) => entry.path)
-          .sort()
-        const scheduled = await upcomingSchedule(client, ws.root, planned, scope)
-        // The listings the state was found to match: the next status answered 304 parses none.
-        await planned.markListings?.()
-        // Files that stand for no item, and server items no file can hold (a pull fails on them).
-        const problems: { kind: string; path?: string; id?: string; problems: string[] }[] = [
-          ...planned.scanProblems.filter((p) => inScope(p.path, scope)),
-          ...(scope.length === 0
-            ? planned.remoteProblems.map((p) => ({ kind: p.kind, id: p.id, problems: [p.problem] }))
-            : []),
-        ]
+      const model = import('../status-model.js')
+      await withEngine(io, cmd, paths, { lock: false }, async (session) => {
+        const { deps } = session
+        const [{ readStatus, statusDocument }, { describePause, PAUSE_LIFT }] = await Promise.all([
+          model,
+          import('../../watch/mass-change.js'),
+        ])
+        const read = await readStatus(session)
+        const { changes, problems, inherited, scheduled, watchPaused, tokenRefused } = read
         const clean = changes.length === 0 && problems.length === 0
         const failing = changes.filter((c) => c.error !== undefined).length + problems.length
         const conflicts = changes.filter((c) => c.action === 'conflict').length
@@ -117,19 +46,7 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
                   : ExitCode.ok,
         )
         if (globals.json) {
-          const { server, project, environment } = deps.target
-          printJson(io, {
-            server,
-            project,
-            environment,
-            clean,
-            changes,
-            ...(problems.length ? { problems } : {}),
-            ...(inherited.length ? { inherited } : {}),
-            ...(scheduled.length ? { scheduled } : {}),
-            ...(watchPaused ? { watchPaused } : {}),
-            ...(tokenRefused === undefined ? {} : { token: { refused: tokenRefused } }),
-          })
+          printJson(io, statusDocument(deps.target, read))
           return
         }
         if (tokenRefused !== undefined) io.stderr.write(`cms-sync: ${tokenRefused}\n`)

@@ -8,6 +8,13 @@ import { withEngine } from '../engine-session.js'
 import type { CliIo } from '../io.js'
 import { watchPrinter } from '../watch-output.js'
 
+export function portNumber(value: string): number {
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < 0 || n > 65_535)
+    throw new CliError(`expected a port number from 0 to 65535 (0: a free one), got ${value}`, ExitCode.usage)
+  return n
+}
+
 function positiveInt(value: string): number {
   const n = Number(value)
   if (!Number.isInteger(n) || n < 1)
@@ -20,7 +27,13 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
     .command('watch')
     .description('Keep the workspace and the server in step while you edit (Ctrl-C stops)')
     .option('--rescan-seconds <n>', 'deep rescan (re-read every file) this often', positiveInt, 300)
-    .action(async (opts: { rescanSeconds: number }, cmd: Command) => {
+    .option(
+      '--ui-port <port>',
+      'serve the local page on this loopback port (default: ui.port, 0 = a free one)',
+      portNumber,
+    )
+    .option('--no-ui', 'do not serve the local page')
+    .action(async (opts: { rescanSeconds: number; uiPort?: number; ui: boolean }, cmd: Command) => {
       const globals = globalOptions(cmd)
       const { runDaemon } = await import('../../watch/daemon.js')
       const { credentialsPath, resolveToken } = await import('../../config/credentials.js')
@@ -39,7 +52,11 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
       await withEngine(io, cmd, [], { lock: true, untilReachable }, async ({ ws, deps, client }) => {
         let token = await resolveToken(io.env, ws.config.server)
         const fromEnv = Boolean(io.env.CMS_SYNC_TOKEN?.trim())
+        // The local page (docs/page.md): on unless turned off; its address is printed once.
+        const { startWatchPage } = await import('../page-session.js')
+        const page = await startWatchPage(io, { ws, deps, client, scope: [] }, opts, emit)
         await runDaemon({
+          onControl: page.onControl,
           renewToken: async () => {
             const next = await resolveToken(io.env, ws.config.server).catch(() => undefined)
             if (next === undefined || next === token) return false
@@ -54,8 +71,8 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
           pollMs: ws.config.watch.pollSeconds * 1000,
           rescanMs: opts.rescanSeconds * 1000,
           stopSignal: io.stopSignal,
-          emit,
-        })
+          emit: page.emit,
+        }).finally(page.close)
       })
       setExit(ExitCode.ok)
     })

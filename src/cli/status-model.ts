@@ -1,0 +1,140 @@
+// What `status` knows about a workspace, as one model: the changes of the one plan (with the
+// failures a run would meet), the files and server items that cannot sync, what is inherited or
+// scheduled, the watcher's pause and whether the server takes the token. `status` prints it (as
+// text, or as the `--json` document) and the local page shows it: one calculation for both.
+
+import type { ConflictLeaf } from '../engine/merge/merge-json.js'
+import type { ItemReport } from '../engine/outcome.js'
+import { RemoteError } from '../remote/errors.js'
+import type { RemoteClient } from '../remote/index.js'
+import type { PauseInfo } from '../watch/mass-change.js'
+import type { EngineSession } from './engine-session.js'
+
+/**
+ * Why the server refuses the token, or undefined when it takes it. Upstream answers every read
+ * without a token, so a status made only of listings would say "clean" for a token that cannot
+ * push anything.
+ */
+async function tokenRefusal(client: RemoteClient): Promise<string | undefined> {
+  try {
+    await client.checkToken()
+    return undefined
+  } catch (error) {
+    if (error instanceof RemoteError && error.code === 'unauthorized')
+      return `${error.message.replace(/; run .*$/, '')}: reads work, but a push or sync would be refused; run \`cms-sync login\` or set CMS_SYNC_TOKEN`
+    throw error
+  }
+}
+
+export type StatusChange = Pick<ItemReport, 'kind' | 'id' | 'path' | 'local' | 'remote' | 'action'> & {
+  from?: string
+  inherited?: true
+  problems?: string[]
+  leaves?: ConflictLeaf[]
+  reason?: string
+  /** The run would fail on it: why. */
+  error?: string
+}
+
+export interface StatusProblem {
+  kind: string
+  path?: string
+  id?: string
+  problems: string[]
+}
+
+export interface StatusRead {
+  changes: StatusChange[]
+  problems: StatusProblem[]
+  inherited: string[]
+  scheduled: Array<{ date: string; type: string; path: string }>
+  watchPaused: PauseInfo | undefined
+  tokenRefused: string | undefined
+}
+
+/** Reads the status of `session.scope` (everything when empty); read-only, no lock needed. */
+export async function readStatus(session: EngineSession): Promise<StatusRead> {
+  const { deps, scope, client, ws } = session
+  const [
+    { planRun, inScope, checkScope },
+    { changesOf },
+    { upcomingSchedule },
+    { predictFailures },
+    { readPause },
+  ] = await Promise.all([
+    import('../engine/run.js'),
+    import('../engine/plan.js'),
+    import('./scheduled.js'),
+    import('../engine/predict.js'),
+    import('../watch/mass-change.js'),
+  ])
+  // Asked for alongside the listings, so the check costs no extra wait.
+  const refusal = tokenRefusal(client)
+  refusal.catch(() => {})
+  // A paused watcher pushes nothing until told: the first thing to know about this workspace.
+  const watchPaused = await readPause(ws.root)
+  const planned = await planRun(deps, {})
+  const tokenRefused = await refusal
+  await planned.media?.dispose()
+  checkScope(planned, scope)
+  const pending = changesOf(planned.plan).filter((item) => inScope(item.path, scope))
+  // What the run would refuse: the same checks as `--dry-run` and the executor.
+  const failures = await predictFailures(deps, planned, pending)
+  const changes = pending.map(
+    ({ kind, id, path, local, remote, action, from, inherited, leaves, reason }): StatusChange => {
+      const problems = planned.local.get(path)?.problems
+      const error = failures.get(path)
+      return {
+        kind,
+        id,
+        path,
+        local,
+        remote,
+        action,
+        ...(from ? { from } : {}),
+        ...(inherited ? { inherited } : {}),
+        ...(problems ? { problems } : {}),
+        ...(leaves?.length ? { leaves } : {}),
+        ...(reason ? { reason } : {}),
+        ...(error !== undefined ? { error } : {}),
+      }
+    },
+  )
+  // Items the server lists from the parent project it inherits from (locked there).
+  const inherited = [...planned.remote.values()]
+    .filter((entry) => entry.inherited && inScope(entry.path, scope))
+    .map((entry) => entry.path)
+    .sort()
+  const scheduled = await upcomingSchedule(client, ws.root, planned, scope)
+  // The listings the state was found to match: the next status answered 304 parses none.
+  await planned.markListings?.()
+  // Files that stand for no item, and server items no file can hold (a pull fails on them).
+  const problems: StatusProblem[] = [
+    ...planned.scanProblems.filter((p) => inScope(p.path, scope)),
+    ...(scope.length === 0
+      ? planned.remoteProblems.map((p) => ({ kind: p.kind, id: p.id, problems: [p.problem] }))
+      : []),
+  ]
+  return { changes, problems, inherited, scheduled, watchPaused, tokenRefused }
+}
+
+/** The `status --json` document (design.md). */
+export function statusDocument(
+  target: { server: string; project: string; environment: string },
+  read: StatusRead,
+): Record<string, unknown> {
+  const { changes, problems, inherited, scheduled, watchPaused, tokenRefused } = read
+  const { server, project, environment } = target
+  return {
+    server,
+    project,
+    environment,
+    clean: changes.length === 0 && problems.length === 0,
+    changes,
+    ...(problems.length ? { problems } : {}),
+    ...(inherited.length ? { inherited } : {}),
+    ...(scheduled.length ? { scheduled } : {}),
+    ...(watchPaused ? { watchPaused } : {}),
+    ...(tokenRefused === undefined ? {} : { token: { refused: tokenRefused } }),
+  }
+}

@@ -1,0 +1,123 @@
+// What the local page shows, as the server sends it: every value is computed here, in the
+// process, from the same model `status --json` prints and the events `watch --json` prints; the
+// browser only lays it out (docs/page.md "One truth"). Values from files and the server travel as
+// text (JSON.stringify of a leaf) and are rendered as text.
+
+import type { ConflictLeaf } from '../engine/merge/merge-json.js'
+import type { PauseInfo } from '../watch/mass-change.js'
+
+/** The part of a status item the page reads (cli/status-model.ts gives more). */
+export interface StatusItem {
+  kind: string
+  id: string
+  path: string
+  local: string
+  remote: string
+  action: string
+  leaves?: ConflictLeaf[]
+  reason?: string
+  error?: string
+}
+
+/**
+ * What the watcher or a guard holds back, as `status --json` lists it beside `changes`. Read
+ * loosely: only `path` is needed; `kind`, `reason`, `since`, `message` are shown when present.
+ */
+export interface HeldInput {
+  path?: string
+  paths?: string[]
+  kind?: string
+  reason?: string
+  since?: string
+  message?: string
+  count?: number
+}
+
+/** The status model the page is built from (status-model.ts's StatusRead, plus its --json document). */
+export interface StatusInput {
+  changes: StatusItem[]
+  problems: unknown[]
+  watchPaused: PauseInfo | undefined
+  tokenRefused: string | undefined
+  held?: HeldInput[]
+  /** The `status --json` document itself. */
+  document: Record<string, unknown>
+}
+
+export interface LeafView {
+  /** JSON Pointer (empty: the whole document). */
+  pointer: string
+  /** Each side's value as JSON text; absent where that side lacks the leaf. */
+  base?: string
+  local?: string
+  remote?: string
+  order?: true
+  changedLocal: boolean
+  changedRemote: boolean
+}
+
+export interface MediaSide {
+  /** Relative to the page, carrying no secret of its own. */
+  url: string
+  /** A raster image the browser may show; anything else (SVG included) is offered as a file. */
+  image: boolean
+}
+
+export interface ConflictView {
+  path: string
+  kind: string
+  id: string
+  local: string
+  remote: string
+  reason?: string
+  leaves: LeafView[]
+  media?: { local?: MediaSide; remote?: MediaSide }
+  /** The folder the item is in, for "every conflict under this folder". */
+  folder: string
+}
+
+export interface HeldItem {
+  path: string
+  kind?: string
+  action?: string
+}
+
+export interface HeldView {
+  reason: string
+  since?: string
+  message?: string
+  items: HeldItem[]
+  /** The commands the CLI offers for the same choice. */
+  release: string
+  drop: string
+}
+
+export interface FeedEntry {
+  time: string
+  event: string
+  path?: string
+  action?: string
+  message?: string
+}
+
+export interface DaemonView {
+  state: 'watching' | 'starting' | 'offline' | 'paused' | 'holding' | 'not-watching' | 'stopped'
+  why?: string
+  nextPollAt?: string
+  queued?: number
+}
+
+export interface PageState {
+  mode: 'watch' | 'ui'
+  target: { server: string; project: string; environment: string }
+  token: { source: string; accepted?: boolean; message?: string }
+  daemon: DaemonView
+  rateLimit: { requestsPerSecond: number; concurrency: number; rateLimited: number }
+  counts: { clean: boolean; toSync: number; problems: number; byAction: Record<string, number> }
+  conflicts: ConflictView[]
+  held: HeldView[]
+  /** ISO time of the status read shown; undefined before the first. */
+  checkedAt?: string
+  /** The last status read failed: why (the page keeps showing the one before). */
+  error?: string
+}
