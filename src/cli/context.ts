@@ -204,6 +204,11 @@ export async function connect(
   opts: { rebind?: boolean } = {},
 ): Promise<RemoteClient> {
   const { config } = ws
+  // The environment's word on the target comes before the workspace's own (state, lock): a
+  // commit can write both of those, never the environment (config/token-target.ts).
+  const { refuseUnnamedTarget, requireNamedTarget } = await import('../config/token-target.js')
+  refuseUnnamedTarget(io.env, config)
+  requireNamedTarget(io.env, ['server', 'project', 'environment'])
   await refuseUnboundServer(ws.root, config.server, opts.rebind === true)
   const { createRemoteClient } = await import('../remote/index.js')
   const { resolveTokenSource } = await import('../config/credentials.js')

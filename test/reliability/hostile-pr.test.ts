@@ -1,0 +1,151 @@
+// A hostile pull request against the token, the runner and the secrets (docs/reliability.md
+// "Hostile pull request: token, runner and secrets"). The CLI runs as its own process, as a CI job
+// runs it, with a real token in CMS_SYNC_TOKEN and `CI=true`; every committed file is the
+// attacker's: cms-sync.yaml, cms-sync.lock, connection files, and anything in the tree.
+
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { afterEach, describe, expect, test } from 'vitest'
+import { type Emulator, startEmulator } from '../../src/emulator/index.js'
+import { type CountingProxy, startCountingProxy } from '../helpers/counting-proxy.js'
+import { startWorld, type World, writeConfig } from '../helpers/sync-world.js'
+import { runCli } from './processes.js'
+import { report } from './support.js'
+
+/** A second server behind a proxy that keeps every request's headers: the pull request's host. */
+async function thief(
+  dialect: 'spec' | 'upstream',
+): Promise<{ proxy: CountingProxy; heard: string[]; close(): Promise<void> }> {
+  const emulator: Emulator = await startEmulator({ port: 0, dialect })
+  const proxy = await startCountingProxy(emulator.url)
+  const heard: string[] = []
+  proxy.override = (method, route, headers) => {
+    heard.push(`${method} ${route} ${JSON.stringify(headers)}`)
+    return undefined
+  }
+  return {
+    proxy,
+    heard,
+    close: async () => {
+      await proxy.close()
+      await emulator.close()
+    },
+  }
+}
+
+/** The lock with its target line pointing at `server` (what a pull request can commit). */
+async function retargetLock(w: World, server: string): Promise<void> {
+  const lock = await readFile(w.file('cms-sync.lock'), 'utf8')
+  const lines = lock.split('\n').map((line) => {
+    if (!line.startsWith('{"lock"')) return line
+    return JSON.stringify({ ...JSON.parse(line), server })
+  })
+  await writeFile(w.file('cms-sync.lock'), lines.join('\n'))
+}
+
+describe.each(['spec', 'upstream'] as const)('a hostile pull request in CI (%s dialect)', (dialect) => {
+  let world: World | undefined
+  const closers: (() => Promise<void>)[] = []
+  afterEach(async () => {
+    for (const close of closers.splice(0)) await close()
+    await world?.close()
+    world = undefined
+  })
+
+  async function synced(): Promise<World> {
+    const w = await startWorld(dialect, { resources: ['schemas', 'content'] })
+    world = w
+    expect((await w.cli('sync')).exitCode).toBe(0)
+    return w
+  }
+
+  test('item 5: cms-sync.yaml and the lock retargeted (or the lock deleted) never take CMS_SYNC_TOKEN to the new host', async () => {
+    const w = await synced()
+    const other = await thief(dialect)
+    closers.push(other.close)
+    const token = w.emulator.token()
+    // The CI job names its target beside the secret, from repository variables.
+    const ci = {
+      ...w.env,
+      CMS_SYNC_TOKEN: token,
+      CI: 'true',
+      CMS_SYNC_SERVER: w.proxy.url,
+      CMS_SYNC_PROJECT: 'demo',
+      CMS_SYNC_ENVIRONMENT: 'live',
+    }
+    const leaked = () => other.heard.filter((line) => line.includes(token))
+    const commands = [['status', '--exit-code'], ['push'], ['sync'], ['pull'], ['diff'], ['whoami']]
+    // The pull request: server and lock target both name its host, in a fresh checkout.
+    await rm(w.file('.cms-sync'), { recursive: true })
+    await writeConfig(w.root, other.proxy.url, dialect)
+    await retargetLock(w, other.proxy.url)
+    const cases: [string, () => Promise<void>][] = [
+      ['server and lock target edited', async () => {}],
+      ['server edited, lock deleted', () => rm(w.file('cms-sync.lock'))],
+    ]
+    let refused = 0
+    for (const [name, make] of cases) {
+      await make()
+      for (const args of commands) {
+        const run = await runCli(['-C', w.root, ...args], ci).done
+        const said = `${name}, ${args.join(' ')}: ${run.stderr}${run.stdout}`
+        expect(run.code, said).toBe(4)
+        expect(run.stderr, said).toMatch(/CMS_SYNC_SERVER names .* nothing was sent/)
+        expect(leaked(), said).toEqual([])
+        refused++
+      }
+      // The same job without the variable: in CI a token is never sent to a server only a file names.
+      const { CMS_SYNC_SERVER: _named, ...unnamed } = ci
+      const bare = await runCli(['-C', w.root, 'status', '--exit-code'], unnamed).done
+      expect(bare.code, bare.stderr).toBe(2)
+      expect(bare.stderr).toMatch(/CMS_SYNC_TOKEN is set in CI, but CMS_SYNC_SERVER is not/)
+      expect(leaked()).toEqual([])
+    }
+    expect(other.heard).toEqual([])
+    // The variables and the file agree: the job runs (the guard is not a blanket block).
+    await writeConfig(w.root, w.proxy.url, dialect)
+    const fine = await runCli(['-C', w.root, 'status', '--exit-code'], ci).done
+    expect([0, 6], fine.stderr).toContain(fine.code)
+    report(`attacks/token-to-pr-host/${dialect}`, { commands: refused + 2, tokenSeen: 0 })
+  })
+
+  test('item 5: project and environment switched on the same server stop the run before any request', async () => {
+    const w = await synced()
+    const token = w.emulator.token()
+    const ci = {
+      ...w.env,
+      CMS_SYNC_TOKEN: token,
+      CI: 'true',
+      CMS_SYNC_SERVER: w.proxy.url,
+      CMS_SYNC_PROJECT: 'demo',
+      CMS_SYNC_ENVIRONMENT: 'live',
+    }
+    const config = await readFile(w.file('cms-sync.yaml'), 'utf8')
+    await rm(w.file('.cms-sync'), { recursive: true })
+    await rm(w.file('cms-sync.lock'))
+    for (const [field, edited] of [
+      ['project', config.replace('project: demo', 'project: production')],
+      ['environment', config.replace('environment: live', 'environment: main')],
+    ] as const) {
+      await writeFile(w.file('cms-sync.yaml'), edited)
+      w.proxy.seen.length = 0
+      for (const args of [['push'], ['sync'], ['status', '--exit-code']]) {
+        const run = await runCli(['-C', w.root, ...args], ci).done
+        const said = `${field}, ${args.join(' ')}: ${run.stderr}`
+        expect(run.code, said).toBe(4)
+        expect(run.stderr, said).toContain(`CMS_SYNC_${field.toUpperCase()} names`)
+        expect(w.proxy.seen, said).toEqual([])
+      }
+      // Without the variable in CI: refused as well, naming what to set.
+      const { [`CMS_SYNC_${field.toUpperCase()}`]: _named, ...unnamed } = ci as Record<string, string>
+      const bare = await runCli(['-C', w.root, 'push'], unnamed).done
+      expect(bare.code, bare.stderr).toBe(2)
+      expect(bare.stderr).toContain(`CMS_SYNC_${field.toUpperCase()}`)
+      expect(w.proxy.seen).toEqual([])
+    }
+    report(`attacks/token-to-other-project/${dialect}`, { fields: 2, requests: 0 })
+  })
+})
+
+void mkdir
+void path
