@@ -3,7 +3,9 @@
 // runs it, with a real token in CMS_SYNC_TOKEN and `CI=true`; every committed file is the
 // attacker's: cms-sync.yaml, cms-sync.lock, connection files, and anything in the tree.
 
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { execFileSync } from 'node:child_process'
+import { chmod, cp, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { type Emulator, startEmulator } from '../../src/emulator/index.js'
@@ -41,6 +43,52 @@ async function retargetLock(w: World, server: string): Promise<void> {
     return JSON.stringify({ ...JSON.parse(line), server })
   })
   await writeFile(w.file('cms-sync.lock'), lines.join('\n'))
+}
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', ['-c', 'user.email=t@example.invalid', '-c', 'user.name=t', ...args], {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' },
+  })
+}
+
+/**
+ * The files of a bare repository, as a pull request commits them into the workspace folder: one
+ * signed commit touching `content/home.json`, and a config that shows signatures with a
+ * "gpg" that is the pull request's script (and an fsmonitor and hooks, for good measure).
+ */
+async function plantBareRepository(into: string, script: string): Promise<void> {
+  const scratch = await mkdtemp(path.join(tmpdir(), 'cms-sync-bare-'))
+  try {
+    // A signer that answers as gpg does, so the commit carries a signature to verify.
+    const signer = path.join(scratch, 'signer.sh')
+    await writeFile(
+      signer,
+      "#!/bin/sh\ncat >/dev/null\nprintf '\\n[GNUPG:] SIG_CREATED D 1 8 00 0 0 0\\n' >&2\nprintf -- '-----BEGIN PGP SIGNATURE-----\\n\\nAAAA\\n-----END PGP SIGNATURE-----\\n'\n",
+    )
+    await chmod(signer, 0o755)
+    const work = path.join(scratch, 'work')
+    await mkdir(path.join(work, 'content'), { recursive: true })
+    git(work, 'init', '-q')
+    await writeFile(path.join(work, 'content', 'home.json'), '{"id":"home"}\n')
+    git(work, 'add', '.')
+    git(work, '-c', `gpg.program=${signer}`, 'commit', '-q', '-S', '-m', 'signed')
+    const bare = path.join(scratch, 'bare')
+    git(scratch, 'clone', '-q', '--bare', work, bare)
+    for (const [key, value] of [
+      ['log.showSignature', 'true'],
+      ['gpg.program', script],
+      ['core.fsmonitor', script],
+      ['core.hooksPath', path.dirname(script)],
+      ['diff.external', script],
+    ])
+      git(bare, 'config', key!, value!)
+    for (const name of ['HEAD', 'config', 'objects', 'refs', 'packed-refs'])
+      await cp(path.join(bare, name), path.join(into, name), { recursive: true })
+  } finally {
+    await rm(scratch, { recursive: true, force: true })
+  }
 }
 
 describe.each(['spec', 'upstream'] as const)('a hostile pull request in CI (%s dialect)', (dialect) => {
@@ -145,7 +193,61 @@ describe.each(['spec', 'upstream'] as const)('a hostile pull request in CI (%s d
     }
     report(`attacks/token-to-other-project/${dialect}`, { fields: 2, requests: 0 })
   })
-})
 
-void mkdir
-void path
+  test('item 6: a bare repository committed in the workspace folder runs nothing, and the base still comes from the real repository', async () => {
+    const w = await startWorld(dialect, { resources: ['schemas', 'content'] })
+    world = w
+    // The repository holds the workspace in a subfolder (site/), as a monorepo does.
+    const repo = path.dirname(w.root)
+    await writeFile(path.join(repo, '.gitignore'), 'xdg/\nsite/.cms-sync/\n')
+    expect((await w.cli('sync')).exitCode).toBe(0)
+    git(repo, 'init', '-q')
+    git(repo, 'add', '-A')
+    git(repo, 'commit', '-q', '-m', 'synced')
+    // The pull request: a script, and a bare repository that names it, committed in site/.
+    const marker = path.join(repo, 'marker')
+    const script = path.join(w.root, 'tools', 'run.sh')
+    await mkdir(path.dirname(script), { recursive: true })
+    await writeFile(script, `#!/bin/sh\necho "ran $0 token=$CMS_SYNC_TOKEN" >> ${marker}\nexit 1\n`)
+    await chmod(script, 0o755)
+    await plantBareRepository(w.root, script)
+    git(repo, 'add', '-A')
+    git(repo, 'commit', '-q', '-m', 'pull request')
+    // A CI checkout (no .cms-sync/), an edit here and another on the server of the same item:
+    // the merge asks git for the base.
+    await rm(w.file('.cms-sync'), { recursive: true })
+    await w.editJson('content/home.json', {
+      properties: {
+        ...((await w.readJson('content/home.json')).properties as object),
+        title: 'edited in the pull request',
+      },
+    })
+    const current = (await w.server.get('content', 'home'))!
+    await w.server.put('content', 'home', {
+      ...current,
+      properties: { ...(current.properties as object), body: 'edited on the server' },
+    })
+    const token = w.emulator.token()
+    const ci = {
+      ...w.env,
+      CMS_SYNC_TOKEN: token,
+      CI: 'true',
+      CMS_SYNC_SERVER: w.proxy.url,
+      CMS_SYNC_PROJECT: 'demo',
+      CMS_SYNC_ENVIRONMENT: 'live',
+    }
+    const status = await runCli(['-C', w.root, '--json', 'status'], ci).done
+    const sync = await runCli(['-C', w.root, 'sync'], ci).done
+    const ran = await stat(marker).then(
+      () => readFile(marker, 'utf8'),
+      () => 'nothing ran',
+    )
+    expect(ran).toBe('nothing ran')
+    expect(status.code, status.stderr).toBe(0)
+    expect(sync.code, sync.stderr + sync.stdout).toBe(0)
+    // The merge found its base in the repository that holds site/: both edits are on the server.
+    const merged = (await w.server.get('content', 'home'))!.properties as Record<string, unknown>
+    expect(merged).toMatchObject({ title: 'edited in the pull request', body: 'edited on the server' })
+    report(`attacks/git-bare-repository/${dialect}`, { scriptRuns: 0, merged: true })
+  })
+})
