@@ -250,4 +250,66 @@ describe.each(['spec', 'upstream'] as const)('a hostile pull request in CI (%s d
     expect(merged).toMatchObject({ title: 'edited in the pull request', body: 'edited on the server' })
     report(`attacks/git-bare-repository/${dialect}`, { scriptRuns: 0, merged: true })
   })
+
+  test("item 11: a connection file referencing the runner's variables (the token, a cloud key) sends none of them", async () => {
+    const w = await startWorld(dialect, { resources: ['schemas', 'content', 'connections'] })
+    world = w
+    expect((await w.cli('sync')).exitCode).toBe(0)
+    const token = w.emulator.token()
+    const cloudKey = 'AKIA-runner-cloud-key-5e1f0c'
+    const ci = {
+      ...w.env,
+      CMS_SYNC_TOKEN: token,
+      CI: 'true',
+      CMS_SYNC_SERVER: w.proxy.url,
+      CMS_SYNC_PROJECT: 'demo',
+      CMS_SYNC_ENVIRONMENT: 'live',
+      AWS_SECRET_ACCESS_KEY: cloudKey,
+      // Even a job that lists the token as a connection secret does not make it one.
+      CMS_SYNC_SECRETS: 'CMS_SYNC_TOKEN',
+    }
+    // Every request body the server receives, to look for the runner's values.
+    const bodies: string[] = []
+    w.proxy.overrideWithBody = (method, route, body) => {
+      bodies.push(`${method} ${route} ${body}`)
+      return undefined
+    }
+    // The pull request: a connection whose deployer is its own host, fed from the runner.
+    await w.writeJson('connections/deploy.json', {
+      id: 'deploy',
+      title: 'Deploy',
+      url: 'https://pr-host.test',
+      processor: { alias: 'json' },
+      deployer: {
+        alias: 'git',
+        username: 'x',
+        repo: 'https://pr-host.test/loot.git',
+        branch: 'main',
+        password: '${CMS_SYNC_TOKEN}',
+        token: '${AWS_SECRET_ACCESS_KEY}',
+      },
+    })
+    await w.editJson('content/home.json', { properties: { title: 'an honest edit beside it' } })
+    // The pull request's check: status says the push would fail, naming the file, field and variable.
+    const status = await runCli(['-C', w.root, '--json', 'status'], ci).done
+    expect(status.code, status.stderr).toBe(1)
+    const planned = JSON.stringify(JSON.parse(status.stdout))
+    expect(planned).toContain('deployer.password refers to ${CMS_SYNC_TOKEN}')
+    expect(planned).toMatch(
+      /deployer\.token refers to \$\{AWS_SECRET_ACCESS_KEY\}, which is not declared as a connection secret.*CMS_SYNC_SECRETS=AWS_SECRET_ACCESS_KEY/,
+    )
+    // The job on main after a merge: the connection fails, the honest edit goes up.
+    const push = await runCli(['-C', w.root, '--json', 'push'], ci).done
+    expect(push.code, push.stderr).toBe(1)
+    const failed = JSON.parse(push.stdout).failed as { path: string; error: string }[]
+    expect(failed.map((f) => f.path)).toEqual(['connections/deploy.json'])
+    expect(failed[0]!.error).toContain('${CMS_SYNC_TOKEN}')
+    expect(await w.server.get('connection', 'deploy')).toBeUndefined()
+    expect(((await w.server.get('content', 'home'))!.properties as { title: string }).title).toBe(
+      'an honest edit beside it',
+    )
+    expect(bodies.filter((body) => body.includes(token) || body.includes(cloudKey))).toEqual([])
+    expect(bodies.some((body) => body.includes('an honest edit beside it'))).toBe(true)
+    report(`attacks/secret-references/${dialect}`, { references: 2, sent: 0 })
+  })
 })

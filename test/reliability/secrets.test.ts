@@ -143,7 +143,7 @@ describe.each(['spec', 'upstream'] as const)('connection secrets (%s dialect)', 
     expect(record(await w.cli('-v', 'diff')).exitCode).toBeLessThan(2)
     expect(record(await w.cli('-v', 'sync', '--prefer', 'remote')).exitCode).toBe(0)
     // The server changes the other secret while the variable holds the old one: reported, never written
-    w.extraEnv.CMS_SYNC_OTHER_DEPLOYER_PASSWORD = 'stale-local-value'
+    w.extraEnv.CMS_SYNC_SECRET_OTHER_DEPLOYER_PASSWORD = 'stale-local-value'
     const other = (await w.server.get('connection', 'other'))!
     await w.server.put('connection', 'other', {
       ...other,
@@ -272,18 +272,21 @@ describe.each(['spec', 'upstream'] as const)(
       // Then the file holds a reference for every secret and the harmless settings as they are
       const file = await w.readJson('connections/hidden.json')
       const deployer = file.deployer as Record<string, unknown>
-      expect(file.url).toBe('${CMS_SYNC_HIDDEN_URL}')
+      expect(file.url).toBe('${CMS_SYNC_SECRET_HIDDEN_URL}')
       expect(deployer).toMatchObject({
         alias: 'git',
         paths: { media: 'media', content: 'content' },
         username: 'deploy',
         branch: 'main',
         retries: 3,
-        repo: '${CMS_SYNC_HIDDEN_DEPLOYER_REPO}',
-        auth: '${CMS_SYNC_HIDDEN_DEPLOYER_AUTH}',
-        headers: { Authorization: '${CMS_SYNC_HIDDEN_DEPLOYER_HEADERS_AUTHORIZATION}' },
-        keys: ['${CMS_SYNC_HIDDEN_DEPLOYER_KEYS_0}', { value: '${CMS_SYNC_HIDDEN_DEPLOYER_KEYS_1_VALUE}' }],
-        hook: '${CMS_SYNC_HIDDEN_DEPLOYER_HOOK}',
+        repo: '${CMS_SYNC_SECRET_HIDDEN_DEPLOYER_REPO}',
+        auth: '${CMS_SYNC_SECRET_HIDDEN_DEPLOYER_AUTH}',
+        headers: { Authorization: '${CMS_SYNC_SECRET_HIDDEN_DEPLOYER_HEADERS_AUTHORIZATION}' },
+        keys: [
+          '${CMS_SYNC_SECRET_HIDDEN_DEPLOYER_KEYS_0}',
+          { value: '${CMS_SYNC_SECRET_HIDDEN_DEPLOYER_KEYS_1_VALUE}' },
+        ],
+        hook: '${CMS_SYNC_SECRET_HIDDEN_DEPLOYER_HOOK}',
       })
       expect(await secretsIn(w.root, secrets)).toEqual([])
 
@@ -296,16 +299,16 @@ describe.each(['spec', 'upstream'] as const)(
       expect(await w.server.get('connection', 'hidden')).toEqual(serverBefore)
       // When the variables hold the server's values: the push changes the title and keeps every secret
       const names: Record<string, string> = {
-        CMS_SYNC_HIDDEN_URL: HIDDEN.url,
-        CMS_SYNC_HIDDEN_DEPLOYER_REPO: HIDDEN.repo,
-        CMS_SYNC_HIDDEN_DEPLOYER_AUTH: HIDDEN.auth,
-        CMS_SYNC_HIDDEN_DEPLOYER_PASS: HIDDEN.pass,
-        CMS_SYNC_HIDDEN_DEPLOYER_APIKEY: HIDDEN.apiKey,
-        CMS_SYNC_HIDDEN_DEPLOYER_CLIENTSECRET: HIDDEN.clientSecret,
-        CMS_SYNC_HIDDEN_DEPLOYER_HEADERS_AUTHORIZATION: HIDDEN.header,
-        CMS_SYNC_HIDDEN_DEPLOYER_KEYS_0: HIDDEN.first,
-        CMS_SYNC_HIDDEN_DEPLOYER_KEYS_1_VALUE: HIDDEN.second,
-        CMS_SYNC_HIDDEN_DEPLOYER_HOOK: HIDDEN.hook,
+        CMS_SYNC_SECRET_HIDDEN_URL: HIDDEN.url,
+        CMS_SYNC_SECRET_HIDDEN_DEPLOYER_REPO: HIDDEN.repo,
+        CMS_SYNC_SECRET_HIDDEN_DEPLOYER_AUTH: HIDDEN.auth,
+        CMS_SYNC_SECRET_HIDDEN_DEPLOYER_PASS: HIDDEN.pass,
+        CMS_SYNC_SECRET_HIDDEN_DEPLOYER_APIKEY: HIDDEN.apiKey,
+        CMS_SYNC_SECRET_HIDDEN_DEPLOYER_CLIENTSECRET: HIDDEN.clientSecret,
+        CMS_SYNC_SECRET_HIDDEN_DEPLOYER_HEADERS_AUTHORIZATION: HIDDEN.header,
+        CMS_SYNC_SECRET_HIDDEN_DEPLOYER_KEYS_0: HIDDEN.first,
+        CMS_SYNC_SECRET_HIDDEN_DEPLOYER_KEYS_1_VALUE: HIDDEN.second,
+        CMS_SYNC_SECRET_HIDDEN_DEPLOYER_HOOK: HIDDEN.hook,
       }
       Object.assign(w.extraEnv, names)
       const pushed = await w.cli('-v', '--json', 'push')
