@@ -36,7 +36,11 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
     .description('Show what changed locally and on the server since the last sync')
     .argument('[paths...]', 'only these files or folders')
     .option('--exit-code', `also exit ${PENDING_EXIT} when anything is to sync (for CI gates)`)
-    .action(async (paths: string[], opts: { exitCode?: boolean }, cmd: Command) => {
+    .option(
+      '--anonymous',
+      "read without any token (a pull request's CI check, on a server that allows anonymous reads); whether a token may push is then not checked",
+    )
+    .action(async (paths: string[], opts: { exitCode?: boolean; anonymous?: boolean }, cmd: Command) => {
       const globals = globalOptions(cmd)
       // Loaded while the workspace and its config are opened.
       const engine = Promise.all([
@@ -55,7 +59,8 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
           { readPause, describePause, PAUSE_LIFT },
         ] = await engine
         // Asked for alongside the listings, so the check costs no extra wait.
-        const refusal = tokenRefusal(client)
+        // Anonymous: no token to check, and nothing claimed about one.
+        const refusal = opts.anonymous ? Promise.resolve(undefined) : tokenRefusal(client)
         refusal.catch(() => {})
         // A paused watcher pushes nothing until told: the first thing to know about this workspace.
         const watchPaused = await readPause(ws.root)
@@ -129,10 +134,15 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
             ...(scheduled.length ? { scheduled } : {}),
             ...(watchPaused ? { watchPaused } : {}),
             ...(tokenRefused === undefined ? {} : { token: { refused: tokenRefused } }),
+            ...(opts.anonymous ? { token: { checked: false } } : {}),
           })
           return
         }
         if (tokenRefused !== undefined) io.stderr.write(`cms-sync: ${tokenRefused}\n`)
+        if (opts.anonymous)
+          io.stderr.write(
+            'cms-sync: read without a token (--anonymous): whether a push would be allowed was not checked\n',
+          )
         if (globals.quiet) return
         if (watchPaused) io.stdout.write(`${describePause(watchPaused)}\n  ${PAUSE_LIFT}\n`)
         for (const change of changes) {
