@@ -7,6 +7,7 @@
 import { readFileSync, statSync } from 'node:fs'
 import { type Codec, carriedFields, fileBytes, type JsonObject, pick, sortedHash } from './codec.js'
 import {
+  differingSecrets,
   driftedSecrets,
   maskSecrets,
   referenceName,
@@ -97,7 +98,12 @@ export function createConnectionCodec(opts: ConnectionCodecOptions): Codec {
     toBody(file, ctx) {
       return {
         ...carriedFields(ctx.current),
-        ...resolveSecrets(file, opts.env, itemPath('connection', String(file.id))),
+        ...resolveSecrets(
+          file,
+          opts.env,
+          itemPath('connection', String(file.id)),
+          ctx.keepServerSecrets ? ctx.current : undefined,
+        ),
       }
     },
     parentOf() {
@@ -116,6 +122,9 @@ export function createConnectionCodec(opts: ConnectionCodecOptions): Codec {
     },
     listIsIncomplete() {
       return false
+    },
+    secretsDiffering(file, remote) {
+      return differingSecrets(file, remote, opts.env)
     },
     remoteProblems(remote) {
       const id = String(remote.id)

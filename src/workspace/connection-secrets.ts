@@ -200,14 +200,54 @@ export function referenceProblems(file: JsonObject, env: NodeJS.ProcessEnv): str
   return undeclared
 }
 
-/** File object -> the body to send, every reference replaced by its declared variable's value. */
-export function resolveSecrets(file: JsonObject, env: NodeJS.ProcessEnv, where: string): JsonObject {
-  const problems = referenceProblems(file, env)
+/** The string the server holds at a dotted secret path, if it holds one that is not a reference. */
+function serverSecretAt(remote: JsonObject | undefined, fieldPath: string): string | undefined {
+  let at: unknown = remote
+  for (const key of fieldPath.split('.')) {
+    if (at === null || typeof at !== 'object') return undefined
+    at = (at as JsonObject)[key]
+  }
+  return typeof at === 'string' && referenceName(at) === undefined ? at : undefined
+}
+
+/**
+ * File object -> the body to send, every reference replaced by its declared variable's value,
+ * or with `keep`, by the server's current secret where it holds one (a conflict settled for the
+ * server: the variable is stale, the server's secret stays).
+ */
+export function resolveSecrets(
+  file: JsonObject,
+  env: NodeJS.ProcessEnv,
+  where: string,
+  keep?: JsonObject,
+): JsonObject {
+  const kept = (path: string) => (keep ? serverSecretAt(keep, path) : undefined)
+  const needed = keep ? replaceSecrets(file, (path, value) => (kept(path) === undefined ? value : '')) : file
+  const problems = referenceProblems(needed, env)
   if (problems.length > 0)
     throw new UnresolvedReferenceError(`${where}: ${problems.join('; ')} (nothing was sent)`)
-  return replaceSecrets(file, (_path, value) => {
+  return replaceSecrets(file, (path, value) => {
     const name = referenceName(value)
-    return name === undefined ? value : (env[name] as string)
+    return name === undefined ? value : (kept(path) ?? (env[name] as string))
+  })
+}
+
+/**
+ * The references of the file whose declared, set variable holds another value than the server
+ * does there: a push would replace the server's secret with the variable's. No base is kept for a
+ * secret (its value is in no file and no state), so who changed it cannot be told: it is a
+ * conflict unless both agree. An unset variable is a failure of its own (referenceProblems).
+ */
+export function differingSecrets(
+  file: JsonObject,
+  remote: JsonObject,
+  env: NodeJS.ProcessEnv,
+): { path: string; name: string }[] {
+  return secretFields(file).flatMap((field) => {
+    const name = referenceName(field.value)
+    if (name === undefined || !isDeclaredSecret(name, env) || env[name] === undefined) return []
+    const server = serverSecretAt(remote, field.path)
+    return server !== undefined && server !== env[name] ? [{ path: field.path, name }] : []
   })
 }
 
@@ -230,7 +270,7 @@ export function driftedSecrets(
       const local = isDeclaredSecret(name, env) ? env[name] : undefined
       return local !== undefined && local !== field.value
         ? [
-            `${field.path}: the server holds a different secret than \${${name}}; the file keeps the reference and the secret is not written anywhere; set ${name} to the server's value, or push to give the server yours`,
+            `${field.path}: the server holds a different secret than \${${name}}; the file keeps the reference and the secret is not written anywhere; set ${name} to the server's value, or push with --prefer local to give the server yours`,
           ]
         : []
     })

@@ -142,9 +142,13 @@ describe.each(['spec', 'upstream'] as const)('forms and connections (%s dialect)
     expect(unresolved.exitCode).toBe(1)
     expect(unresolved.json.failed[0].error).toContain('CMS_SYNC_SECRET_SITE_DEPLOYER_PASSWORD')
     expect((await w.server.get('connection', 'site'))?.title).toBe('Site')
-    // With the variable set the push resolves it and the server gets the value
+    // A variable holding another value than the server is a conflict of that leaf (no base of a
+    // secret is kept, so a stale variable and a new one look alike); --prefer local sends it.
     w.extraEnv.CMS_SYNC_SECRET_SITE_DEPLOYER_PASSWORD = 'n3w-pw'
-    const push = await w.cli('--json', 'push')
+    const conflict = await w.cli('--json', 'push')
+    expect(conflict.exitCode, JSON.stringify(conflict.json)).toBe(3)
+    expect((await w.server.get('connection', 'site'))?.title).toBe('Site')
+    const push = await w.cli('--json', 'push', '--prefer', 'local')
     expect(push.exitCode, JSON.stringify(push.json)).toBe(0)
     const stored = await w.server.get('connection', 'site')
     expect(stored).toMatchObject({ title: 'Site (renamed)', deployer: { password: 'n3w-pw' } })

@@ -333,3 +333,97 @@ describe.each(['spec', 'upstream'] as const)(
     })
   },
 )
+
+// A secret rotated on the server (issue 21 item 4): the connection's revision masks its secrets,
+// so nothing the planner hashes changes; a push of an unrelated edit of the connection must not
+// send the variable's older value back over it. The built CLI, as a CI job runs it.
+describe.each(['spec', 'upstream'] as const)('a secret rotated on the server (%s dialect)', (dialect) => {
+  let world: World
+  afterEach(async () => world?.close())
+
+  test('an unrelated edit is a conflict of the secret leaf, never a silent revert; each way of settling it; an unset variable is predicted', async () => {
+    world = await startWorld(dialect, { resources: ['connections'], content: [] })
+    const w = world
+    const VAR = 'CMS_SYNC_SECRET_SITE_DEPLOYER_PASSWORD'
+    const [first, rotated, mine] = ['first-pw-3a9c01', 'rotated-by-editor-77b2e4', 'rotated-here-c05d18']
+    await w.server.put('connection', 'site', connection('site', 'Site', first))
+    const env = (value: string | undefined) => {
+      const { [VAR]: _old, ...rest } = w.env
+      return value === undefined ? rest : { ...rest, [VAR]: value }
+    }
+    const outputs: string[] = []
+    const run = async (value: string | undefined, ...args: string[]) => {
+      const done = await runCli(['-C', w.root, ...args], env(value)).done
+      outputs.push(done.stdout, done.stderr)
+      return done
+    }
+    expect((await run(first, 'sync')).code).toBe(0)
+    const password = async () =>
+      ((await w.server.get('connection', 'site'))!.deployer as { password: string }).password
+    const title = async () => (await w.server.get('connection', 'site'))!.title
+
+    // An editor rotates the password; here the title is edited, the variable still the old one.
+    const current = (await w.server.get('connection', 'site'))!
+    await w.server.put('connection', 'site', {
+      ...current,
+      deployer: { ...(current.deployer as object), password: rotated },
+    })
+    await w.editJson('connections/site.json', { title: 'Site, renamed here' })
+    // status: the drift is a problem of its own (exit 1, as pull says), and the planned push a conflict.
+    const status = await run(first, '--json', 'status')
+    expect(status.code, status.stderr + status.stdout).toBe(1)
+    expect(JSON.stringify(JSON.parse(status.stdout).problems)).toContain('--prefer local')
+    const change = JSON.parse(status.stdout).changes.find(
+      (c: { path: string }) => c.path === 'connections/site.json',
+    )
+    expect(change).toMatchObject({
+      action: 'conflict',
+      leaves: [{ path: '/deployer/password', local: `\${${VAR}}` }],
+    })
+    expect(change.reason).toContain('the server holds another secret')
+    // push: the conflict (3); sync: also the drift its pull reports (1). Neither writes the item.
+    for (const [command, code] of [
+      ['push', 3],
+      ['sync', 1],
+    ] as const) {
+      const refused = await run(first, command)
+      const said = `${command}: ${refused.stderr}${refused.stdout}`
+      expect(refused.code, said).toBe(code)
+      expect(said).toMatch(/conflict +connections\/site\.json/)
+      expect(await password()).toBe(rotated)
+      expect(await title()).toBe('Site')
+    }
+
+    // Settled for the server: the title goes up, the editor's password stays.
+    const kept = await run(first, 'push', '--prefer', 'remote')
+    expect(kept.code, kept.stderr + kept.stdout).toBe(0)
+    expect(await title()).toBe('Site, renamed here')
+    expect(await password()).toBe(rotated)
+
+    // The variable set to the server's value: no conflict, an edit pushes as usual.
+    await w.editJson('connections/site.json', { title: 'Site 3' })
+    expect((await run(rotated, 'push')).code).toBe(0)
+    expect(await password()).toBe(rotated)
+
+    // Rotated here: a conflict too (who changed it cannot be told), sent only on --prefer local.
+    await w.editJson('connections/site.json', { title: 'Site 4' })
+    expect((await run(mine, 'push')).code).toBe(3)
+    expect(await password()).toBe(rotated)
+    const sent = await run(mine, 'push', '--prefer', 'local')
+    expect(sent.code, sent.stderr + sent.stdout).toBe(0)
+    expect(await password()).toBe(mine)
+
+    // No variable at all: status says the push would fail, naming the variable; nothing is sent.
+    await w.editJson('connections/site.json', { title: 'Site 5' })
+    const predicted = await run(undefined, '--json', 'status')
+    expect(predicted.code, predicted.stderr).toBe(1)
+    expect(predicted.stdout).toContain(`deployer.password refers to \${${VAR}}, which is not set`)
+    expect((await run(undefined, 'push')).code).toBe(1)
+    expect(await title()).toBe('Site 4')
+
+    const secrets = [first, rotated, mine]
+    expect(outputs.filter((o) => secrets.some((s) => o.includes(s)))).toEqual([])
+    expect(await secretsIn(w.root, secrets)).toEqual([])
+    report(`secrets/rotated/${dialect}`, { reverted: 0, conflicts: 3, leaks: 0 })
+  })
+})
