@@ -78,3 +78,16 @@ export function requireNamedTarget(env: NodeJS.ProcessEnv, fields: readonly Targ
     `CMS_SYNC_TOKEN is set in CI, but ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not: in CI the token goes only to the target the environment names, never to one a commit wrote in cms-sync.yaml; set ${missing.join(', ')} beside CMS_SYNC_TOKEN (from repository variables, see docs/ci/github-actions.yml). Nothing was sent`,
   )
 }
+
+/**
+ * A password goes only where a token may. `login` takes its server from cms-sync.yaml unless
+ * --server (the job's own command line) names it; in CI that file is a commit's word, so the
+ * server must be named by the environment or the command line.
+ */
+export function refuseLoginTarget(env: NodeJS.ProcessEnv, server: string, fromCommandLine: boolean): void {
+  refuseUnnamedTarget(env, { server })
+  if (fromCommandLine || !inCi(env) || named(env, 'server') !== undefined) return
+  throw new ConfigError(
+    `login in CI would send the password to ${server}, which only cms-sync.yaml names (a commit can change it): set CMS_SYNC_SERVER beside the password (from a repository variable), or pass --server. Nothing was sent`,
+  )
+}

@@ -285,8 +285,8 @@ describe.each(['spec', 'upstream'] as const)('a hostile pull request in CI (%s d
         username: 'x',
         repo: 'https://pr-host.test/loot.git',
         branch: 'main',
-        password: '${CMS_SYNC_TOKEN}',
-        token: '${AWS_SECRET_ACCESS_KEY}',
+        password: `$\{CMS_SYNC_TOKEN}`,
+        token: `$\{AWS_SECRET_ACCESS_KEY}`,
       },
     })
     await w.editJson('content/home.json', { properties: { title: 'an honest edit beside it' } })
@@ -294,7 +294,7 @@ describe.each(['spec', 'upstream'] as const)('a hostile pull request in CI (%s d
     const status = await runCli(['-C', w.root, '--json', 'status'], ci).done
     expect(status.code, status.stderr).toBe(1)
     const planned = JSON.stringify(JSON.parse(status.stdout))
-    expect(planned).toContain('deployer.password refers to ${CMS_SYNC_TOKEN}')
+    expect(planned).toContain(`deployer.password refers to $\{CMS_SYNC_TOKEN}`)
     expect(planned).toMatch(
       /deployer\.token refers to \$\{AWS_SECRET_ACCESS_KEY\}, which is not declared as a connection secret.*CMS_SYNC_SECRETS=AWS_SECRET_ACCESS_KEY/,
     )
@@ -303,7 +303,7 @@ describe.each(['spec', 'upstream'] as const)('a hostile pull request in CI (%s d
     expect(push.code, push.stderr).toBe(1)
     const failed = JSON.parse(push.stdout).failed as { path: string; error: string }[]
     expect(failed.map((f) => f.path)).toEqual(['connections/deploy.json'])
-    expect(failed[0]!.error).toContain('${CMS_SYNC_TOKEN}')
+    expect(failed[0]!.error).toContain(`$\{CMS_SYNC_TOKEN}`)
     expect(await w.server.get('connection', 'deploy')).toBeUndefined()
     expect(((await w.server.get('content', 'home'))!.properties as { title: string }).title).toBe(
       'an honest edit beside it',
@@ -311,5 +311,57 @@ describe.each(['spec', 'upstream'] as const)('a hostile pull request in CI (%s d
     expect(bodies.filter((body) => body.includes(token) || body.includes(cloudKey))).toEqual([])
     expect(bodies.some((body) => body.includes('an honest edit beside it'))).toBe(true)
     report(`attacks/secret-references/${dialect}`, { references: 2, sent: 0 })
+  })
+
+  test('item 5: a CI login never sends the password to a server only cms-sync.yaml names', async () => {
+    const w = await synced()
+    const other = await thief(dialect)
+    closers.push(other.close)
+    const password = 'admin'
+    const job = { XDG_CONFIG_HOME: w.env.XDG_CONFIG_HOME!, CI: 'true' }
+    const heardPassword = () => other.heard.length + other.proxy.seen.length
+    await writeConfig(w.root, other.proxy.url, dialect)
+    const login = (env: Record<string, string>) =>
+      runCli(['-C', w.root, 'login', '--username', 'admin', '--password-stdin'], env, `${password}\n`).done
+    const named = await login({ ...job, CMS_SYNC_SERVER: w.proxy.url })
+    expect(named.code, named.stderr).toBe(4)
+    expect(named.stderr).toContain('CMS_SYNC_SERVER names')
+    const unnamed = await login(job)
+    expect(unnamed.code, unnamed.stderr).toBe(2)
+    expect(unnamed.stderr).toMatch(/login in CI would send the password .* set CMS_SYNC_SERVER/)
+    expect(heardPassword()).toBe(0)
+    // The job's own --server is its word: the login goes there.
+    const given = await runCli(
+      ['-C', w.root, 'login', '--server', w.proxy.url, '--username', 'admin', '--password-stdin'],
+      job,
+      `${password}\n`,
+    ).done
+    expect(given.code, given.stderr).toBe(0)
+    expect(heardPassword()).toBe(0)
+    report(`attacks/password-to-pr-host/${dialect}`, { logins: 2, requests: 0 })
+  })
+
+  test('status --anonymous reads with no token at all; a server that refuses anonymous reads says so', async () => {
+    const w = await synced()
+    const headers: string[] = []
+    w.proxy.override = (_method, _route, seen) => {
+      if (seen.authorization || seen.cookie) headers.push(`${seen.authorization ?? ''} ${seen.cookie ?? ''}`)
+      return undefined
+    }
+    // The pull request's check: CI, the target named, no token, but a token file that must stay unread.
+    const check = { XDG_CONFIG_HOME: w.env.XDG_CONFIG_HOME!, CI: 'true', CMS_SYNC_SERVER: w.proxy.url }
+    await w.editJson('content/home.json', { properties: { title: 'edited in the pull request' } })
+    const run = await runCli(['-C', w.root, '--json', 'status', '--exit-code', '--anonymous'], check).done
+    expect(headers).toEqual([])
+    if (dialect === 'upstream') {
+      expect(run.code, run.stderr).toBe(6)
+      expect(JSON.parse(run.stdout)).toMatchObject({ token: { checked: false } })
+      const text = await runCli(['-C', w.root, 'status', '--anonymous'], check).done
+      expect(text.stderr).toContain('whether a push would be allowed was not checked')
+      expect(headers).toEqual([])
+    } else {
+      expect(run.code, run.stderr).toBe(2)
+      expect(run.stdout).toContain('does not allow anonymous reads')
+    }
   })
 })
