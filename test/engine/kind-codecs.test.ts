@@ -136,8 +136,8 @@ describe('connection secrets', () => {
     const codec = createConnectionCodec({ env: runner })
     const problems = codec.checkReferences(file, {})
     expect(problems).toEqual([
-      'deployer.password refers to ${HOME_KEY}, which is not declared as a connection secret (references read only CMS_SYNC_SECRET_* variables and those CMS_SYNC_SECRETS lists): rename the reference and its variable to ${CMS_SYNC_SECRET_HOME_KEY}, or declare it where the variable is set: CMS_SYNC_SECRETS=HOME_KEY',
-      "deployer.token refers to ${CMS_SYNC_TOKEN}, cms-sync's own token, which is never a connection secret; write the connection's own secret as a ${CMS_SYNC_SECRET_…} reference",
+      `deployer.password refers to $\{HOME_KEY}, which is not declared as a connection secret (references read only CMS_SYNC_SECRET_* variables and those CMS_SYNC_SECRETS lists): rename the reference and its variable to $\{CMS_SYNC_SECRET_HOME_KEY}, or declare it where the variable is set: CMS_SYNC_SECRETS=HOME_KEY`,
+      `deployer.token refers to $\{CMS_SYNC_TOKEN}, cms-sync's own token, which is never a connection secret; write the connection's own secret as a $\{CMS_SYNC_SECRET_…} reference`,
     ])
     expect(() => codec.toBody(file, { current: undefined, now: '' })).toThrow(
       /connections\/site\.json: .*nothing was sent/,

@@ -272,21 +272,21 @@ describe.each(['spec', 'upstream'] as const)(
       // Then the file holds a reference for every secret and the harmless settings as they are
       const file = await w.readJson('connections/hidden.json')
       const deployer = file.deployer as Record<string, unknown>
-      expect(file.url).toBe('${CMS_SYNC_SECRET_HIDDEN_URL}')
+      expect(file.url).toBe(`$\{CMS_SYNC_SECRET_HIDDEN_URL}`)
       expect(deployer).toMatchObject({
         alias: 'git',
         paths: { media: 'media', content: 'content' },
         username: 'deploy',
         branch: 'main',
         retries: 3,
-        repo: '${CMS_SYNC_SECRET_HIDDEN_DEPLOYER_REPO}',
-        auth: '${CMS_SYNC_SECRET_HIDDEN_DEPLOYER_AUTH}',
-        headers: { Authorization: '${CMS_SYNC_SECRET_HIDDEN_DEPLOYER_HEADERS_AUTHORIZATION}' },
+        repo: `$\{CMS_SYNC_SECRET_HIDDEN_DEPLOYER_REPO}`,
+        auth: `$\{CMS_SYNC_SECRET_HIDDEN_DEPLOYER_AUTH}`,
+        headers: { Authorization: `$\{CMS_SYNC_SECRET_HIDDEN_DEPLOYER_HEADERS_AUTHORIZATION}` },
         keys: [
-          '${CMS_SYNC_SECRET_HIDDEN_DEPLOYER_KEYS_0}',
-          { value: '${CMS_SYNC_SECRET_HIDDEN_DEPLOYER_KEYS_1_VALUE}' },
+          `$\{CMS_SYNC_SECRET_HIDDEN_DEPLOYER_KEYS_0}`,
+          { value: `$\{CMS_SYNC_SECRET_HIDDEN_DEPLOYER_KEYS_1_VALUE}` },
         ],
-        hook: '${CMS_SYNC_SECRET_HIDDEN_DEPLOYER_HOOK}',
+        hook: `$\{CMS_SYNC_SECRET_HIDDEN_DEPLOYER_HOOK}`,
       })
       expect(await secretsIn(w.root, secrets)).toEqual([])
 
