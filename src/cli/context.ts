@@ -208,8 +208,11 @@ export async function connect(
   const { config } = ws
   // The environment's word on the target comes before the workspace's own (state, lock): a
   // commit can write both of those, never the environment (config/token-target.ts).
-  const { refuseUnnamedTarget, requireNamedTarget } = await import('../config/token-target.js')
+  const { refuseCommittedInsecureTls, refuseUnnamedTarget, requireNamedTarget } = await import(
+    '../config/token-target.js'
+  )
   refuseUnnamedTarget(io.env, config)
+  refuseCommittedInsecureTls(io.env, config.tls.insecure)
   if (!opts.anonymous) requireNamedTarget(io.env, ['server', 'project', 'environment'])
   await refuseUnboundServer(ws.root, config.server, opts.rebind === true)
   const { createRemoteClient } = await import('../remote/index.js')

@@ -91,3 +91,15 @@ export function refuseLoginTarget(env: NodeJS.ProcessEnv, server: string, fromCo
     `login in CI would send the password to ${server}, which only cms-sync.yaml names (a commit can change it): set CMS_SYNC_SERVER beside the password (from a repository variable), or pass --server. Nothing was sent`,
   )
 }
+
+/**
+ * `tls: { insecure: true }` in cms-sync.yaml turns certificate checks off, and a commit can set
+ * it: anyone on the network path could then take the token or the password. In CI it holds only
+ * when the environment says so too (CMS_SYNC_TLS_INSECURE=true, beside the token).
+ */
+export function refuseCommittedInsecureTls(env: NodeJS.ProcessEnv, insecure: boolean): void {
+  if (!insecure || !inCi(env) || env.CMS_SYNC_TLS_INSECURE?.trim().toLowerCase() === 'true') return
+  throw new ConfigError(
+    'cms-sync.yaml sets tls: { insecure: true }, which turns certificate checks off, and in CI a commit may have set it: set CMS_SYNC_TLS_INSECURE=true beside CMS_SYNC_TOKEN if the server really has a self-signed certificate. Nothing was sent',
+  )
+}

@@ -5,12 +5,16 @@
 
 import { execFileSync } from 'node:child_process'
 import { chmod, cp, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { createServer as createHttpsServer } from 'node:https'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { type Emulator, startEmulator } from '../../src/emulator/index.js'
 import { type CountingProxy, startCountingProxy } from '../helpers/counting-proxy.js'
-import { startWorld, type World, writeConfig } from '../helpers/sync-world.js'
+import { selfSignedCert } from '../helpers/self-signed.js'
+import { contentOf, startWorld, type World, writeConfig } from '../helpers/sync-world.js'
+import { json } from './hostile-server.js'
 import { runCli } from './processes.js'
 import { report } from './support.js'
 
@@ -364,4 +368,49 @@ describe.each(['spec', 'upstream'] as const)('a hostile pull request in CI (%s d
       expect(run.stdout).toContain('does not allow anonymous reads')
     }
   })
+})
+
+test('item 5: tls.insecure committed in cms-sync.yaml sends no token in CI unless the environment says so too', async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'cms-sync-tls-ci-'))
+  const heard: string[] = []
+  const server = createHttpsServer(await selfSignedCert(), (req, res) => {
+    heard.push(`${req.method} ${req.url} ${req.headers.authorization ?? ''} ${req.headers.cookie ?? ''}`)
+    const route = (req.url ?? '').split('?')[0]
+    if (route === '/api/demo/live/content') return json(res, 200, [contentOf('home')])
+    json(res, 404, 'not found')
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()))
+  const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`
+  try {
+    const root = path.join(dir, 'site')
+    await mkdir(root)
+    // The pull request: the right server, with certificate checks turned off.
+    await writeFile(
+      path.join(root, 'cms-sync.yaml'),
+      `server: ${url}\nproject: demo\nenvironment: live\nresources: [content]\ndialect: spec\ntls: { insecure: true }\n`,
+    )
+    const ci = {
+      CMS_SYNC_TOKEN: 'tls-ci-token-0123456789',
+      CI: 'true',
+      CMS_SYNC_SERVER: url,
+      CMS_SYNC_PROJECT: 'demo',
+      CMS_SYNC_ENVIRONMENT: 'live',
+      XDG_CONFIG_HOME: path.join(dir, 'xdg'),
+    }
+    for (const args of [['pull'], ['status'], ['whoami']]) {
+      const refused = await runCli(['-C', root, ...args], ci).done
+      expect(refused.code, refused.stderr).toBe(2)
+      expect(refused.stderr).toContain('CMS_SYNC_TLS_INSECURE=true')
+    }
+    expect(heard).toEqual([])
+    // The job's own word: the self-signed server is meant.
+    const allowed = await runCli(['-C', root, 'pull'], { ...ci, CMS_SYNC_TLS_INSECURE: 'true' }).done
+    expect(allowed.code, allowed.stderr).toBe(0)
+    expect(heard.length).toBeGreaterThan(0)
+    report('attacks/committed-insecure-tls', { refused: 3, requestsBeforeOptIn: 0 })
+  } finally {
+    server.closeAllConnections()
+    await new Promise((resolve) => server.close(resolve))
+    await rm(dir, { recursive: true, force: true })
+  }
 })
