@@ -7,7 +7,7 @@ import path from 'node:path'
 import writeFileAtomic from 'write-file-atomic'
 import { isMap, parseDocument } from 'yaml'
 import { ConfigError } from './errors.js'
-import { refuseUnnamedTarget, requireNamedTarget } from './token-target.js'
+import { refuseUnnamedTarget, requireNamedTarget, serverKey } from './token-target.js'
 
 const HEADER = '# cms-sync credentials: one token per server. Keep this file private (mode 600).\n'
 
@@ -18,15 +18,8 @@ export function credentialsPath(env: NodeJS.ProcessEnv): string {
   return path.join(base, 'cms-sync', 'credentials.yaml')
 }
 
-/** The key a server is stored under: one spelling per server (no trailing slash, lower-case host). */
-export function serverKey(server: string): string {
-  try {
-    const url = new URL(server)
-    return `${url.origin}${url.pathname.replace(/\/+$/, '')}`
-  } catch {
-    return server.replace(/\/+$/, '')
-  }
-}
+/** The key a server is stored under: one spelling per server (token-target.ts). */
+export { serverKey }
 
 async function readCredentials(file: string): Promise<Record<string, { token?: unknown }>> {
   let text: string

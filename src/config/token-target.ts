@@ -28,8 +28,8 @@ function named(env: NodeJS.ProcessEnv, field: TargetField): string | undefined {
   return env[TARGET_VARIABLES[field]]?.trim() || undefined
 }
 
-/** One spelling per server: no trailing slash, scheme and host lower-cased. */
-function serverKey(server: string): string {
+/** One spelling per server: no trailing slash, scheme and host lower-cased (also the credentials file's key). */
+export function serverKey(server: string): string {
   try {
     const url = new URL(server)
     return `${url.origin}${url.pathname.replace(/\/+$/, '')}`
