@@ -156,7 +156,7 @@ export async function endCommandLine(exitCode: number, stop?: Stop): Promise<str
 }
 
 /** Where this process's token came from (one command per process): what a refusal names. */
-let tokenOrigin: { server: string; source: 'env' | 'file' | 'none'; file: string } | undefined
+let tokenOrigin: { server: string; source: 'env' | 'file' | 'none' | 'anonymous'; file: string } | undefined
 
 /**
  * The message for a missing or refused token: where it came from and what helps. Undefined for
@@ -168,6 +168,8 @@ export function refusedTokenMessage(error: unknown): string | undefined {
   const { server, source, file } = tokenOrigin
   const where = e.method && e.route ? ` (${e.method} ${e.route}${e.status ? ` -> ${e.status}` : ''})` : ''
   switch (source) {
+    case 'anonymous':
+      return `the server ${server} refused a read without a token${where}: it does not allow anonymous reads; give this check a token (one that may only read), without --anonymous`
     case 'none':
       return `not logged in to ${server}${where}: run \`cms-sync login\`, or set CMS_SYNC_TOKEN (in CI, from a secret)`
     case 'env':
@@ -201,14 +203,24 @@ export async function refuseUnboundServer(root: string, server: string, rebind: 
 export async function connect(
   io: CliIo,
   ws: Workspace,
-  opts: { rebind?: boolean } = {},
+  opts: { rebind?: boolean; anonymous?: boolean } = {},
 ): Promise<RemoteClient> {
   const { config } = ws
+  // The environment's word on the target comes before the workspace's own (state, lock): a
+  // commit can write both of those, never the environment (config/token-target.ts).
+  const { refuseCommittedInsecureTls, refuseUnnamedTarget, requireNamedTarget } = await import(
+    '../config/token-target.js'
+  )
+  refuseUnnamedTarget(io.env, config)
+  refuseCommittedInsecureTls(io.env, config.tls.insecure)
+  if (!opts.anonymous) requireNamedTarget(io.env, ['server', 'project', 'environment'])
   await refuseUnboundServer(ws.root, config.server, opts.rebind === true)
   const { createRemoteClient } = await import('../remote/index.js')
   const { resolveTokenSource } = await import('../config/credentials.js')
   const { workspaceListingCache } = await import('../remote/listing-cache.js')
-  const { token, source, file } = await resolveTokenSource(io.env, config.server)
+  const { token, source, file } = opts.anonymous
+    ? { token: undefined, source: 'anonymous' as const, file: '' }
+    : await resolveTokenSource(io.env, config.server)
   tokenOrigin = { server: config.server, source, file }
   return createRemoteClient({
     server: config.server,

@@ -111,9 +111,11 @@ export async function withEngine<T>(
     }
     // --rebind (pull, push, sync) lets the token go to a server the workspace is not bound to yet.
     const rebind = cmd.opts<{ rebind?: boolean }>().rebind === true
+    // status --anonymous reads with no token at all (a pull request's check needs none).
+    const anonymous = cmd.opts<{ anonymous?: boolean }>().anonymous === true
     const client = opts.untilReachable
       ? await connectWhenReachable(io, ws, opts.untilReachable, rebind)
-      : await connect(io, ws, { rebind })
+      : await connect(io, ws, { rebind, anonymous })
     if (client === undefined) return undefined
     try {
       const enabled = new Set<string>(ws.config.resources)

@@ -50,10 +50,15 @@ export interface StatusRead {
   scheduled: Array<{ date: string; type: string; path: string }>
   watchPaused: PauseInfo | undefined
   tokenRefused: string | undefined
+  /** Read without a token (`--anonymous`): nothing is claimed about one. */
+  anonymous?: true
 }
 
 /** Reads the status of `session.scope` (everything when empty); read-only, no lock needed. */
-export async function readStatus(session: EngineSession): Promise<StatusRead> {
+export async function readStatus(
+  session: EngineSession,
+  opts: { anonymous?: boolean } = {},
+): Promise<StatusRead> {
   const { deps, scope, client, ws } = session
   const [
     { planRun, inScope, checkScope },
@@ -69,7 +74,8 @@ export async function readStatus(session: EngineSession): Promise<StatusRead> {
     import('../watch/mass-change.js'),
   ])
   // Asked for alongside the listings, so the check costs no extra wait.
-  const refusal = tokenRefusal(client)
+  // Anonymous: no token to check, and nothing claimed about one.
+  const refusal = opts.anonymous ? Promise.resolve(undefined) : tokenRefusal(client)
   refusal.catch(() => {})
   // A paused watcher pushes nothing until told: the first thing to know about this workspace.
   const watchPaused = await readPause(ws.root)
@@ -115,7 +121,15 @@ export async function readStatus(session: EngineSession): Promise<StatusRead> {
       ? planned.remoteProblems.map((p) => ({ kind: p.kind, id: p.id, problems: [p.problem] }))
       : []),
   ]
-  return { changes, problems, inherited, scheduled, watchPaused, tokenRefused }
+  return {
+    changes,
+    problems,
+    inherited,
+    scheduled,
+    watchPaused,
+    tokenRefused,
+    ...(opts.anonymous ? { anonymous: true as const } : {}),
+  }
 }
 
 /** The `status --json` document (design.md). */
@@ -123,7 +137,7 @@ export function statusDocument(
   target: { server: string; project: string; environment: string },
   read: StatusRead,
 ): Record<string, unknown> {
-  const { changes, problems, inherited, scheduled, watchPaused, tokenRefused } = read
+  const { changes, problems, inherited, scheduled, watchPaused, tokenRefused, anonymous } = read
   const { server, project, environment } = target
   return {
     server,
@@ -136,5 +150,6 @@ export function statusDocument(
     ...(scheduled.length ? { scheduled } : {}),
     ...(watchPaused ? { watchPaused } : {}),
     ...(tokenRefused === undefined ? {} : { token: { refused: tokenRefused } }),
+    ...(anonymous ? { token: { checked: false } } : {}),
   }
 }

@@ -7,6 +7,7 @@ import path from 'node:path'
 import writeFileAtomic from 'write-file-atomic'
 import { isMap, parseDocument } from 'yaml'
 import { ConfigError } from './errors.js'
+import { refuseUnnamedTarget, requireNamedTarget, serverKey } from './token-target.js'
 
 const HEADER = '# cms-sync credentials: one token per server. Keep this file private (mode 600).\n'
 
@@ -17,15 +18,8 @@ export function credentialsPath(env: NodeJS.ProcessEnv): string {
   return path.join(base, 'cms-sync', 'credentials.yaml')
 }
 
-/** The key a server is stored under: one spelling per server (no trailing slash, lower-case host). */
-export function serverKey(server: string): string {
-  try {
-    const url = new URL(server)
-    return `${url.origin}${url.pathname.replace(/\/+$/, '')}`
-  } catch {
-    return server.replace(/\/+$/, '')
-  }
-}
+/** The key a server is stored under: one spelling per server (token-target.ts). */
+export { serverKey }
 
 async function readCredentials(file: string): Promise<Record<string, { token?: unknown }>> {
   let text: string
@@ -83,12 +77,19 @@ export async function resolveTokenSource(
   server: string,
 ): Promise<{ token: string | undefined; source: TokenSource; file: string }> {
   const file = credentialsPath(env)
-  if (env.CMS_SYNC_TOKEN?.trim()) return { token: env.CMS_SYNC_TOKEN.trim(), source: 'env', file }
   const token = await resolveToken(env, server)
-  return { token, source: token === undefined ? 'none' : 'file', file }
+  const source = env.CMS_SYNC_TOKEN?.trim() ? 'env' : token === undefined ? 'none' : 'file'
+  return { token, source, file }
 }
 
+/**
+ * The token for `server`: CMS_SYNC_TOKEN, else the credentials file's. Every way a command takes
+ * a token comes here, so the target variables are checked before any token leaves
+ * (token-target.ts): a server they do not name gets no token, from either place.
+ */
 export async function resolveToken(env: NodeJS.ProcessEnv, server: string): Promise<string | undefined> {
+  refuseUnnamedTarget(env, { server })
+  requireNamedTarget(env, ['server'])
   const fromEnv = env.CMS_SYNC_TOKEN?.trim()
   if (fromEnv) return fromEnv
   const servers = await readCredentials(credentialsPath(env))

@@ -161,6 +161,7 @@ export async function pushItem(
     current: remote.current,
     baseCreateDate: known?.createDate,
     now: ctx.now(),
+    ...(item.keepServerSecrets ? { keepServerSecrets: true } : {}),
   })
   let stored: JsonObject
   try {
@@ -441,6 +442,7 @@ async function writeMergeToServer(
     current: remote.current,
     baseCreateDate: ctx.store.get(item.path)?.createDate,
     now: ctx.now(),
+    ...(item.keepServerSecrets ? { keepServerSecrets: true } : {}),
   })
   const object = await ctx.client.put(item.kind, item.id, body, {
     expected: (current) => (current ? codec.revisionOf(current) : undefined) === remote.rev,

@@ -66,6 +66,8 @@ export interface PlanItem {
   leaves?: ConflictLeaf[]
   /** Why a both-changed item could not be merged (no base text, an invalid file, an invalid result). */
   reason?: string
+  /** A write keeps the server's secrets (a secret conflict settled for the server: secret-leaves.ts). */
+  keepServerSecrets?: true
 }
 
 export interface Plan {

@@ -12,6 +12,7 @@ import { planMerges } from './merges.js'
 import { type BaseVersion, plan, type Side } from './plan.js'
 import type { RemoteEntry, RemoteProblem } from './remote-snapshot.js'
 import type { EngineDeps, PlannedRun } from './run-types.js'
+import { settleSecretLeaves } from './secret-leaves.js'
 
 /** The three sides of the JSON kinds, as one way of taking them found them. */
 export interface Sides {
@@ -74,6 +75,8 @@ export async function planSides(
     remote,
     { ...planOptions, ...(opts.leaves ? { leaves: opts.leaves } : {}) },
   )
+  // A connection's secrets are leaves the hashes cannot see: compared before anything is written.
+  await settleSecretLeaves(root, codecs, result.items, remote, opts.prefer)
   const media = await opts.media?.(planOptions)
   return {
     store,

@@ -15,6 +15,8 @@ export interface BodyContext {
   baseCreateDate?: string | null | undefined
   /** Now, as an ISO string; passed in so codecs stay free of clocks. */
   now: string
+  /** Secrets take the server's current value, not their variable's (a secret conflict settled for the server). */
+  keepServerSecrets?: boolean
 }
 
 /** Cross-file checks that need the other items (e.g. a content's schema must exist). */
@@ -62,6 +64,12 @@ export interface Codec {
    * variable): reported by commands that pull, never written.
    */
   remoteProblems?(remote: JsonObject): string[]
+  /**
+   * The secrets whose variable holds another value than the server (connections): a write of
+   * the file would replace the server's secret, which may be newer than the variable. Each by
+   * its field path and variable.
+   */
+  secretsDiffering?(file: JsonObject, remote: JsonObject): { path: string; name: string }[]
   /**
    * Whether the item names a publish or unpublish date (content): status asks the server about
    * those. A marked kept listing remembers the answer for its items (remote-snapshot.ts).

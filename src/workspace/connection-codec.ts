@@ -7,9 +7,11 @@
 import { readFileSync, statSync } from 'node:fs'
 import { type Codec, carriedFields, fileBytes, type JsonObject, pick, sortedHash } from './codec.js'
 import {
+  differingSecrets,
   driftedSecrets,
   maskSecrets,
   referenceName,
+  referenceProblems,
   referencesIn,
   resolveSecrets,
   secretFields,
@@ -73,13 +75,14 @@ export function createConnectionCodec(opts: ConnectionCodecOptions): Codec {
         ...(checked.ok ? [] : checked.problems),
         ...literal.map(
           (field) =>
-            `${field.path}: a secret must be a \${ENV_VAR} reference (e.g. "\${CMS_SYNC_…}"), not the value itself; files are committed`,
+            `${field.path}: a secret must be a \${ENV_VAR} reference (e.g. "\${CMS_SYNC_SECRET_…}"), not the value itself; files are committed`,
         ),
       ]
       return problems.length === 0 ? checked : { ok: false, problems }
     },
     checkReferences(file, ctx) {
-      const problems: string[] = []
+      // What the push would fail with for its secrets, said before any request (and by status).
+      const problems: string[] = referenceProblems(file, opts.env)
       for (const part of ['deployer', 'processor'] as const) {
         const known = part === 'deployer' ? ctx.deployers : ctx.processors
         const alias = (file[part] as JsonObject | undefined)?.alias
@@ -95,7 +98,12 @@ export function createConnectionCodec(opts: ConnectionCodecOptions): Codec {
     toBody(file, ctx) {
       return {
         ...carriedFields(ctx.current),
-        ...resolveSecrets(file, opts.env, itemPath('connection', String(file.id))),
+        ...resolveSecrets(
+          file,
+          opts.env,
+          itemPath('connection', String(file.id)),
+          ctx.keepServerSecrets ? ctx.current : undefined,
+        ),
       }
     },
     parentOf() {
@@ -114,6 +122,9 @@ export function createConnectionCodec(opts: ConnectionCodecOptions): Codec {
     },
     listIsIncomplete() {
       return false
+    },
+    secretsDiffering(file, remote) {
+      return differingSecrets(file, remote, opts.env)
     },
     remoteProblems(remote) {
       const id = String(remote.id)

@@ -21,13 +21,45 @@ export function referenceName(value: unknown): string | undefined {
 }
 
 /**
- * The reference cms-sync writes for a secret it has no name for yet: `CMS_SYNC_<ID>_<PATH>`,
- * upper-cased, every other character as `_` (deployer.password of "website" becomes
- * CMS_SYNC_WEBSITE_DEPLOYER_PASSWORD). Deterministic, so two machines pulling the same
- * connection write the same file.
+ * Which variables a reference may read. Connection files are committed, so a pull request writes
+ * them: a reference to any variable of the runner (`${CMS_SYNC_TOKEN}`, a cloud key) in a
+ * connection whose deployer points at the pull request's host would hand that value to the
+ * server and on. Only variables declared as connection secrets are read: by their name
+ * (`CMS_SYNC_SECRET_…`, a name no other variable of cms-sync or of a runner has), or listed in
+ * the environment's CMS_SYNC_SECRETS (for names chosen before; never in a committed file, which
+ * the pull request could widen). The token is never one, whatever is declared.
+ */
+export const SECRET_PREFIX = 'CMS_SYNC_SECRET_'
+const SECRET_LIST = 'CMS_SYNC_SECRETS'
+const NEVER_A_SECRET = new Set(['CMS_SYNC_TOKEN'])
+
+function listedSecrets(env: NodeJS.ProcessEnv): Set<string> {
+  return new Set((env[SECRET_LIST] ?? '').split(/[\s,]+/).filter(Boolean))
+}
+
+/** Whether a reference may read the variable `name` (see SECRET_PREFIX). */
+export function isDeclaredSecret(name: string, env: NodeJS.ProcessEnv): boolean {
+  if (NEVER_A_SECRET.has(name)) return false
+  return name.startsWith(SECRET_PREFIX) || listedSecrets(env).has(name)
+}
+
+/** Why a reference may not read `name`, and what to do; undefined when it may. */
+function undeclaredProblem(fieldPath: string, name: string, env: NodeJS.ProcessEnv): string | undefined {
+  if (isDeclaredSecret(name, env)) return undefined
+  if (NEVER_A_SECRET.has(name))
+    return `${fieldPath} refers to \${${name}}, cms-sync's own token, which is never a connection secret; write the connection's own secret as a \${${SECRET_PREFIX}…} reference`
+  const renamed = `${SECRET_PREFIX}${name.replace(/^CMS_SYNC_/, '')}`
+  return `${fieldPath} refers to \${${name}}, which is not declared as a connection secret (references read only ${SECRET_PREFIX}* variables and those ${SECRET_LIST} lists): rename the reference and its variable to \${${renamed}}, or declare it where the variable is set: ${SECRET_LIST}=${name}`
+}
+
+/**
+ * The reference cms-sync writes for a secret it has no name for yet:
+ * `CMS_SYNC_SECRET_<ID>_<PATH>`, upper-cased, every other character as `_` (deployer.password of
+ * "website" becomes CMS_SYNC_SECRET_WEBSITE_DEPLOYER_PASSWORD). Deterministic, so two machines
+ * pulling the same connection write the same file.
  */
 export function defaultReferenceName(connectionId: string, fieldPath: string): string {
-  return `CMS_SYNC_${connectionId}_${fieldPath}`.toUpperCase().replace(/[^A-Z0-9_]/g, '_')
+  return `${SECRET_PREFIX}${connectionId}_${fieldPath}`.toUpperCase().replace(/[^A-Z0-9_]/g, '_')
 }
 
 export interface SecretField {
@@ -147,22 +179,76 @@ export function maskSecrets(
 
 export class UnresolvedReferenceError extends Error {}
 
-/** File object -> the body to send, every reference replaced by its variable's value. */
-export function resolveSecrets(file: JsonObject, env: NodeJS.ProcessEnv, where: string): JsonObject {
+/**
+ * Why the file's references cannot be resolved here: each one to an undeclared variable, then
+ * those whose variable is not set. What a push of the file would fail with, said by status too.
+ */
+export function referenceProblems(file: JsonObject, env: NodeJS.ProcessEnv): string[] {
+  const undeclared: string[] = []
   const missing: string[] = []
-  const resolved = replaceSecrets(file, (path, value) => {
-    const name = referenceName(value)
-    if (name === undefined) return value // a literal: validate() refuses the file before any push
-    const found = env[name]
-    if (found === undefined) missing.push(`${path} refers to \${${name}}`)
-    return found ?? value
-  })
-  if (missing.length > 0) {
-    throw new UnresolvedReferenceError(
-      `${where}: ${missing.join(', ')}, which ${missing.length === 1 ? 'is' : 'are'} not set in the environment; set ${missing.length === 1 ? 'it' : 'them'} and push again (nothing was sent)`,
-    )
+  for (const field of secretFields(file)) {
+    const name = referenceName(field.value)
+    if (name === undefined) continue // a literal: validate() refuses the file before any push
+    const problem = undeclaredProblem(field.path, name, env)
+    if (problem) undeclared.push(problem)
+    else if (env[name] === undefined) missing.push(`${field.path} refers to \${${name}}`)
   }
-  return resolved
+  if (missing.length > 0)
+    undeclared.push(
+      `${missing.join(', ')}, which ${missing.length === 1 ? 'is' : 'are'} not set in the environment; set ${missing.length === 1 ? 'it' : 'them'} and push again`,
+    )
+  return undeclared
+}
+
+/** The string the server holds at a dotted secret path, if it holds one that is not a reference. */
+function serverSecretAt(remote: JsonObject | undefined, fieldPath: string): string | undefined {
+  let at: unknown = remote
+  for (const key of fieldPath.split('.')) {
+    if (at === null || typeof at !== 'object') return undefined
+    at = (at as JsonObject)[key]
+  }
+  return typeof at === 'string' && referenceName(at) === undefined ? at : undefined
+}
+
+/**
+ * File object -> the body to send, every reference replaced by its declared variable's value,
+ * or with `keep`, by the server's current secret where it holds one (a conflict settled for the
+ * server: the variable is stale, the server's secret stays).
+ */
+export function resolveSecrets(
+  file: JsonObject,
+  env: NodeJS.ProcessEnv,
+  where: string,
+  keep?: JsonObject,
+): JsonObject {
+  const kept = (path: string) => (keep ? serverSecretAt(keep, path) : undefined)
+  const needed = keep ? replaceSecrets(file, (path, value) => (kept(path) === undefined ? value : '')) : file
+  const problems = referenceProblems(needed, env)
+  if (problems.length > 0)
+    throw new UnresolvedReferenceError(`${where}: ${problems.join('; ')} (nothing was sent)`)
+  return replaceSecrets(file, (path, value) => {
+    const name = referenceName(value)
+    return name === undefined ? value : (kept(path) ?? (env[name] as string))
+  })
+}
+
+/**
+ * The references of the file whose declared, set variable holds another value than the server
+ * does there: a push would replace the server's secret with the variable's. No base is kept for a
+ * secret (its value is in no file and no state), so who changed it cannot be told: it is a
+ * conflict unless both agree. An unset variable is a failure of its own (referenceProblems).
+ */
+export function differingSecrets(
+  file: JsonObject,
+  remote: JsonObject,
+  env: NodeJS.ProcessEnv,
+): { path: string; name: string }[] {
+  return secretFields(file).flatMap((field) => {
+    const name = referenceName(field.value)
+    if (name === undefined || !isDeclaredSecret(name, env) || env[name] === undefined) return []
+    const server = serverSecretAt(remote, field.path)
+    return server !== undefined && server !== env[name] ? [{ path: field.path, name }] : []
+  })
 }
 
 /**
@@ -180,10 +266,11 @@ export function driftedSecrets(
     .filter((field) => referenceName(field.value) === undefined)
     .flatMap((field) => {
       const name = known.get(field.path) ?? defaultReferenceName(connectionId, field.path)
-      const local = env[name]
+      // Only a declared variable is ever compared: a reference to any other reads nothing.
+      const local = isDeclaredSecret(name, env) ? env[name] : undefined
       return local !== undefined && local !== field.value
         ? [
-            `${field.path}: the server holds a different secret than \${${name}}; the file keeps the reference and the secret is not written anywhere; set ${name} to the server's value, or push to give the server yours`,
+            `${field.path}: the server holds a different secret than \${${name}}; the file keeps the reference and the secret is not written anywhere; set ${name} to the server's value, or push with --prefer local to give the server yours`,
           ]
         : []
     })

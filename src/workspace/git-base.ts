@@ -8,8 +8,17 @@
 // version-1 state recorded), and the committed text may hold the same value in another (a file
 // the sorted-keys version wrote, committed before its item was synced again). Key order alone
 // must never hide the base, which would turn a mergeable edit into a conflict.
+//
+// Git runs only against the repository that holds the workspace, found by its `.git` (git never
+// checks out a path named `.git`, so no commit can plant one), never by git's own discovery: a
+// folder holding HEAD, objects/ and refs/ is a bare repository to git, and a pull request can
+// commit one into the workspace, with a config that runs its script (gpg.program with
+// log.showSignature, core.fsmonitor, hooks). The repository's own config is the runner's, not the
+// pull request's; still nothing in any config may run a program here, and git's environment
+// holds no token or secret.
 
 import { execFile } from 'node:child_process'
+import { lstatSync } from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { sortedJson } from './canonical-json.js'
@@ -22,12 +31,60 @@ const run = promisify(execFile)
 /** How far back a file's history is searched: a base is normally the last commit or so. */
 const MAX_VERSIONS = 50
 
-async function git(cwd: string, args: string[]): Promise<string | undefined> {
+/** The repository that holds `root`: the nearest folder at or above it with a `.git` (a folder or a gitlink file). */
+export function enclosingRepository(root: string): { gitDir: string; workTree: string } | undefined {
+  for (let dir = path.resolve(root); ; dir = path.dirname(dir)) {
+    const dotGit = path.join(dir, '.git')
+    try {
+      const info = lstatSync(dotGit)
+      if (info.isDirectory() || info.isFile()) return { gitDir: dotGit, workTree: dir }
+    } catch {
+      // None here: one folder up.
+    }
+    if (path.dirname(dir) === dir) return undefined
+  }
+}
+
+/**
+ * Settings given on the command line outrank every config file: none of these may run a program
+ * or read a repository git was not pointed at.
+ */
+const SAFE_CONFIG = [
+  'safe.bareRepository=explicit',
+  'core.fsmonitor=false',
+  'core.hooksPath=/dev/null',
+  'log.showSignature=false',
+  'core.pager=cat',
+  'protocol.allow=never',
+].flatMap((setting) => ['-c', setting])
+
+/**
+ * git's environment: enough to find git and the user's own config, nothing else. No token, no
+ * connection secret, and no GIT_* variable that could point it at another repository or program.
+ */
+function gitEnv(): NodeJS.ProcessEnv {
+  const keep = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'SYSTEMROOT', 'XDG_CONFIG_HOME']
+  const env: NodeJS.ProcessEnv = {
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_NO_REPLACE_OBJECTS: '1',
+  }
+  for (const name of keep) if (process.env[name] !== undefined) env[name] = process.env[name]
+  return env
+}
+
+async function git(root: string, args: string[]): Promise<string | undefined> {
+  const repo = enclosingRepository(root)
+  if (!repo) return undefined
   try {
-    const { stdout } = await run('git', args, { cwd, maxBuffer: 64 * 1024 * 1024, timeout: 30_000 })
+    const { stdout } = await run(
+      'git',
+      [...SAFE_CONFIG, `--git-dir=${repo.gitDir}`, `--work-tree=${repo.workTree}`, ...args],
+      { cwd: root, env: gitEnv(), maxBuffer: 64 * 1024 * 1024, timeout: 30_000 },
+    )
     return stdout
   } catch {
-    // Not a repository, no git, an unknown path: no base from git.
+    // No git, an unknown path, a repository git refuses: no base from git.
     return undefined
   }
 }
@@ -68,6 +125,9 @@ export async function baseTextFromGit(
   // The versions of the file in the commits that touched it, newest first: one blob id each.
   const log = await git(root, [
     'log',
+    '--no-show-signature',
+    '--no-ext-diff',
+    '--no-textconv',
     '--format=',
     '--raw',
     '--no-abbrev',

@@ -52,7 +52,7 @@ describe.each(['spec', 'upstream'] as const)('every kind with dialect: auto (%s 
     await w.editJson('connections/website.json', { title: 'Website (edited)' })
     await rename(w.file('media/logo.svg'), w.file('media/images/logo renamed.svg'))
     await writeFile(w.file('media/images/new file.txt'), 'new')
-    w.extraEnv.CMS_SYNC_DEMO_GIT_PASSWORD = 'demo-password'
+    w.extraEnv.CMS_SYNC_SECRET_DEMO_GIT_PASSWORD = 'demo-password'
     const pushed = await w.cli('--json', 'sync')
     expect(pushed.exitCode, JSON.stringify(pushed.json)).toBe(0)
     expect(pushed.json.applied.map((a: { kind: string }) => a.kind).sort()).toEqual([

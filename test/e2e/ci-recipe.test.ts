@@ -1,11 +1,16 @@
 // The CI recipe of the README (docs/ci/github-actions.yml), run as the CI service would run it:
-// every `run:` step of the pipeline file, in bash with `-eo pipefail`, in a fresh git checkout
-// of a real repository, with the built CLI (dist/) on PATH, the token from the environment (the
-// secret), and the emulator as a child process. Steps that `uses:` an action are what the test
-// does itself (the checkout) or need nothing here (setup-node: this Node; install: the build).
+// every `run:` step of the job the event starts, in bash with `-eo pipefail`, in a fresh git
+// checkout of a real repository, with the job's and the step's `env:` (repository variables and
+// secrets filled in as GitHub would), `$GITHUB_PATH` and `$RUNNER_TEMP`, and the emulator (the
+// upstream dialect: anonymous reads, as the real server) as a child process. The install step
+// runs too: it unpacks the tarball `npm pack` makes of this checkout, committed in the
+// repository, after checking its pinned sha256. Steps that `uses:` an action are what the test
+// does itself (the checkout), need nothing here (setup-node: this Node on PATH) or are checked
+// for what they say (the trash artifact).
 
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process'
-import { chmod, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises'
+import { createHash } from 'node:crypto'
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
@@ -20,6 +25,41 @@ interface Step {
   if?: string
   run?: string
   uses?: string
+  env?: Record<string, string>
+  with?: Record<string, unknown>
+}
+
+interface Job {
+  if?: string
+  permissions?: Record<string, string>
+  env?: Record<string, string>
+  steps: Step[]
+}
+
+/** What the repository's settings hold: variables and secrets. */
+interface Settings {
+  vars: Record<string, string>
+  secrets: Record<string, string>
+}
+
+/** A `${{ vars.X }}` or `${{ secrets.X }}` filled in from the settings; any other expression is refused. */
+function expand(value: string, settings: Settings): string {
+  return value.replace(
+    /\$\{\{\s*(vars|secrets)\.([A-Z0-9_]+)\s*\}\}/g,
+    (_all, kind: 'vars' | 'secrets', name) => {
+      return settings[kind][name] ?? ''
+    },
+  )
+}
+
+function envOf(block: Record<string, string> | undefined, settings: Settings): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [name, value] of Object.entries(block ?? {})) {
+    const expanded = expand(String(value), settings)
+    if (expanded.includes('${{')) throw new Error(`the test cannot evaluate ${name}: ${value}`)
+    out[name] = expanded
+  }
+  return out
 }
 
 const git = (cwd: string, ...args: string[]) =>
@@ -28,11 +68,11 @@ const git = (cwd: string, ...args: string[]) =>
     stdio: 'pipe',
   }).toString()
 
-/** The `if:` conditions the recipe uses: `github.event_name == '<event>'`. */
-function applies(step: Step, event: string): boolean {
-  if (step.if === undefined) return true
-  const match = step.if.match(/^github\.event_name == '([a-z_]+)'$/)
-  if (!match) throw new Error(`the test cannot evaluate the condition ${step.if}`)
+/** The `if:` conditions the recipe uses: `github.event_name == '<event>'`, and `always()`. */
+function applies(condition: string | undefined, event: string): boolean {
+  if (condition === undefined || condition === 'always()') return true
+  const match = condition.match(/^github\.event_name == '([a-z_]+)'$/)
+  if (!match) throw new Error(`the test cannot evaluate the condition ${condition}`)
   return match[1] === event
 }
 
@@ -43,13 +83,23 @@ describe('the CI recipe (docs/ci/github-actions.yml) against the emulator', { ti
   let token: string
   let base: string
   let origin: string
-  let bin: string
-  let steps: Step[]
+  let jobs: Record<string, Job>
+  /** The sha256 of the committed tarball: what the user writes into CMS_SYNC_SHA256. */
+  let tarballHash: string
+  /** The repository's settings as the recipe asks for them. */
+  const settings = (): Settings => ({
+    vars: { CMS_SYNC_SERVER: url, CMS_SYNC_PROJECT: 'demo', CMS_SYNC_ENVIRONMENT: 'live' },
+    secrets: { CMS_SYNC_TOKEN: token },
+  })
 
   async function api(method: string, route: string, body?: unknown): Promise<Response> {
     return fetch(`${url}${route}`, {
       method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      headers: {
+        authorization: `Bearer ${token}`,
+        cookie: `token=${token}`,
+        'content-type': 'application/json',
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     })
   }
@@ -58,23 +108,44 @@ describe('the CI recipe (docs/ci/github-actions.yml) against the emulator', { ti
     ((await (await api('GET', `/api/demo/live/content/${id}`)).json()) as { properties: { title: string } })
       .properties.title
 
-  /** One job of the pipeline for a push or a pull request on `branch`: a fresh checkout, then each step. */
-  function runJob(event: 'push' | 'pull_request', branch: string, name: string) {
+  /**
+   * The job the event starts, on `branch`: a fresh checkout, then each step, with the job's and
+   * the step's env as GitHub sets them. `sha256` stands for what the recipe's CMS_SYNC_SHA256 holds.
+   */
+  function runJob(
+    event: 'push' | 'pull_request',
+    branch: string,
+    name: string,
+    opts: { sha256?: string } = {},
+  ) {
+    const [jobName, job] = Object.entries(jobs).find(([, j]) => applies(j.if, event))!
     const checkout = path.join(base, name)
     git(base, 'clone', '-q', '--branch', branch, origin, checkout)
-    const env = {
-      PATH: `${bin}:${process.env.PATH}`,
-      HOME: base,
-      XDG_CONFIG_HOME: path.join(base, 'xdg-ci'),
-      CMS_SYNC_TOKEN: token,
-      GITHUB_EVENT_NAME: event,
-      GITHUB_REF_NAME: branch,
-      NO_COLOR: '1',
-      GIT_CONFIG_NOSYSTEM: '1',
-    }
+    const runnerTemp = path.join(base, `${name}-runner-temp`)
+    const githubPath = path.join(runnerTemp, 'github-path')
+    const jobEnv = envOf(job.env, settings())
+    jobEnv.CMS_SYNC_SHA256 = opts.sha256 ?? tarballHash
+    let added: string[] = []
     let output = ''
-    for (const step of steps) {
-      if (step.uses !== undefined || step.id === 'install' || !applies(step, event)) continue
+    for (const step of job.steps) {
+      if (step.uses !== undefined || !applies(step.if, event)) continue
+      const env = {
+        // setup-node: this Node; nothing else of this machine's PATH but the system's tools.
+        PATH: [...added, path.dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(':'),
+        HOME: base,
+        XDG_CONFIG_HOME: path.join(base, 'xdg-ci'),
+        CI: 'true',
+        GITHUB_ACTIONS: 'true',
+        GITHUB_EVENT_NAME: event,
+        GITHUB_REF_NAME: branch,
+        GITHUB_PATH: githubPath,
+        RUNNER_TEMP: runnerTemp,
+        NO_COLOR: '1',
+        GIT_CONFIG_NOSYSTEM: '1',
+        ...jobEnv,
+        ...envOf(step.env, settings()),
+      }
+      execFileSync('mkdir', ['-p', runnerTemp])
       const result = spawnSync('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', step.run!], {
         cwd: checkout,
         env,
@@ -83,23 +154,32 @@ describe('the CI recipe (docs/ci/github-actions.yml) against the emulator', { ti
       })
       output += `$ ${step.id}\n${result.stdout}${result.stderr}`
       if (result.status !== 0)
-        return { ok: false, failedStep: step.id, code: result.status, output, checkout }
+        return { ok: false, job: jobName, failedStep: step.id, code: result.status, output, checkout }
+      // What a step appends to $GITHUB_PATH is on PATH for the steps after it.
+      added = spawnSync('cat', [githubPath], { encoding: 'utf8' })
+        .stdout.split('\n')
+        .filter(Boolean)
+        .reverse()
     }
-    return { ok: true, failedStep: undefined, code: 0, output, checkout }
+    return { ok: true, job: jobName, failedStep: undefined, code: 0, output, checkout }
   }
 
   beforeAll(async () => {
-    steps = (parse(await readFile(PIPELINE, 'utf8')) as { jobs: Record<string, { steps: Step[] }> }).jobs[
-      'cms-sync'
-    ]!.steps
+    jobs = (parse(await readFile(PIPELINE, 'utf8')) as { jobs: Record<string, Job> }).jobs
     base = await mkdtemp(path.join(os.tmpdir(), 'cms-sync-ci-'))
-    // `cms-sync` on PATH is the built CLI, as `npm install --global` would make it.
-    bin = path.join(base, 'bin')
-    await mkdir(bin)
-    await writeFile(path.join(bin, 'cms-sync'), `#!/bin/sh\nexec "${process.execPath}" "${MAIN_JS}" "$@"\n`)
-    await chmod(path.join(bin, 'cms-sync'), 0o755)
+    // The tarball the recipe installs, made as its header says (`npm pack` of a built checkout).
+    const packed = path.join(base, 'packed')
+    await mkdir(packed)
+    execFileSync('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', packed], {
+      cwd: path.resolve(import.meta.dirname, '../..'),
+      stdio: 'pipe',
+    })
+    const [tarball] = await readdir(packed)
+    expect(tarball).toBe('cms-sync-0.1.0.tgz')
+    const tarballBytes = await readFile(path.join(packed, tarball!))
+    tarballHash = createHash('sha256').update(tarballBytes).digest('hex')
     // The emulator, as a child process of the built CLI
-    emulator = spawn(process.execPath, [MAIN_JS, 'emulator', '--port', '0'], {
+    emulator = spawn(process.execPath, [MAIN_JS, 'emulator', '--port', '0', '--dialect', 'upstream'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     url = await new Promise<string>((resolve, reject) => {
@@ -129,6 +209,8 @@ describe('the CI recipe (docs/ci/github-actions.yml) against the emulator', { ti
       execFileSync(process.execPath, [MAIN_JS, ...args], { env: { ...process.env, CMS_SYNC_TOKEN: token } })
     cms('init', dev, '--server', url, '--project', 'demo', '--environment', 'live')
     cms('-C', dev, 'pull')
+    await mkdir(path.join(dev, 'tools'))
+    await writeFile(path.join(dev, 'tools', 'cms-sync-0.1.0.tgz'), tarballBytes)
     git(dev, 'init', '-q', '-b', 'main')
     git(dev, 'add', '.')
     git(dev, 'commit', '-qm', 'the site')
@@ -204,5 +286,51 @@ describe('the CI recipe (docs/ci/github-actions.yml) against the emulator', { ti
     const check = runJob('pull_request', 'broken', 'pr-3')
     expect(check).toMatchObject({ ok: false, failedStep: 'check', code: 1 })
     expect(check.output).toContain('invalid JSON')
+  })
+
+  test('the recipe installs only the committed, pinned tarball, and gives a pull request no secret', async () => {
+    const text = await readFile(PIPELINE, 'utf8')
+    const recipe = parse(text) as { on: Record<string, unknown>; permissions: unknown }
+    // Triggers: a pull request's own files never run with the secrets.
+    expect(Object.keys(recipe.on).sort()).toEqual(['pull_request', 'push'])
+    expect(text).not.toMatch(/^\s*(pull_request_target|workflow_run):/m)
+    expect(recipe.permissions).toEqual({})
+    // No package by name from a registry: the install step unpacks tools/, after the sha256 check.
+    const install = (job: Job) => job.steps.find((step) => step.id === 'install')!.run!
+    for (const job of Object.values(jobs)) {
+      expect(install(job)).not.toMatch(/npm (install|i|ci|exec)\b|npx /)
+      expect(install(job)).toMatch(/sha256sum --check/)
+    }
+    const check = jobs.check!
+    expect(check.permissions).toEqual({ contents: 'read' })
+    const checkText = JSON.stringify(check)
+    expect(checkText).not.toContain('secrets.')
+    expect(check.steps.find((step) => step.id === 'check')!.run).toContain('--anonymous')
+    // The push job: the token in the push step only, and the trash kept as an artifact.
+    const push = jobs.push!
+    expect(JSON.stringify(push.env)).not.toContain('secrets.')
+    const withToken = push.steps.filter((step) =>
+      JSON.stringify(step.env ?? {}).includes('secrets.CMS_SYNC_TOKEN'),
+    )
+    expect(withToken.map((step) => step.id)).toEqual(['push'])
+    const trash = push.steps.find((step) => step.uses?.startsWith('actions/upload-artifact@'))
+    expect(trash).toMatchObject({ if: 'always()', with: { path: '.cms-sync/trash/' } })
+    // The check job ran without any token (the first test), and a changed tarball stops the install.
+    const tampered = runJob('pull_request', 'main', 'tampered', { sha256: '0'.repeat(64) })
+    expect(tampered).toMatchObject({ ok: false, failedStep: 'install' })
+    expect(tampered.output).toMatch(/FAILED/)
+  })
+
+  test('a pull request that points cms-sync.yaml at its own server fails the check before any request', async () => {
+    const work = path.join(base, 'edit-server')
+    git(base, 'clone', '-q', origin, work)
+    git(work, 'checkout', '-q', '-b', 'server')
+    const config = await readFile(path.join(work, 'cms-sync.yaml'), 'utf8')
+    await writeFile(path.join(work, 'cms-sync.yaml'), config.replace(url, 'http://127.0.0.1:9'))
+    git(work, 'commit', '-qam', 'another server')
+    git(work, 'push', '-q', 'origin', 'server')
+    const check = runJob('pull_request', 'server', 'pr-server')
+    expect(check).toMatchObject({ ok: false, failedStep: 'check', code: 4 })
+    expect(check.output).toContain('CMS_SYNC_SERVER names')
   })
 })

@@ -130,7 +130,7 @@ describe.each(['spec', 'upstream'] as const)('forms and connections (%s dialect)
     const text = await readFile(w.file(rel), 'utf8')
     expect(text).not.toContain('s3cret-pw')
     expect((await w.readJson(rel)).deployer).toMatchObject({
-      password: ref('CMS_SYNC_SITE_DEPLOYER_PASSWORD'),
+      password: ref('CMS_SYNC_SECRET_SITE_DEPLOYER_PASSWORD'),
       username: 'deploy',
     })
     // Nothing secret in the state or the logs either
@@ -140,11 +140,15 @@ describe.each(['spec', 'upstream'] as const)('forms and connections (%s dialect)
     await w.editJson(rel, { title: 'Site (renamed)' })
     const unresolved = await w.cli('--json', 'push')
     expect(unresolved.exitCode).toBe(1)
-    expect(unresolved.json.failed[0].error).toContain('CMS_SYNC_SITE_DEPLOYER_PASSWORD')
+    expect(unresolved.json.failed[0].error).toContain('CMS_SYNC_SECRET_SITE_DEPLOYER_PASSWORD')
     expect((await w.server.get('connection', 'site'))?.title).toBe('Site')
-    // With the variable set the push resolves it and the server gets the value
-    w.extraEnv.CMS_SYNC_SITE_DEPLOYER_PASSWORD = 'n3w-pw'
-    const push = await w.cli('--json', 'push')
+    // A variable holding another value than the server is a conflict of that leaf (no base of a
+    // secret is kept, so a stale variable and a new one look alike); --prefer local sends it.
+    w.extraEnv.CMS_SYNC_SECRET_SITE_DEPLOYER_PASSWORD = 'n3w-pw'
+    const conflict = await w.cli('--json', 'push')
+    expect(conflict.exitCode, JSON.stringify(conflict.json)).toBe(3)
+    expect((await w.server.get('connection', 'site'))?.title).toBe('Site')
+    const push = await w.cli('--json', 'push', '--prefer', 'local')
     expect(push.exitCode, JSON.stringify(push.json)).toBe(0)
     const stored = await w.server.get('connection', 'site')
     expect(stored).toMatchObject({ title: 'Site (renamed)', deployer: { password: 'n3w-pw' } })
@@ -166,6 +170,8 @@ describe.each(['spec', 'upstream'] as const)('forms and connections (%s dialect)
       deployer: { ...(file.deployer as object), password: ref('MY_GIT_PW') },
     })
     w.extraEnv.MY_GIT_PW = 's3cret-pw'
+    // A name of one's own is read once the environment declares it (a committed file cannot).
+    w.extraEnv.CMS_SYNC_SECRETS = 'MY_GIT_PW'
     expect((await w.cli('push')).exitCode).toBe(0)
     expect((await w.readJson(rel)).deployer).toMatchObject({ password: ref('MY_GIT_PW') })
     expect((await w.cli('--json', 'status')).json.clean).toBe(true)
@@ -185,12 +191,12 @@ describe.each(['spec', 'upstream'] as const)('forms and connections (%s dialect)
   })
 
   test('a literal secret in a file is refused, and an unknown deployer type is refused before any write', async () => {
-    const w = await synced({ CMS_SYNC_SITE_DEPLOYER_PASSWORD: 's3cret-pw' })
+    const w = await synced({ CMS_SYNC_SECRET_SITE_DEPLOYER_PASSWORD: 's3cret-pw' })
     await w.writeJson('connections/leak.json', { ...GIT, id: 'leak' })
     await w.writeJson('connections/odd.json', {
       ...GIT,
       id: 'odd',
-      deployer: { alias: 'ftp', password: ref('CMS_SYNC_SITE_DEPLOYER_PASSWORD') },
+      deployer: { alias: 'ftp', password: ref('CMS_SYNC_SECRET_SITE_DEPLOYER_PASSWORD') },
     })
     const run = await w.cli('--json', 'push')
     expect(run.exitCode).toBe(1)

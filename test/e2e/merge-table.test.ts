@@ -409,7 +409,7 @@ describe.each(['spec', 'upstream'] as const)('how edits on both sides merge (%s 
 
   test('a connection merges on its file form: secrets stay references, never in a file or a base', async () => {
     world = await startWorld(dialect, { resources: ['schemas', 'content', 'connections'] })
-    world.extraEnv.CMS_SYNC_SITE_DEPLOYER_PASSWORD = 's3cret-pw'
+    world.extraEnv.CMS_SYNC_SECRET_SITE_DEPLOYER_PASSWORD = 's3cret-pw'
     const connection = {
       id: 'site',
       title: 'Site',

@@ -92,14 +92,17 @@ describe('connection secrets', () => {
 
   test('the default reference name is deterministic and a valid variable name', () => {
     expect(defaultReferenceName('my site.ü', 'deployer.password')).toBe(
-      'CMS_SYNC_MY_SITE___DEPLOYER_PASSWORD',
+      'CMS_SYNC_SECRET_MY_SITE___DEPLOYER_PASSWORD',
     )
   })
 
   test('toFile masks every secret and the revision ignores the secret value', () => {
     const codec = createConnectionCodec({ env: {} })
     const file = codec.toFile(remote)
-    expect(file.deployer).toMatchObject({ token: ref('CMS_SYNC_SITE_DEPLOYER_TOKEN'), url: 'https://x' })
+    expect(file.deployer).toMatchObject({
+      token: ref('CMS_SYNC_SECRET_SITE_DEPLOYER_TOKEN'),
+      url: 'https://x',
+    })
     expect(fileBytes(file).text).not.toContain('tok-123')
     const changed = { ...remote, deployer: { ...remote.deployer, token: 'other' } }
     expect(codec.revisionOf(changed)).toBe(codec.revisionOf(remote))
@@ -112,21 +115,49 @@ describe('connection secrets', () => {
       path.join(root, 'connections', 'site.json'),
       JSON.stringify({ id: 'site', deployer: { token: ref('API_TOKEN') } }),
     )
-    const codec = createConnectionCodec({ root, env: { API_TOKEN: 'tok-123' } })
+    const codec = createConnectionCodec({
+      root,
+      env: { API_TOKEN: 'tok-123', CMS_SYNC_SECRETS: 'API_TOKEN' },
+    })
     expect(codec.toFile(remote).deployer).toMatchObject({ token: ref('API_TOKEN') })
     expect(codec.remoteProblems?.(remote)).toEqual([])
-    const drifted = createConnectionCodec({ root, env: { API_TOKEN: 'stale' } })
+    const drifted = createConnectionCodec({
+      root,
+      env: { API_TOKEN: 'stale', CMS_SYNC_SECRETS: 'API_TOKEN' },
+    })
     expect(drifted.remoteProblems?.(remote)[0]).toContain(
       'deployer.token: the server holds a different secret',
     )
   })
 
+  test('only declared variables are read: CMS_SYNC_SECRET_*, or listed in CMS_SYNC_SECRETS; never the token', () => {
+    const runner = { CMS_SYNC_TOKEN: 'the-token', HOME_KEY: 'cloud-key', CMS_SYNC_SECRET_PW: 'pw' }
+    const file = { id: 'site', deployer: { password: ref('HOME_KEY'), token: ref('CMS_SYNC_TOKEN') } }
+    const codec = createConnectionCodec({ env: runner })
+    const problems = codec.checkReferences(file, {})
+    expect(problems).toEqual([
+      `deployer.password refers to $\{HOME_KEY}, which is not declared as a connection secret (references read only CMS_SYNC_SECRET_* variables and those CMS_SYNC_SECRETS lists): rename the reference and its variable to $\{CMS_SYNC_SECRET_HOME_KEY}, or declare it where the variable is set: CMS_SYNC_SECRETS=HOME_KEY`,
+      `deployer.token refers to $\{CMS_SYNC_TOKEN}, cms-sync's own token, which is never a connection secret; write the connection's own secret as a $\{CMS_SYNC_SECRET_…} reference`,
+    ])
+    expect(() => codec.toBody(file, { current: undefined, now: '' })).toThrow(
+      /connections\/site\.json: .*nothing was sent/,
+    )
+    // Listing the token declares nothing; listing another name does.
+    const listed = createConnectionCodec({ env: { ...runner, CMS_SYNC_SECRETS: 'HOME_KEY, CMS_SYNC_TOKEN' } })
+    expect(listed.checkReferences(file, {})).toHaveLength(1)
+    const body = listed.toBody(
+      { id: 'site', deployer: { password: ref('HOME_KEY'), other: ref('CMS_SYNC_SECRET_PW') } },
+      { current: undefined, now: '' },
+    )
+    expect(body.deployer).toEqual({ password: 'cloud-key', other: 'pw' })
+  })
+
   test('toBody resolves references; an unset variable is a clear error', () => {
     const file = createConnectionCodec({ env: {} }).toFile(remote)
-    const ok = createConnectionCodec({ env: { CMS_SYNC_SITE_DEPLOYER_TOKEN: 'v' } })
+    const ok = createConnectionCodec({ env: { CMS_SYNC_SECRET_SITE_DEPLOYER_TOKEN: 'v' } })
     expect(ok.toBody(file, { current: undefined, now: '' }).deployer).toMatchObject({ token: 'v' })
     expect(() => createConnectionCodec({ env: {} }).toBody(file, { current: undefined, now: '' })).toThrow(
-      /connections\/site\.json: deployer\.token refers to \$\{CMS_SYNC_SITE_DEPLOYER_TOKEN\}, which is not set/,
+      /connections\/site\.json: deployer\.token refers to \$\{CMS_SYNC_SECRET_SITE_DEPLOYER_TOKEN\}, which is not set/,
     )
   })
 

@@ -143,7 +143,7 @@ describe.each(['spec', 'upstream'] as const)('crashes (%s dialect)', (dialect) =
       )
     }
     const { lost, extra } = await session.expectConverged()
-    // The connection secret (the value behind ${RELIABILITY_DEPLOY_PW}, and what the server
+    // The connection secret (the value behind ${CMS_SYNC_SECRET_DEPLOY_PW}, and what the server
     // sends back in every connection) is in no file the killed runs left, state and logs included.
     expect(await secretsIn(root, [SECRET, token])).toEqual([])
     report(`crashes/${dialect}`, {

@@ -22,15 +22,17 @@ export interface Finished {
   stderr: string
 }
 
-/** Runs the CLI; resolves when the process is gone (exited or killed). */
+/** Runs the CLI (with `stdin` as its input, if given); resolves when the process is gone (exited or killed). */
 export function runCli(
   args: string[],
   env: NodeJS.ProcessEnv,
+  stdin?: string,
 ): { child: ChildProcess; done: Promise<Finished> } {
   const child = spawn(process.execPath, [MAIN, ...args], {
     env: { ...process.env, ...env, NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   })
+  if (stdin !== undefined) child.stdin!.end(stdin)
   let stdout = ''
   let stderr = ''
   child.stdout!.on('data', (c) => {

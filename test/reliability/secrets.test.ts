@@ -143,7 +143,7 @@ describe.each(['spec', 'upstream'] as const)('connection secrets (%s dialect)', 
     expect(record(await w.cli('-v', 'diff')).exitCode).toBeLessThan(2)
     expect(record(await w.cli('-v', 'sync', '--prefer', 'remote')).exitCode).toBe(0)
     // The server changes the other secret while the variable holds the old one: reported, never written
-    w.extraEnv.CMS_SYNC_OTHER_DEPLOYER_PASSWORD = 'stale-local-value'
+    w.extraEnv.CMS_SYNC_SECRET_OTHER_DEPLOYER_PASSWORD = 'stale-local-value'
     const other = (await w.server.get('connection', 'other'))!
     await w.server.put('connection', 'other', {
       ...other,
@@ -272,18 +272,21 @@ describe.each(['spec', 'upstream'] as const)(
       // Then the file holds a reference for every secret and the harmless settings as they are
       const file = await w.readJson('connections/hidden.json')
       const deployer = file.deployer as Record<string, unknown>
-      expect(file.url).toBe('${CMS_SYNC_HIDDEN_URL}')
+      expect(file.url).toBe(`$\{CMS_SYNC_SECRET_HIDDEN_URL}`)
       expect(deployer).toMatchObject({
         alias: 'git',
         paths: { media: 'media', content: 'content' },
         username: 'deploy',
         branch: 'main',
         retries: 3,
-        repo: '${CMS_SYNC_HIDDEN_DEPLOYER_REPO}',
-        auth: '${CMS_SYNC_HIDDEN_DEPLOYER_AUTH}',
-        headers: { Authorization: '${CMS_SYNC_HIDDEN_DEPLOYER_HEADERS_AUTHORIZATION}' },
-        keys: ['${CMS_SYNC_HIDDEN_DEPLOYER_KEYS_0}', { value: '${CMS_SYNC_HIDDEN_DEPLOYER_KEYS_1_VALUE}' }],
-        hook: '${CMS_SYNC_HIDDEN_DEPLOYER_HOOK}',
+        repo: `$\{CMS_SYNC_SECRET_HIDDEN_DEPLOYER_REPO}`,
+        auth: `$\{CMS_SYNC_SECRET_HIDDEN_DEPLOYER_AUTH}`,
+        headers: { Authorization: `$\{CMS_SYNC_SECRET_HIDDEN_DEPLOYER_HEADERS_AUTHORIZATION}` },
+        keys: [
+          `$\{CMS_SYNC_SECRET_HIDDEN_DEPLOYER_KEYS_0}`,
+          { value: `$\{CMS_SYNC_SECRET_HIDDEN_DEPLOYER_KEYS_1_VALUE}` },
+        ],
+        hook: `$\{CMS_SYNC_SECRET_HIDDEN_DEPLOYER_HOOK}`,
       })
       expect(await secretsIn(w.root, secrets)).toEqual([])
 
@@ -296,16 +299,16 @@ describe.each(['spec', 'upstream'] as const)(
       expect(await w.server.get('connection', 'hidden')).toEqual(serverBefore)
       // When the variables hold the server's values: the push changes the title and keeps every secret
       const names: Record<string, string> = {
-        CMS_SYNC_HIDDEN_URL: HIDDEN.url,
-        CMS_SYNC_HIDDEN_DEPLOYER_REPO: HIDDEN.repo,
-        CMS_SYNC_HIDDEN_DEPLOYER_AUTH: HIDDEN.auth,
-        CMS_SYNC_HIDDEN_DEPLOYER_PASS: HIDDEN.pass,
-        CMS_SYNC_HIDDEN_DEPLOYER_APIKEY: HIDDEN.apiKey,
-        CMS_SYNC_HIDDEN_DEPLOYER_CLIENTSECRET: HIDDEN.clientSecret,
-        CMS_SYNC_HIDDEN_DEPLOYER_HEADERS_AUTHORIZATION: HIDDEN.header,
-        CMS_SYNC_HIDDEN_DEPLOYER_KEYS_0: HIDDEN.first,
-        CMS_SYNC_HIDDEN_DEPLOYER_KEYS_1_VALUE: HIDDEN.second,
-        CMS_SYNC_HIDDEN_DEPLOYER_HOOK: HIDDEN.hook,
+        CMS_SYNC_SECRET_HIDDEN_URL: HIDDEN.url,
+        CMS_SYNC_SECRET_HIDDEN_DEPLOYER_REPO: HIDDEN.repo,
+        CMS_SYNC_SECRET_HIDDEN_DEPLOYER_AUTH: HIDDEN.auth,
+        CMS_SYNC_SECRET_HIDDEN_DEPLOYER_PASS: HIDDEN.pass,
+        CMS_SYNC_SECRET_HIDDEN_DEPLOYER_APIKEY: HIDDEN.apiKey,
+        CMS_SYNC_SECRET_HIDDEN_DEPLOYER_CLIENTSECRET: HIDDEN.clientSecret,
+        CMS_SYNC_SECRET_HIDDEN_DEPLOYER_HEADERS_AUTHORIZATION: HIDDEN.header,
+        CMS_SYNC_SECRET_HIDDEN_DEPLOYER_KEYS_0: HIDDEN.first,
+        CMS_SYNC_SECRET_HIDDEN_DEPLOYER_KEYS_1_VALUE: HIDDEN.second,
+        CMS_SYNC_SECRET_HIDDEN_DEPLOYER_HOOK: HIDDEN.hook,
       }
       Object.assign(w.extraEnv, names)
       const pushed = await w.cli('-v', '--json', 'push')
@@ -330,3 +333,97 @@ describe.each(['spec', 'upstream'] as const)(
     })
   },
 )
+
+// A secret rotated on the server (issue 21 item 4): the connection's revision masks its secrets,
+// so nothing the planner hashes changes; a push of an unrelated edit of the connection must not
+// send the variable's older value back over it. The built CLI, as a CI job runs it.
+describe.each(['spec', 'upstream'] as const)('a secret rotated on the server (%s dialect)', (dialect) => {
+  let world: World
+  afterEach(async () => world?.close())
+
+  test('an unrelated edit is a conflict of the secret leaf, never a silent revert; each way of settling it; an unset variable is predicted', async () => {
+    world = await startWorld(dialect, { resources: ['connections'], content: [] })
+    const w = world
+    const VAR = 'CMS_SYNC_SECRET_SITE_DEPLOYER_PASSWORD'
+    const [first, rotated, mine] = ['first-pw-3a9c01', 'rotated-by-editor-77b2e4', 'rotated-here-c05d18']
+    await w.server.put('connection', 'site', connection('site', 'Site', first))
+    const env = (value: string | undefined) => {
+      const { [VAR]: _old, ...rest } = w.env
+      return value === undefined ? rest : { ...rest, [VAR]: value }
+    }
+    const outputs: string[] = []
+    const run = async (value: string | undefined, ...args: string[]) => {
+      const done = await runCli(['-C', w.root, ...args], env(value)).done
+      outputs.push(done.stdout, done.stderr)
+      return done
+    }
+    expect((await run(first, 'sync')).code).toBe(0)
+    const password = async () =>
+      ((await w.server.get('connection', 'site'))!.deployer as { password: string }).password
+    const title = async () => (await w.server.get('connection', 'site'))!.title
+
+    // An editor rotates the password; here the title is edited, the variable still the old one.
+    const current = (await w.server.get('connection', 'site'))!
+    await w.server.put('connection', 'site', {
+      ...current,
+      deployer: { ...(current.deployer as object), password: rotated },
+    })
+    await w.editJson('connections/site.json', { title: 'Site, renamed here' })
+    // status: the drift is a problem of its own (exit 1, as pull says), and the planned push a conflict.
+    const status = await run(first, '--json', 'status')
+    expect(status.code, status.stderr + status.stdout).toBe(1)
+    expect(JSON.stringify(JSON.parse(status.stdout).problems)).toContain('--prefer local')
+    const change = JSON.parse(status.stdout).changes.find(
+      (c: { path: string }) => c.path === 'connections/site.json',
+    )
+    expect(change).toMatchObject({
+      action: 'conflict',
+      leaves: [{ path: '/deployer/password', local: `\${${VAR}}` }],
+    })
+    expect(change.reason).toContain('the server holds another secret')
+    // push: the conflict (3); sync: also the drift its pull reports (1). Neither writes the item.
+    for (const [command, code] of [
+      ['push', 3],
+      ['sync', 1],
+    ] as const) {
+      const refused = await run(first, command)
+      const said = `${command}: ${refused.stderr}${refused.stdout}`
+      expect(refused.code, said).toBe(code)
+      expect(said).toMatch(/conflict +connections\/site\.json/)
+      expect(await password()).toBe(rotated)
+      expect(await title()).toBe('Site')
+    }
+
+    // Settled for the server: the title goes up, the editor's password stays.
+    const kept = await run(first, 'push', '--prefer', 'remote')
+    expect(kept.code, kept.stderr + kept.stdout).toBe(0)
+    expect(await title()).toBe('Site, renamed here')
+    expect(await password()).toBe(rotated)
+
+    // The variable set to the server's value: no conflict, an edit pushes as usual.
+    await w.editJson('connections/site.json', { title: 'Site 3' })
+    expect((await run(rotated, 'push')).code).toBe(0)
+    expect(await password()).toBe(rotated)
+
+    // Rotated here: a conflict too (who changed it cannot be told), sent only on --prefer local.
+    await w.editJson('connections/site.json', { title: 'Site 4' })
+    expect((await run(mine, 'push')).code).toBe(3)
+    expect(await password()).toBe(rotated)
+    const sent = await run(mine, 'push', '--prefer', 'local')
+    expect(sent.code, sent.stderr + sent.stdout).toBe(0)
+    expect(await password()).toBe(mine)
+
+    // No variable at all: status says the push would fail, naming the variable; nothing is sent.
+    await w.editJson('connections/site.json', { title: 'Site 5' })
+    const predicted = await run(undefined, '--json', 'status')
+    expect(predicted.code, predicted.stderr).toBe(1)
+    expect(predicted.stdout).toContain(`deployer.password refers to \${${VAR}}, which is not set`)
+    expect((await run(undefined, 'push')).code).toBe(1)
+    expect(await title()).toBe('Site 4')
+
+    const secrets = [first, rotated, mine]
+    expect(outputs.filter((o) => secrets.some((s) => o.includes(s)))).toEqual([])
+    expect(await secretsIn(w.root, secrets)).toEqual([])
+    report(`secrets/rotated/${dialect}`, { reverted: 0, conflicts: 3, leaks: 0 })
+  })
+})

@@ -17,8 +17,8 @@ export type Sides = Pick<World, 'server' | 'writeJson' | 'remove' | 'file'>
 export type Side = 'local' | 'remote'
 export type JsonKind = 'content' | 'schema' | 'form' | 'connection'
 
-/** Every connection's secret on the server; files hold `${RELIABILITY_DEPLOY_PW}` instead. */
-export const SECRET_VAR = 'RELIABILITY_DEPLOY_PW'
+/** Every connection's secret on the server; files hold `${CMS_SYNC_SECRET_DEPLOY_PW}` instead. */
+export const SECRET_VAR = 'CMS_SYNC_SECRET_DEPLOY_PW'
 export const SECRET = 'reliability-s3cret-7f41c09b'
 export const SESSION_ENV = { [SECRET_VAR]: SECRET }
 

@@ -19,9 +19,9 @@ import {
   type Workspace,
 } from './harness.js'
 
-const SECRET = { CMS_SYNC_DEMO_GIT_PASSWORD: 'up-suite-secret-pw' }
+const SECRET = { CMS_SYNC_SECRET_DEMO_GIT_PASSWORD: 'up-suite-secret-pw' }
 /** How a file names the secret (`${NAME}`). */
-const SECRET_REF = `$\{CMS_SYNC_DEMO_GIT_PASSWORD}`
+const SECRET_REF = `$\{CMS_SYNC_SECRET_DEMO_GIT_PASSWORD}`
 
 describe.skipIf(!SETUP)('every kind both ways (real upstream server)', () => {
   let up: Upstream
@@ -73,7 +73,7 @@ describe.skipIf(!SETUP)('every kind both ways (real upstream server)', () => {
     expect(state.forms.get('contact')).toMatchObject(await ws.readJson('forms/contact.json'))
     // The secret went to the server from the environment; the file keeps the reference.
     expect(state.connections.get('website')).toMatchObject({
-      deployer: { alias: 'git', password: SECRET.CMS_SYNC_DEMO_GIT_PASSWORD, username: 'deploy' },
+      deployer: { alias: 'git', password: SECRET.CMS_SYNC_SECRET_DEMO_GIT_PASSWORD, username: 'deploy' },
     })
     expect((await ws.readJson('connections/website.json')).deployer).toMatchObject({
       password: SECRET_REF,
@@ -152,7 +152,7 @@ describe.skipIf(!SETUP)('every kind both ways (real upstream server)', () => {
     expect(state.forms.get('contact')).toMatchObject({ title: 'Contact us' })
     expect(state.connections.get('website')).toMatchObject({
       title: 'Website',
-      deployer: { password: SECRET.CMS_SYNC_DEMO_GIT_PASSWORD },
+      deployer: { password: SECRET.CMS_SYNC_SECRET_DEMO_GIT_PASSWORD },
     })
     await ws.expectClean()
   })

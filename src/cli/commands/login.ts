@@ -108,6 +108,9 @@ export function register(program: Command, io: CliIo, _setExit: (code: number) =
     .action(async (opts: LoginOptions, cmd: Command) => {
       const globals = globalOptions(cmd)
       const { server, config, root } = await target(io, globals, opts)
+      const { refuseCommittedInsecureTls, refuseLoginTarget } = await import('../../config/token-target.js')
+      refuseLoginTarget(io.env, server, opts.server !== undefined)
+      refuseCommittedInsecureTls(io.env, config?.tls.insecure ?? false)
       const tty = io.stdin?.isTTY === true
       let username = opts.username
       if (!username) {

@@ -19,7 +19,11 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
     .description('Show what changed locally and on the server since the last sync')
     .argument('[paths...]', 'only these files or folders')
     .option('--exit-code', `also exit ${PENDING_EXIT} when anything is to sync (for CI gates)`)
-    .action(async (paths: string[], opts: { exitCode?: boolean }, cmd: Command) => {
+    .option(
+      '--anonymous',
+      "read without any token (a pull request's CI check, on a server that allows anonymous reads); whether a token may push is then not checked",
+    )
+    .action(async (paths: string[], opts: { exitCode?: boolean; anonymous?: boolean }, cmd: Command) => {
       const globals = globalOptions(cmd)
       const model = import('../status-model.js')
       await withEngine(io, cmd, paths, { lock: false }, async (session) => {
@@ -28,7 +32,7 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
           model,
           import('../../watch/mass-change.js'),
         ])
-        const read = await readStatus(session)
+        const read = await readStatus(session, { anonymous: opts.anonymous === true })
         const { changes, problems, inherited, scheduled, watchPaused, tokenRefused } = read
         const clean = changes.length === 0 && problems.length === 0
         const failing = changes.filter((c) => c.error !== undefined).length + problems.length
@@ -50,6 +54,10 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
           return
         }
         if (tokenRefused !== undefined) io.stderr.write(`cms-sync: ${tokenRefused}\n`)
+        if (opts.anonymous)
+          io.stderr.write(
+            'cms-sync: read without a token (--anonymous): whether a push would be allowed was not checked\n',
+          )
         if (globals.quiet) return
         if (watchPaused) io.stdout.write(`${describePause(watchPaused)}\n  ${PAUSE_LIFT}\n`)
         for (const change of changes) {

@@ -20,6 +20,8 @@ export function register(program: Command, io: CliIo, _setExit: (code: number) =
       if (root !== undefined && opts.server === undefined) await refuseUnboundServer(root, server, false)
       const { credentialsPath, resolveToken } = await import('../../config/credentials.js')
       const token = await resolveToken(io.env, server)
+      const { refuseCommittedInsecureTls } = await import('../../config/token-target.js')
+      refuseCommittedInsecureTls(io.env, config?.tls.insecure ?? false)
       if (!token) throw new CliError(`not logged in to ${server}: run \`cms-sync login\``, ExitCode.usage)
       const fromEnv = Boolean(io.env.CMS_SYNC_TOKEN?.trim())
       const { whoAmI } = await import('../../remote/index.js')
