@@ -54,13 +54,16 @@ export function leafLines(leaves: readonly ConflictLeaf[] | undefined): string[]
 }
 
 export function itemLine(
-  item: Pick<ItemReport, 'path' | 'local' | 'remote' | 'error' | 'leaves' | 'reason'> & { action: string },
+  item: Pick<ItemReport, 'path' | 'local' | 'remote' | 'error' | 'leaves' | 'reason' | 'kept'> & {
+    action: string
+  },
 ): string {
   const color = COLOR[item.action] ?? ((s: string) => s)
   const why = `local ${item.local}, remote ${item.remote}`
   const leaves = leafLines(item.leaves).map((line) => `\n${line}`)
   const reason = item.reason && !item.leaves?.length ? `\n      ${pc.dim(item.reason)}` : ''
-  return `  ${color(item.action.padEnd(13))} ${item.path}  ${pc.dim(`(${why})`)}${item.error ? `\n      ${pc.red(item.error)}` : ''}${reason}${leaves.join('')}`
+  const kept = item.kept ? `\n      ${pc.dim(`the server's copy is kept in ${item.kept}`)}` : ''
+  return `  ${color(item.action.padEnd(13))} ${item.path}  ${pc.dim(`(${why})`)}${item.error ? `\n      ${pc.red(item.error)}` : ''}${reason}${kept}${leaves.join('')}`
 }
 
 function count(n: number, word: string): string {

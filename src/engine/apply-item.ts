@@ -54,7 +54,8 @@ export interface ApplyContext {
 }
 
 export type ItemResult =
-  | { status: 'applied' }
+  /** kept: where the server's copy went before it was deleted (workspace-relative, in trash). */
+  | { status: 'applied'; kept?: string }
   | { status: 'conflict'; reason?: string }
   | { status: 'failed'; error: string; code?: string }
 
@@ -63,6 +64,34 @@ const changedLocally: ItemResult = { status: 'conflict', reason: 'the file chang
 const changedRemotely: ItemResult = {
   status: 'conflict',
   reason: 'the server copy changed since it was listed',
+}
+
+/**
+ * A revision is a claim (cms-sync.lock's `rev` is committed text a pull request can set to the
+ * server's current one): before the server's copy is overwritten or deleted as unchanged since
+ * the base, its content, read by id just now, must be the base's too (either base, where the
+ * state and the lock disagree).
+ */
+function serverHoldsBase(ctx: ApplyContext, item: PlanItem, codec: Codec, current: JsonObject): boolean {
+  const known = ctx.store.get(item.path)
+  // A connection's file form takes its reference names from the file on disk (which the push
+  // may be changing), so its server copy is not comparable with the base that way; its
+  // revision is the hash of its masked server form.
+  if (!known || item.kind === 'connection') return true
+  const file = codec.toFile(current)
+  const hash = known.sortedBase ? sortedHash(file) : fileBytes(file).hash
+  return hash === known.baseHash || ctx.store.alternates.get(item.path)?.baseHash === hash
+}
+
+const notTheBase: ItemResult = {
+  status: 'conflict',
+  reason:
+    "the server copy is not the base, though its revision is the base's (a revision in cms-sync.lock that does not belong to its hash); nothing was written",
+}
+
+/** Whether the write replaces a server copy the plan took to be the base on the word of its revision. */
+function overwritesUnverified(item: PlanItem, current: JsonObject | undefined): current is JsonObject {
+  return current !== undefined && item.remote === 'unchanged' && item.settledFor !== 'local'
 }
 
 async function localAsPlanned(ctx: ApplyContext, item: PlanItem, codec: Codec): Promise<boolean> {
@@ -146,6 +175,8 @@ export async function pushItem(
   if (!(await localAsPlanned(ctx, item, codec))) return changedLocally
   const remote = await remoteAsPlanned(ctx, item, codec)
   if (!remote.ok) return changedRemotely
+  if (overwritesUnverified(item, remote.current) && !serverHoldsBase(ctx, item, codec, remote.current))
+    return notTheBase
   if (item.settledFor === 'local' && remote.current) {
     await ctx.writer.keepRemoteInTrash(item.path, fileBytes(codec.toFile(remote.current)).text)
   }
@@ -250,14 +281,18 @@ export async function deleteRemoteItem(ctx: ApplyContext, item: PlanItem, codec:
     }
   const remote = await remoteAsPlanned(ctx, item, codec)
   if (!remote.ok) return changedRemotely
-  if (remote.current && item.settledFor === 'local') {
-    await ctx.writer.keepRemoteInTrash(item.path, fileBytes(codec.toFile(remote.current)).text)
-  }
+  if (overwritesUnverified(item, remote.current) && !serverHoldsBase(ctx, item, codec, remote.current))
+    return notTheBase
+  // Every server copy a run deletes is kept first, whoever asked for the delete (a CI run keeps
+  // .cms-sync/trash/ as an artifact): the report names where.
+  let kept: string | undefined
+  if (remote.current)
+    kept = await ctx.writer.keepRemoteInTrash(item.path, fileBytes(codec.toFile(remote.current)).text)
   if (remote.current && item.kind === 'form') await keepFormEntries(ctx, item)
   if (remote.current) await ctx.client.remove(item.kind, item.id)
   await ctx.store.forget(item.path)
   await clearConflictCopy(ctx, item)
-  return applied
+  return kept === undefined ? applied : { status: 'applied', kept }
 }
 
 /**

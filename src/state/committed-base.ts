@@ -227,11 +227,10 @@ function itemOf(value: Record<string, unknown>, number: number): ItemState {
     baseHash: hash as string,
     remoteRev: rev as string,
     ...(k === 'media'
-      ? {
-          media: { sha256: hash as string, name: value.name as string, folder: value.folder as string },
-          fromLock: true as const,
-        }
+      ? { media: { sha256: hash as string, name: value.name as string, folder: value.folder as string } }
       : {}),
+    // Another machine's word, or a pull request's: see ItemState.fromLock.
+    fromLock: true as const,
     ...(value.inherited === true ? { inherited: true as const } : {}),
   }
 }

@@ -37,7 +37,8 @@ describe('cms-sync.lock', () => {
     ])
     const parsed = parseLock(text)
     expect(parsed.target).toEqual(TARGET)
-    expect(parsed.items.get('content/b.json')).toEqual(item('b', 'b'))
+    // Every base read from the lock says so: its word alone deletes or overwrites nothing (lock-proof.ts)
+    expect(parsed.items.get('content/b.json')).toEqual({ ...item('b', 'b'), fromLock: true })
     expect(parsed.items.get('media/x y.png')?.media).toEqual({
       sha256: hash('c'),
       name: 'x y.png',

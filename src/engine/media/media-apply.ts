@@ -295,18 +295,19 @@ async function deleteLocalMedia(ctx: MediaApplyContext, item: PlanItem): Promise
 async function deleteRemoteMedia(ctx: MediaApplyContext, item: PlanItem): Promise<ItemResult> {
   const remote = ctx.run.match.remote.get(item.id)
   if (!(await localAsPlanned(ctx, undefined, relOf(item)))) return changedLocally
+  let kept: string | undefined
   if (remote) {
     if (!remoteAsPlanned(await ctx.run.api.get(remote.id), remote)) return changedRemotely
-    if (item.settledFor === 'local')
-      await ctx.writer.keepRemoteFileInTrash(item.path, (await serverBytes(ctx, remote.id)).file)
-    else {
+    if (item.settledFor !== 'local') {
       const changed = await serverBytesChanged(ctx, item, remote)
       if (changed) return changed
     }
+    // Every server copy a run deletes is kept first (the check above may have downloaded it).
+    kept = await ctx.writer.keepRemoteFileInTrash(item.path, (await serverBytes(ctx, remote.id)).file)
     await ctx.run.api.remove(remote.id)
   }
   await forget(ctx, item, item.id)
-  return applied
+  return kept === undefined ? applied : { status: 'applied', kept }
 }
 
 /** Both versions kept: the file stays, the server's bytes go next to the state for people to compare. */

@@ -1,0 +1,214 @@
+// A hostile pull request, through committed data (docs/reliability.md "Hostile pull request:
+// committed data"): in a CI run on a pull request every committed file may be written by an
+// attacker: cms-sync.lock, media.yaml, file names, the JSON files themselves. Each scenario
+// commits a synced workspace to a real git repository, makes the pull request's commit in a
+// clone of it (a CI checkout: no .cms-sync/), and runs the built CLI there as its own process
+// with a real token against the emulator. The oracles: the server's items byte for byte as they
+// should be, nothing written outside the workspace, no internal error.
+
+import { execFileSync } from 'node:child_process'
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { afterEach, describe, expect, test } from 'vitest'
+import { contentCodec } from '../../src/workspace/content-codec.js'
+import { contentFile } from '../helpers/fixtures.js'
+import { syncedWorld, type World, writeConfig } from '../helpers/sync-world.js'
+import { runCli } from './processes.js'
+import { contentHash, filesUnder, report, sentinelAround } from './support.js'
+
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', ['-c', 'user.email=t@example.invalid', '-c', 'user.name=t', ...args], {
+    cwd,
+    stdio: 'pipe',
+  }).toString()
+
+const FORM = { title: 'Contact', allowedOrigin: '', redirect: '', appendRedirect: false, inputs: {} }
+
+/** The synced workspace committed to git, and a CI checkout of it (a clone: no .cms-sync/). */
+async function committedAndCloned(w: World): Promise<string> {
+  await writeFile(w.file('.gitignore'), '.cms-sync/\n')
+  git(w.root, 'init', '-q', '-b', 'main')
+  git(w.root, 'add', '.')
+  git(w.root, 'commit', '-qm', 'site')
+  // In a folder of its own: the sentinel files beside it are all that is there (sentinelAround).
+  const clone = path.join(w.root, '..', 'pr', 'ci')
+  await mkdir(path.dirname(clone), { recursive: true })
+  git(path.dirname(clone), 'clone', '-q', w.root, clone)
+  return clone
+}
+
+/** The pull request's commit: whatever it changed in the clone, committed as history. */
+function commitPr(clone: string, message = 'pull request'): void {
+  git(clone, 'add', '-A')
+  git(clone, 'commit', '-qm', message)
+}
+
+/** The built CLI in the CI checkout, as its own process with the real token. */
+async function ci(w: World, clone: string, ...args: string[]) {
+  const run = await runCli(['-C', clone, ...args], w.env).done
+  const said = run.stdout + run.stderr
+  expect(said, said).not.toMatch(/internal error/)
+  // biome-ignore lint/suspicious/noExplicitAny: the parsed --json document, read by each test
+  let json: any
+  try {
+    json = JSON.parse(run.stdout)
+  } catch {
+    json = undefined
+  }
+  return { ...run, said, json }
+}
+
+async function lockLines(dir: string): Promise<string[]> {
+  return (await readFile(path.join(dir, 'cms-sync.lock'), 'utf8')).trimEnd().split('\n')
+}
+
+/** Rewrites one item's line of the lock in `dir`. */
+async function forgeLockLine(dir: string, rel: string, change: Record<string, unknown>): Promise<void> {
+  const lines = await lockLines(dir)
+  const at = lines.findIndex((line) => line.startsWith(`{"path":${JSON.stringify(rel)}`))
+  expect(at, `a lock line for ${rel}`).toBeGreaterThan(0)
+  lines[at] = JSON.stringify({ ...JSON.parse(lines[at]!), ...change })
+  await writeFile(path.join(dir, 'cms-sync.lock'), `${lines.join('\n')}\n`)
+}
+
+async function editTitle(dir: string, rel: string, title: string): Promise<void> {
+  const file = path.join(dir, rel)
+  const value = JSON.parse(await readFile(file, 'utf8'))
+  await writeFile(file, `${JSON.stringify({ ...value, properties: { title } }, null, 2)}\n`)
+}
+
+/** Every item of the kinds a scenario touches, exactly as the server holds it (dates included). */
+async function serverItems(w: World): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {}
+  for (const kind of ['schema', 'content', 'form'] as const)
+    for (const item of await w.server.list(kind)) out[`${kind}:${String(item.id)}`] = item
+  return out
+}
+
+async function trashFiles(dir: string): Promise<string[]> {
+  const trash = path.join(dir, '.cms-sync', 'trash')
+  const found: string[] = []
+  for (const run of await readdir(trash).catch(() => [] as string[]))
+    for (const rel of (await filesUnder(path.join(trash, run))).keys()) found.push(`${run}/${rel}`)
+  return found
+}
+
+describe.each(['spec', 'upstream'] as const)(
+  'hostile pull request: committed data (%s dialect)',
+  (dialect) => {
+    let world: World | undefined
+    afterEach(async () => {
+      await world?.close()
+      world = undefined
+    })
+
+    test('lock lines for items no commit ever held, with widened resources and limits, delete nothing on the server', async () => {
+      const w = await started()
+      for (const id of ['f-1', 'f-2', 'f-3']) await w.server.put('form', id, { ...FORM, id, title: id })
+      const clone = await committedAndCloned(w)
+      const outside = await sentinelAround(clone)
+      const outsideBefore = await outside()
+      // The attacker learns each item's lock line from a workspace of their own (the server's
+      // anonymous reads give as much) ...
+      await w.server.put('content', 'secret', {
+        ...((await w.server.get('content', 'home')) as object),
+        id: 'secret',
+        properties: { title: 'never in the repository' },
+      })
+      const scout = path.join(w.root, '..', 'scout')
+      await mkdir(scout)
+      await writeConfig(scout, w.proxy.url, dialect, ['content', 'forms'])
+      expect((await w.cliIn(scout, 'pull')).exitCode).toBe(0)
+      const stolen = (await lockLines(scout)).filter((line) => /"path":"(forms\/|content\/secret)/.test(line))
+      expect(stolen).toHaveLength(4)
+      // ... and the pull request widens what is synced, lifts the limits and adds those lines,
+      // with no file: each reads as "deleted in git".
+      await writeFile(
+        path.join(clone, 'cms-sync.yaml'),
+        (await readFile(path.join(clone, 'cms-sync.yaml'), 'utf8'))
+          .replace(/resources: \[.*\]/, 'resources: [schemas, content, forms]')
+          .concat('safety: { maxDeletePercent: 100, maxDeletes: 1000 }\n'),
+      )
+      const lines = await lockLines(clone)
+      const items = [...lines.slice(2), ...stolen].sort()
+      await writeFile(path.join(clone, 'cms-sync.lock'), `${[...lines.slice(0, 2), ...items].join('\n')}\n`)
+      commitPr(clone)
+      const before = await serverItems(w)
+
+      for (const command of ['status', 'sync']) {
+        const run = await ci(w, clone, '--json', command)
+        expect(run.code, run.said).toBe(0)
+        expect(JSON.stringify(run.json), run.said).not.toMatch(/delete-remote/)
+      }
+      // Then every item is still on the server, byte for byte
+      expect(await serverItems(w)).toEqual(before)
+      // And what the lock named came down as files (no base: the server's side is taken as new)
+      expect(JSON.parse(await readFile(path.join(clone, 'forms', 'f-1.json'), 'utf8')).title).toBe('f-1')
+      expect(await outside()).toEqual(outsideBefore)
+      report(`hostile-pr/lock-lines-never-committed/${dialect}`, { forgedLines: 4, deletedOnServer: 0 })
+    })
+
+    test('a lock rev forged to the server current value does not push over an editor change', async () => {
+      const w = await started()
+      const clone = await committedAndCloned(w)
+      // An editor changes the page on the server after the commit
+      await w.setContent('home', { properties: { title: 'editor' } })
+      const current = (await w.server.get('content', 'home'))!
+      // The pull request edits the file and moves the lock's revision to the server's current one
+      // (the server's anonymous reads give what it is made of)
+      await editTitle(clone, 'content/home.json', 'pull request')
+      await forgeLockLine(clone, 'content/home.json', { rev: contentCodec.revisionOf(current) })
+      commitPr(clone)
+      const before = await serverItems(w)
+
+      const run = await ci(w, clone, '--json', 'push')
+      // Then the editor's change stays: a conflict, nothing written
+      expect(run.code, run.said).toBe(3)
+      expect(run.json.conflicts).toMatchObject([{ path: 'content/home.json' }])
+      expect(await serverItems(w)).toEqual(before)
+      report(`hostile-pr/forged-rev/${dialect}`, { overwritten: 0 })
+    })
+
+    test('a lock line forged to the server current hash and rev, held by no commit, is no base: a conflict', async () => {
+      const w = await started()
+      const clone = await committedAndCloned(w)
+      await w.setContent('news', { properties: { title: 'editor' } })
+      const current = (await w.server.get('content', 'news'))!
+      await editTitle(clone, 'content/news.json', 'pull request')
+      await forgeLockLine(clone, 'content/news.json', {
+        hash: contentHash(current),
+        rev: contentCodec.revisionOf(current),
+      })
+      commitPr(clone)
+      const before = await serverItems(w)
+
+      for (const command of ['push', 'sync']) {
+        const run = await ci(w, clone, '--json', command)
+        expect(run.code, run.said).toBe(3)
+        expect(run.json.conflicts, run.said).toMatchObject([{ path: 'content/news.json' }])
+        expect(run.said).toMatch(/no commit of content\/news.json holds the base cms-sync.lock gives it/)
+      }
+      expect(await serverItems(w)).toEqual(before)
+      report(`hostile-pr/forged-hash-and-rev/${dialect}`, { overwritten: 0 })
+    })
+
+    test('every item deleted on the server is kept first in .cms-sync/trash/ and named in the output', async () => {
+      const w = await started()
+      const clone = await committedAndCloned(w)
+      const shop = (await w.server.get('content', 'shop'))!
+      await rm(path.join(clone, 'content', 'shop.json'))
+      commitPr(clone, 'remove the shop')
+
+      const run = await ci(w, clone, 'push')
+      expect(run.code, run.said).toBe(0)
+      expect(await w.server.get('content', 'shop')).toBeUndefined()
+      // Then the server's copy is in trash, and the output says where
+      const kept = (await trashFiles(clone)).filter((rel) => rel.endsWith('content/shop.json.remote'))
+      expect(kept).toHaveLength(1)
+      const copy = JSON.parse(await readFile(path.join(clone, '.cms-sync', 'trash', kept[0]!), 'utf8'))
+      expect(copy).toEqual(contentFile('shop', { properties: (shop as { properties: unknown }).properties }))
+      expect(run.stdout).toContain(`.cms-sync/trash/${kept[0]}`)
+      report(`hostile-pr/deletes-kept/${dialect}`, { deleted: 1, keptInTrash: kept.length })
+    })
+  },
+)
