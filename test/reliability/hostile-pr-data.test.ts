@@ -102,6 +102,11 @@ describe.each(['spec', 'upstream'] as const)(
       world = undefined
     })
 
+    async function started(): Promise<World> {
+      world = await syncedWorld(dialect)
+      return world
+    }
+
     test('lock lines for items no commit ever held, with widened resources and limits, delete nothing on the server', async () => {
       const w = await started()
       for (const id of ['f-1', 'f-2', 'f-3']) await w.server.put('form', id, { ...FORM, id, title: id })
@@ -190,6 +195,41 @@ describe.each(['spec', 'upstream'] as const)(
       }
       expect(await serverItems(w)).toEqual(before)
       report(`hostile-pr/forged-hash-and-rev/${dialect}`, { overwritten: 0 })
+    })
+
+    test('a duplicate JSON key is refused with file:line:col; the rest of the run goes on', async () => {
+      const w = await started()
+      const clone = await committedAndCloned(w)
+      // The reviewer reads the first "properties"; JSON.parse keeps the second
+      const home = contentFile('home', { properties: { title: 'reviewed' } })
+      const text = JSON.stringify(home, null, 2).replace(
+        /\n}$/,
+        ',\n  "properties": {\n    "title": "not what was reviewed"\n  }\n}\n',
+      )
+      await writeFile(path.join(clone, 'content', 'home.json'), text)
+      // Nested, and spelled with an escape: still the same key twice
+      const news = contentFile('news', { properties: { title: 'news' } })
+      await writeFile(
+        path.join(clone, 'content', 'news.json'),
+        JSON.stringify(news, null, 2).replace('"title": "news"', '"title": "news",\n    "\\u0074itle": "x"'),
+      )
+      await editTitle(clone, 'content/contact.json', 'a good edit')
+      commitPr(clone)
+      const before = await serverItems(w)
+
+      const run = await ci(w, clone, 'push')
+      expect(run.code, run.said).toBe(1)
+      const homeLine = text.split('\n').lastIndexOf('  "properties": {') + 1
+      expect(run.said).toContain(`content/home.json:${homeLine}:3: the key "properties" appears twice`)
+      expect(run.said).toMatch(/content\/news.json:\d+:5: the key "title" appears twice/)
+      // Then neither reached the server, and the good edit did
+      const after = await serverItems(w)
+      expect(after['content:home']).toEqual(before['content:home'])
+      expect(after['content:news']).toEqual(before['content:news'])
+      expect((after['content:contact'] as { properties: unknown }).properties).toEqual({
+        title: 'a good edit',
+      })
+      report(`hostile-pr/duplicate-keys/${dialect}`, { filesWithDuplicates: 2, reachedServer: 0 })
     })
 
     test('every item deleted on the server is kept first in .cms-sync/trash/ and named in the output', async () => {
