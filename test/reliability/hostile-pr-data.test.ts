@@ -7,7 +7,7 @@
 // should be, nothing written outside the workspace, no internal error.
 
 import { execFileSync } from 'node:child_process'
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { contentCodec } from '../../src/workspace/content-codec.js'
@@ -230,6 +230,45 @@ describe.each(['spec', 'upstream'] as const)(
         title: 'a good edit',
       })
       report(`hostile-pr/duplicate-keys/${dialect}`, { filesWithDuplicates: 2, reachedServer: 0 })
+    })
+
+    test('file names with newlines and escape sequences are printed escaped: no workflow command, no hidden line', async () => {
+      const w = await started()
+      const clone = await committedAndCloned(w)
+      // Each name starts a line GitHub Actions reads as a command, or steers the terminal (and is
+      // no encoded id: every command names it)
+      const names = [
+        'evil\n::error title=pwned::owned\u001b[2K',
+        'x\r::add-mask::hidden',
+        'rlo\u202etxt.nosj%zz',
+        'bell\u0007\u009b31m',
+      ]
+      for (const name of names)
+        await writeFile(
+          path.join(clone, 'content', `${name}.json`),
+          JSON.stringify(contentFile(name), null, 2),
+        )
+      await symlink('/etc/passwd\n::error::linked', path.join(clone, 'content', 'link\n::warning::x.json'))
+      commitPr(clone)
+      const before = await serverItems(w)
+
+      for (const args of [['status'], ['push'], ['sync'], ['push', '--dry-run'], ['-v', 'status']]) {
+        const run = await ci(w, clone, ...args)
+        // Each such file is an item that fails
+        expect(run.code, run.said).toBe(1)
+        // Then no line starts with a workflow command, and no control character reaches the output
+        for (const line of run.said.split('\n')) expect(line, args[0]).not.toMatch(/^\s*::/)
+        expect(run.said, args[0]).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/)
+        // And the names are there, escaped
+        expect(run.said, args[0]).toContain('content/evil\\n::error title=pwned::owned\\u001b[2K.json')
+        expect(run.said, args[0]).toContain('content/rlo\\u202etxt.nosj%zz.json')
+      }
+      // --json keeps the names as they are (JSON escapes them)
+      const json = await ci(w, clone, '--json', 'status')
+      const paths = JSON.stringify(json.json)
+      for (const name of names) expect(paths).toContain(JSON.stringify(`content/${name}.json`).slice(1, -1))
+      expect(await serverItems(w)).toEqual(before)
+      report(`hostile-pr/output-injection/${dialect}`, { names: names.length + 1, commandsChecked: 6 })
     })
 
     test('every item deleted on the server is kept first in .cms-sync/trash/ and named in the output', async () => {
