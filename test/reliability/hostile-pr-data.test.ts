@@ -10,6 +10,7 @@ import { execFileSync } from 'node:child_process'
 import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
+import { createMediaApi } from '../../src/remote/media.js'
 import { contentCodec } from '../../src/workspace/content-codec.js'
 import { contentFile } from '../helpers/fixtures.js'
 import { syncedWorld, type World, writeConfig } from '../helpers/sync-world.js'
@@ -91,6 +92,41 @@ async function trashFiles(dir: string): Promise<string[]> {
   for (const run of await readdir(trash).catch(() => [] as string[]))
     for (const rel of (await filesUnder(path.join(trash, run))).keys()) found.push(`${run}/${rel}`)
   return found
+}
+
+/** Every media item as the server holds it: path -> id, name, folder and sha256 of the bytes downloaded. */
+async function serverMedia(w: World): Promise<Record<string, unknown>> {
+  const api = createMediaApi(w.server)
+  const scratch = path.join(w.root, '..', 'downloads')
+  await mkdir(scratch, { recursive: true })
+  const out: Record<string, unknown> = {}
+  for (const item of await api.list()) {
+    const { sha256 } = await api.download(item.id, path.join(scratch, 'bytes'))
+    out[item.id] = { name: item.name, folder: item.folder, sha256, updateDate: item.updateDate }
+  }
+  return out
+}
+
+/** A synced workspace with two media files on the server, logo.png and icon.png, committed and cloned. */
+async function withMedia(w: World): Promise<{ clone: string; ids: Record<string, string> }> {
+  await writeConfig(w.root, w.proxy.url, w.emulator.dialect, ['schemas', 'content', 'media'])
+  const api = createMediaApi(w.server)
+  const scratch = path.join(w.root, '..', 'uploads')
+  await mkdir(scratch, { recursive: true })
+  for (const name of ['logo.png', 'icon.png']) {
+    const file = path.join(scratch, name)
+    await writeFile(file, `the bytes of ${name}\n`)
+    await api.upload({ path: file, size: (await readFile(file)).length, name })
+  }
+  const first = await w.cli('sync')
+  expect(first.exitCode, first.stderr + first.stdout).toBe(0)
+  const ids: Record<string, string> = {}
+  for (const line of (await readFile(w.file('media.yaml'), 'utf8')).split('\n')) {
+    const m = /^([^#][^:]*): (\S+)$/.exec(line)
+    if (m) ids[m[1]!] = m[2]!
+  }
+  expect(Object.keys(ids).sort()).toEqual(['icon.png', 'logo.png'])
+  return { clone: await committedAndCloned(w), ids }
 }
 
 describe.each(['spec', 'upstream'] as const)(
@@ -269,6 +305,52 @@ describe.each(['spec', 'upstream'] as const)(
       for (const name of names) expect(paths).toContain(JSON.stringify(`content/${name}.json`).slice(1, -1))
       expect(await serverItems(w)).toEqual(before)
       report(`hostile-pr/output-injection/${dialect}`, { names: names.length + 1, commandsChecked: 6 })
+    })
+
+    test("media.yaml pointing an id at a new file, while the id's file is still there, is refused", async () => {
+      const w = await started()
+      const { clone, ids } = await withMedia(w)
+      // The pull request adds a file and gives it logo.png's id; logo.png stays as it is
+      await writeFile(path.join(clone, 'media', 'new.png'), "the attacker's bytes\n")
+      await writeFile(
+        path.join(clone, 'media.yaml'),
+        (await readFile(path.join(clone, 'media.yaml'), 'utf8')).replace('logo.png:', 'new.png:'),
+      )
+      commitPr(clone)
+      const before = await serverMedia(w)
+
+      for (const command of ['status', 'push', 'sync']) {
+        const run = await ci(w, clone, command)
+        // Then the run stops, naming media.yaml, the id and both paths; the server keeps its bytes
+        expect(run.code, run.said).toBe(2)
+        expect(run.stderr).toContain('media.yaml')
+        expect(run.stderr).toContain(ids['logo.png'])
+        expect(run.stderr).toContain('media/logo.png')
+        expect(run.stderr).toContain('media/new.png')
+      }
+      expect(await serverMedia(w)).toEqual(before)
+      report(`hostile-pr/media-id-remapped/${dialect}`, { overwritten: 0 })
+    })
+
+    test('media.yaml swapping two ids is refused', async () => {
+      const w = await started()
+      const { clone, ids } = await withMedia(w)
+      await writeFile(
+        path.join(clone, 'media.yaml'),
+        (await readFile(path.join(clone, 'media.yaml'), 'utf8'))
+          .replace(`logo.png: ${ids['logo.png']}`, 'logo.png: SWAP')
+          .replace(`icon.png: ${ids['icon.png']}`, `icon.png: ${ids['logo.png']}`)
+          .replace('logo.png: SWAP', `logo.png: ${ids['icon.png']}`),
+      )
+      commitPr(clone)
+      const before = await serverMedia(w)
+
+      const run = await ci(w, clone, 'sync')
+      expect(run.code, run.said).toBe(2)
+      expect(run.stderr).toContain(ids['logo.png'])
+      expect(run.stderr).toContain(ids['icon.png'])
+      expect(await serverMedia(w)).toEqual(before)
+      report(`hostile-pr/media-ids-swapped/${dialect}`, { overwritten: 0 })
     })
 
     test('every item deleted on the server is kept first in .cms-sync/trash/ and named in the output', async () => {
