@@ -272,6 +272,7 @@ async function mediaSide(
       track: (paths) => keepTracked(deps.root, paths),
       checksum: media.checksum,
       concurrency: media.concurrency,
+      ...(media.history ? { history: media.history } : {}),
     })
   } catch (error) {
     if (error instanceof RemoteError && error.code === 'listing') {

@@ -353,6 +353,38 @@ describe.each(['spec', 'upstream'] as const)(
       report(`hostile-pr/media-ids-swapped/${dialect}`, { overwritten: 0 })
     })
 
+    test('a media lock line moved with media.yaml onto a new file, held by no commit, overwrites nothing', async () => {
+      const w = await started()
+      const { clone, ids } = await withMedia(w)
+      // The pull request moves logo.png's id, in media.yaml and in the lock, onto a new file, and
+      // keeps the lock's hash (logo.png's bytes, which the server holds): no file moved in git
+      await writeFile(path.join(clone, 'media', 'new.png'), "the attacker's bytes\n")
+      await writeFile(
+        path.join(clone, 'media.yaml'),
+        (await readFile(path.join(clone, 'media.yaml'), 'utf8')).replace('logo.png:', 'new.png:'),
+      )
+      const lines = await lockLines(clone)
+      const moved = lines.map((line) =>
+        line.startsWith('{"path":"media/logo.png"') ? line.replace('media/logo.png', 'media/new.png') : line,
+      )
+      await writeFile(
+        path.join(clone, 'cms-sync.lock'),
+        `${[...moved.slice(0, 2), ...moved.slice(2).sort()].join('\n')}\n`,
+      )
+      commitPr(clone)
+      const before = await serverMedia(w)
+
+      const run = await ci(w, clone, '--json', 'push')
+      // Then logo.png's item keeps its bytes and name: a conflict, said why
+      expect(run.code, run.said).toBe(3)
+      expect(run.json.conflicts, run.said).toMatchObject([{ path: 'media/new.png' }])
+      expect(run.said).toMatch(/no commit of media\/new.png holds the base cms-sync.lock gives it/)
+      const after = await serverMedia(w)
+      expect(after[ids['logo.png']!]).toEqual(before[ids['logo.png']!])
+      expect(after[ids['icon.png']!]).toEqual(before[ids['icon.png']!])
+      report(`hostile-pr/media-lock-line-moved/${dialect}`, { overwritten: 0 })
+    })
+
     test('every item deleted on the server is kept first in .cms-sync/trash/ and named in the output', async () => {
       const w = await started()
       const clone = await committedAndCloned(w)

@@ -59,6 +59,8 @@ export interface MediaRun {
   scanProblems: ScanProblem[]
   remoteCount: number
   concurrency: number
+  /** MediaDeps.history; absent (no git at hand): no base from cms-sync.lock is trusted for an overwrite. */
+  history?: (relativePath: string, file: string) => Promise<boolean>
   /** Removes the run's downloads that no pull used. */
   dispose(): Promise<void>
 }
@@ -126,6 +128,8 @@ export async function snapshotMedia(
     track: (paths: Iterable<string>) => void
     checksum: boolean
     concurrency: number
+    /** MediaDeps.history: whether a commit of a path held a file's bytes. */
+    history?: (relativePath: string, file: string) => Promise<boolean>
     /** The listing, when already asked for. */
     listing?: Promise<RemoteMedia[]>
   },
@@ -244,6 +248,7 @@ export async function snapshotMedia(
     scanProblems: scan.problems,
     remoteCount: listed.length,
     concurrency: opts.concurrency,
+    ...(opts.history ? { history: opts.history } : {}),
     dispose: () => rm(tmpDir, { recursive: true, force: true }),
   }
 }
