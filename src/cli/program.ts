@@ -208,7 +208,7 @@ export async function reportInternalError(io: CliIo, argv: readonly string[], er
     const { readableStack } = await import('./stack-traces.js')
     const stack = (error as Error)?.stack
     io.stderr.write(
-      `cms-sync: internal error, please report it:\n${stack ? readableStack(stack) : String(error)}\n`,
+      `cms-sync: internal error, please report it:\n${printable(stack ? readableStack(stack) : String(error), { keepLines: true })}\n`,
     )
   }
   printError(io, argv, `internal error: ${message}`, ExitCode.failed)
