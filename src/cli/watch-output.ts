@@ -19,7 +19,7 @@ export function eventLine(e: WatchEvent): string {
     case 'reconciled':
       return `${pc.green('✓')} start-up reconcile done in ${(e.durationMs / 1000).toFixed(1)} s (${e.tracked} items)`
     case 'pushed':
-      return `${pc.green('↑')} ${e.action === 'push' ? 'pushed' : 'deleted on the server'} ${e.path}`
+      return `${pc.green('↑')} ${e.action === 'push' ? 'pushed' : 'deleted on the server'} ${e.path}${e.kept ? ` (its server copy is kept in ${e.kept})` : ''}`
     case 'pulled':
       return `${pc.cyan('↓')} ${e.action === 'pull' ? 'pulled' : 'deleted locally'} ${e.path}`
     case 'merged':
