@@ -19,18 +19,21 @@ function overwritesServer(item: PlanItem, remote: ReadonlyMap<string, RemoteEntr
   return item.action === 'delete-remote' || (item.action === 'push' && remote.has(item.path))
 }
 
-export function unprovenReason(path: string): string {
+/** Why an item was re-planned; `stateBase`: the local state's own base decided it instead. */
+export function unprovenReason(path: string, stateBase = false): string {
   return (
     `no commit of ${path} holds the base cms-sync.lock gives it (a lock line edited by hand or ` +
-    'forged, or history this clone lacks: a shallow clone, see docs/lock.md); planned as an item ' +
-    'without a base, so nothing on the server is deleted or overwritten on its word'
+    'forged, or history this clone lacks: a shallow clone, see docs/lock.md); planned ' +
+    `${stateBase ? "against this workspace's own base alone" : 'as an item without a base'}, so ` +
+    'nothing on the server is deleted or overwritten on its word'
   )
 }
 
 /**
- * Re-plans, as items without a base, the deletes and overwrites whose base only cms-sync.lock
- * gives and no committed version of the file holds. `history` finds a committed version with
- * the hash (git-base.ts); without it (no git at hand) no such base is trusted.
+ * Re-plans the deletes and overwrites that rest on a line of cms-sync.lock no committed version
+ * of the file holds: as items without a base, or, where the local state has a base of its own,
+ * as that base alone decides. `history` finds a committed version with the hash (git-base.ts);
+ * without it (no git at hand) no such line is trusted.
  */
 export async function distrustUnprovenLockBases(
   items: PlanItem[],
@@ -45,18 +48,24 @@ export async function distrustUnprovenLockBases(
   for (const item of items) {
     if (!overwritesServer(item, remote)) continue
     const known = store.get(item.path)
-    // The state's own base is this machine's sync; an alternate means the state has one too,
-    // and the planner already acts only where both agree or one leaves no doubt.
-    if (!known?.fromLock || store.alternates.has(item.path)) continue
+    const localHash = local.get(item.path)?.hash
+    const remoteHash = remote.get(item.path)?.hash
+    // Without local state the lock's line is the base. With both (git moved the lock: a pull of
+    // someone's commit), the planner took the lock's word where the state alone decides otherwise.
+    const alternate = store.alternates.get(item.path)
+    const lockLine = alternate ?? (known?.fromLock ? known : undefined)
+    if (!lockLine) continue
+    const withoutIt = alternate ? decide(known?.baseHash, localHash, remoteHash, opts) : undefined
+    if (withoutIt?.action === item.action) continue
     const codec = codecs.find((c) => c.kind === item.kind)
-    if (codec && history && (await history(item, known.baseHash, codec, [])) !== undefined) continue
-    const decision = decide(undefined, local.get(item.path)?.hash, remote.get(item.path)?.hash, opts)
+    if (codec && history && (await history(item, lockLine.baseHash, codec, [])) !== undefined) continue
+    const decision = withoutIt ?? decide(undefined, localHash, remoteHash, opts)
     item.local = decision.local
     item.remote = decision.remote
     item.action = decision.action
     if (decision.settledFor) item.settledFor = decision.settledFor
     else delete item.settledFor
-    item.reason = unprovenReason(item.path)
+    item.reason = unprovenReason(item.path, withoutIt !== undefined)
     distrusted.push(item.path)
   }
   return distrusted

@@ -385,6 +385,29 @@ describe.each(['spec', 'upstream'] as const)(
       report(`hostile-pr/media-lock-line-moved/${dialect}`, { overwritten: 0 })
     })
 
+    test('a forged lock line pulled into a workspace with local state does not push over an editor change', async () => {
+      const w = await started()
+      await committedAndCloned(w)
+      // An editor changes the page; a commit pulled from a teammate's branch says the server's
+      // copy is the base (hash and revision of what the server holds), which no commit held
+      await w.setContent('home', { properties: { title: 'editor' } })
+      const current = (await w.server.get('content', 'home'))!
+      await forgeLockLine(w.root, 'content/home.json', {
+        hash: contentHash(current),
+        rev: contentCodec.revisionOf(current),
+      })
+      commitPr(w.root, "a teammate's commit")
+      // The developer edits the page too
+      await editTitle(w.root, 'content/home.json', 'developer')
+      const before = await serverItems(w)
+
+      const run = await ci(w, w.root, '--json', 'push')
+      expect(run.code, run.said).toBe(3)
+      expect(run.json.conflicts, run.said).toMatchObject([{ path: 'content/home.json' }])
+      expect(await serverItems(w)).toEqual(before)
+      report(`hostile-pr/forged-line-over-local-state/${dialect}`, { overwritten: 0 })
+    })
+
     test('every item deleted on the server is kept first in .cms-sync/trash/ and named in the output', async () => {
       const w = await started()
       const clone = await committedAndCloned(w)
