@@ -15,6 +15,7 @@ import {
   type ReferenceContext,
   sortedHash,
 } from '../workspace/codec.js'
+import { referenceName } from '../workspace/connection-secrets.js'
 import { orderLike } from '../workspace/key-order.js'
 import {
   hashAgainst,
@@ -51,6 +52,8 @@ export interface ApplyContext {
   mergeWrites: 'both' | 'local' | 'remote'
   /** Where each committed base's text is kept, for later merges. */
   bases: BaseStore
+  /** A base's text: kept in .cms-sync/bases/, else from git (EngineDeps.baseFallback). */
+  baseText?: (item: PlanItem, hash: string, codec: Codec) => Promise<string | undefined>
 }
 
 export type ItemResult =
@@ -72,15 +75,52 @@ const changedRemotely: ItemResult = {
  * the base, its content, read by id just now, must be the base's too (either base, where the
  * state and the lock disagree).
  */
-function serverHoldsBase(ctx: ApplyContext, item: PlanItem, codec: Codec, current: JsonObject): boolean {
+async function serverHoldsBase(
+  ctx: ApplyContext,
+  item: PlanItem,
+  codec: Codec,
+  current: JsonObject,
+): Promise<boolean> {
   const known = ctx.store.get(item.path)
-  // A connection's file form takes its reference names from the file on disk (which the push
-  // may be changing), so its server copy is not comparable with the base that way; its
-  // revision is the hash of its masked server form.
-  if (!known || item.kind === 'connection') return true
+  if (!known) return true
   const file = codec.toFile(current)
+  if (item.kind === 'connection') return connectionHoldsBase(ctx, item, codec, known.baseHash, file)
   const hash = known.sortedBase ? sortedHash(file) : fileBytes(file).hash
   return hash === known.baseHash || ctx.store.alternates.get(item.path)?.baseHash === hash
+}
+
+/**
+ * A connection's file form takes its reference names from the file on disk, which the push is
+ * changing, so its hash says nothing here: the server's copy is compared with the base's text,
+ * a secret's reference equal to any other (the values are the server's and never in a file).
+ * Without the base's text (none kept, none in git) its revision is all there is to go by.
+ */
+async function connectionHoldsBase(
+  ctx: ApplyContext,
+  item: PlanItem,
+  codec: Codec,
+  baseHash: string,
+  file: JsonObject,
+): Promise<boolean> {
+  const text = await ctx.baseText?.(item, baseHash, codec)
+  if (text === undefined) return true
+  return sameApartFromReferences(JSON.parse(text), file)
+}
+
+function sameApartFromReferences(a: unknown, b: unknown): boolean {
+  if (referenceName(a) !== undefined && referenceName(b) !== undefined) return true
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return a === b
+  if (Array.isArray(a) !== Array.isArray(b)) return false
+  // Key order aside: a base a version-1 state recorded has its keys sorted.
+  const keysA = Object.keys(a)
+  return (
+    keysA.length === Object.keys(b).length &&
+    keysA.every(
+      (key) =>
+        Object.hasOwn(b, key) &&
+        sameApartFromReferences((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]),
+    )
+  )
 }
 
 const notTheBase: ItemResult = {
@@ -175,7 +215,10 @@ export async function pushItem(
   if (!(await localAsPlanned(ctx, item, codec))) return changedLocally
   const remote = await remoteAsPlanned(ctx, item, codec)
   if (!remote.ok) return changedRemotely
-  if (overwritesUnverified(item, remote.current) && !serverHoldsBase(ctx, item, codec, remote.current))
+  if (
+    overwritesUnverified(item, remote.current) &&
+    !(await serverHoldsBase(ctx, item, codec, remote.current))
+  )
     return notTheBase
   if (item.settledFor === 'local' && remote.current) {
     await ctx.writer.keepRemoteInTrash(item.path, fileBytes(codec.toFile(remote.current)).text)
@@ -281,7 +324,10 @@ export async function deleteRemoteItem(ctx: ApplyContext, item: PlanItem, codec:
     }
   const remote = await remoteAsPlanned(ctx, item, codec)
   if (!remote.ok) return changedRemotely
-  if (overwritesUnverified(item, remote.current) && !serverHoldsBase(ctx, item, codec, remote.current))
+  if (
+    overwritesUnverified(item, remote.current) &&
+    !(await serverHoldsBase(ctx, item, codec, remote.current))
+  )
     return notTheBase
   // Every server copy a run deletes is kept first, whoever asked for the delete (a CI run keeps
   // .cms-sync/trash/ as an artifact): the report names where.

@@ -11,6 +11,7 @@ import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promis
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { createMediaApi } from '../../src/remote/media.js'
+import { createConnectionCodec } from '../../src/workspace/connection-codec.js'
 import { contentCodec } from '../../src/workspace/content-codec.js'
 import { contentFile } from '../helpers/fixtures.js'
 import { syncedWorld, type World, writeConfig } from '../helpers/sync-world.js'
@@ -208,6 +209,51 @@ describe.each(['spec', 'upstream'] as const)(
       expect(run.json.conflicts).toMatchObject([{ path: 'content/home.json' }])
       expect(await serverItems(w)).toEqual(before)
       report(`hostile-pr/forged-rev/${dialect}`, { overwritten: 0 })
+    })
+
+    test('a connection whose lock rev is forged to the server current value is not pushed over an editor change', async () => {
+      const w = await started()
+      w.extraEnv.CMS_SYNC_SITE_DEPLOYER_PASSWORD = 'deploy-s3cret'
+      await w.server.put('connection', 'site', {
+        id: 'site',
+        title: 'Site',
+        url: 'https://example.test',
+        processor: { alias: 'json' },
+        deployer: {
+          alias: 'git',
+          username: 'deploy',
+          password: 'deploy-s3cret',
+          repo: 'https://git.test/r.git',
+          branch: 'main',
+        },
+      })
+      await writeConfig(w.root, w.proxy.url, dialect, ['schemas', 'content', 'connections'])
+      expect((await w.cli('sync')).exitCode).toBe(0)
+      const clone = await committedAndCloned(w)
+      // An editor moves the deployment to another branch; the pull request renames the connection
+      // and sets the lock's revision to the server's current one (the hash of its masked form)
+      const current = (await w.server.get('connection', 'site'))!
+      await w.server.put('connection', 'site', {
+        ...current,
+        deployer: { ...(current.deployer as object), branch: 'live' },
+      })
+      const edited = (await w.server.get('connection', 'site'))!
+      const file = path.join(clone, 'connections', 'site.json')
+      await writeFile(
+        file,
+        `${JSON.stringify({ ...JSON.parse(await readFile(file, 'utf8')), title: 'pull request' }, null, 2)}\n`,
+      )
+      await forgeLockLine(clone, 'connections/site.json', {
+        rev: createConnectionCodec({ env: {} }).revisionOf(edited),
+      })
+      commitPr(clone)
+      const before = await w.server.get('connection', 'site')
+
+      const run = await ci(w, clone, '--json', 'push')
+      expect(run.code, run.said).toBe(3)
+      expect(run.json.conflicts, run.said).toMatchObject([{ path: 'connections/site.json' }])
+      expect(await w.server.get('connection', 'site')).toEqual(before)
+      report(`hostile-pr/forged-rev-connection/${dialect}`, { overwritten: 0 })
     })
 
     test('a lock line forged to the server current hash and rev, held by no commit, is no base: a conflict', async () => {
