@@ -15,6 +15,7 @@ import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { CliError, ExitCode } from '../errors/exit-codes.js'
 import { writeFileAtomically } from '../workspace/atomic-write.js'
+import { firstDuplicateKey } from '../workspace/duplicate-keys.js'
 import { decodeId } from '../workspace/file-names.js'
 import { FOLDER_OF, KINDS, type Kind } from '../workspace/kinds.js'
 import { isPlainRelative, itemPath } from '../workspace/layout.js'
@@ -151,6 +152,13 @@ export function parseLock(text: string): CommittedBase {
     } catch {
       throw new LockFileError(number, 'expected one JSON object per line')
     }
+    // A reviewer reads the first of two equal keys, JSON.parse keeps the last.
+    const duplicate = firstDuplicateKey(line)
+    if (duplicate)
+      throw new LockFileError(
+        number,
+        `column ${duplicate.offset + 1}: the key ${JSON.stringify(duplicate.key)} appears twice`,
+      )
     if ('lock' in value) {
       if (!isTarget(value))
         throw new LockFileError(

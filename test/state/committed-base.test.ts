@@ -96,6 +96,11 @@ describe('cms-sync.lock', () => {
       `{"path":"x/a.json","kind":"page","id":"a","hash":"${hash('a')}","rev":""}`,
       /"kind": expected one of/,
     ],
+    [
+      'a key twice (a reader sees the first, JSON keeps the last)',
+      `{"path":"content/a.json","kind":"content","id":"a","hash":"${hash('a')}","rev":"","hash":"${hash('b')}"}`,
+      /line 3: column 135: the key "hash" appears twice/,
+    ],
   ])('a damaged line is named: %s', (_name, line, message) => {
     const text = `${lockText(TARGET, [])}${line}\n`
     expect(() => parseLock(text)).toThrow(LockFileError)
