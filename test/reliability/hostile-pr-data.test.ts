@@ -36,8 +36,12 @@ async function committedAndCloned(w: World): Promise<string> {
   const clone = path.join(w.root, '..', 'pr', 'ci')
   await mkdir(path.dirname(clone), { recursive: true })
   git(path.dirname(clone), 'clone', '-q', w.root, clone)
+  outsideOf.set(clone, await sentinelAround(clone))
   return clone
 }
+
+/** Per CI checkout: every file beside it (sentinel files), to prove each run wrote nothing there. */
+const outsideOf = new Map<string, () => Promise<Map<string, string>>>()
 
 /** The pull request's commit: whatever it changed in the clone, committed as history. */
 function commitPr(clone: string, message = 'pull request'): void {
@@ -47,9 +51,12 @@ function commitPr(clone: string, message = 'pull request'): void {
 
 /** The built CLI in the CI checkout, as its own process with the real token. */
 async function ci(w: World, clone: string, ...args: string[]) {
+  const outside = outsideOf.get(clone)
+  const before = await outside?.()
   const run = await runCli(['-C', clone, ...args], w.env).done
   const said = run.stdout + run.stderr
   expect(said, said).not.toMatch(/internal error/)
+  if (outside) expect(await outside(), `written beside ${clone}`).toEqual(before)
   // biome-ignore lint/suspicious/noExplicitAny: the parsed --json document, read by each test
   let json: any
   try {
@@ -148,8 +155,6 @@ describe.each(['spec', 'upstream'] as const)(
       const w = await started()
       for (const id of ['f-1', 'f-2', 'f-3']) await w.server.put('form', id, { ...FORM, id, title: id })
       const clone = await committedAndCloned(w)
-      const outside = await sentinelAround(clone)
-      const outsideBefore = await outside()
       // The attacker learns each item's lock line from a workspace of their own (the server's
       // anonymous reads give as much) ...
       await w.server.put('content', 'secret', {
@@ -186,7 +191,6 @@ describe.each(['spec', 'upstream'] as const)(
       expect(await serverItems(w)).toEqual(before)
       // And what the lock named came down as files (no base: the server's side is taken as new)
       expect(JSON.parse(await readFile(path.join(clone, 'forms', 'f-1.json'), 'utf8')).title).toBe('f-1')
-      expect(await outside()).toEqual(outsideBefore)
       report(`hostile-pr/lock-lines-never-committed/${dialect}`, { forgedLines: 4, deletedOnServer: 0 })
     })
 
