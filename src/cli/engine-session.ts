@@ -147,6 +147,8 @@ export async function withEngine<T>(
                 }),
                 checksum: opts.checksum ?? false,
                 concurrency: ws.config.rateLimit.concurrency,
+                history: async (relativePath: string, file: string) =>
+                  (await import('../workspace/git-base.js')).historyHoldsBytes(ws.root, relativePath, file),
               },
             }
           : {}),

@@ -4,6 +4,7 @@
 
 import { Command, CommanderError } from 'commander'
 import { CliError, ExitCode } from '../errors/exit-codes.js'
+import { printable } from '../util/printable.js'
 import { beginCommandLine, endCommandLine, refusedTokenMessage, VERSION } from './context.js'
 import type { CliIo } from './io.js'
 
@@ -178,7 +179,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       const message =
         refusedTokenMessage(stop) ??
         (refusedCause !== undefined ? stop.message.replace(cause!.message, refusedCause) : stop.message)
-      io.stderr.write(`cms-sync: ${message}\n`)
+      io.stderr.write(`cms-sync: ${printable(message, { keepLines: true })}\n`)
       printError(io, argv, message, stop.exitCode)
       await endCommandLine(stop.exitCode, { error: stop, message, exitCode: stop.exitCode, internal: false })
       return stop.exitCode
@@ -203,13 +204,13 @@ export async function reportInternalError(io: CliIo, argv: readonly string[], er
   }).catch(() => undefined)
   if (file !== undefined) {
     io.stderr.write(
-      `cms-sync: internal error, please report it: ${message}\n(the stack trace is in ${file}; -v shows it here)\n`,
+      `cms-sync: internal error, please report it: ${printable(message)}\n(the stack trace is in ${printable(file)}; -v shows it here)\n`,
     )
   } else {
     const { readableStack } = await import('./stack-traces.js')
     const stack = (error as Error)?.stack
     io.stderr.write(
-      `cms-sync: internal error, please report it:\n${stack ? readableStack(stack) : String(error)}\n`,
+      `cms-sync: internal error, please report it:\n${printable(stack ? readableStack(stack) : String(error), { keepLines: true })}\n`,
     )
   }
   printError(io, argv, `internal error: ${message}`, ExitCode.failed)

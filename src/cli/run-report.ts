@@ -6,6 +6,7 @@ import type { ConflictLeaf } from '../engine/merge/merge-json.js'
 import type { ItemReport, Outcome } from '../engine/outcome.js'
 import type { PlanItem } from '../engine/plan.js'
 import { ExitCode } from '../errors/exit-codes.js'
+import { printable } from '../util/printable.js'
 import { pc } from './colors.js'
 import type { GlobalOptions } from './context.js'
 import type { CliIo } from './io.js'
@@ -24,7 +25,7 @@ export function progressFor(
   const tty = (io.stderr as { isTTY?: boolean }).isTTY === true
   if (!tty || globals.json || globals.quiet || globals.progress === false) return undefined
   return (done, total, item) => {
-    io.stderr.write(`\r\x1b[2K${pc.dim(`[${done}/${total}]`)} ${item.action} ${item.path}`)
+    io.stderr.write(`\r\x1b[2K${pc.dim(`[${done}/${total}]`)} ${item.action} ${printable(item.path)}`)
     if (done === total) io.stderr.write('\r\x1b[2K')
   }
 }
@@ -47,20 +48,24 @@ function shown(value: unknown): string {
 /** One line per conflicting leaf: where, and what base, local and remote hold there. */
 export function leafLines(leaves: readonly ConflictLeaf[] | undefined): string[] {
   return (leaves ?? []).map((leaf) => {
-    const where = leaf.path === '' ? '(the document)' : leaf.path
+    const where = leaf.path === '' ? '(the document)' : printable(leaf.path)
     const what = leaf.order ? ' key order' : ''
     return `      ${pc.yellow(where)}${what}: base ${shown(leaf.base)}, local ${shown(leaf.local)}, remote ${shown(leaf.remote)}`
   })
 }
 
 export function itemLine(
-  item: Pick<ItemReport, 'path' | 'local' | 'remote' | 'error' | 'leaves' | 'reason'> & { action: string },
+  item: Pick<ItemReport, 'path' | 'local' | 'remote' | 'error' | 'leaves' | 'reason' | 'kept'> & {
+    action: string
+  },
 ): string {
   const color = COLOR[item.action] ?? ((s: string) => s)
   const why = `local ${item.local}, remote ${item.remote}`
   const leaves = leafLines(item.leaves).map((line) => `\n${line}`)
-  const reason = item.reason && !item.leaves?.length ? `\n      ${pc.dim(item.reason)}` : ''
-  return `  ${color(item.action.padEnd(13))} ${item.path}  ${pc.dim(`(${why})`)}${item.error ? `\n      ${pc.red(item.error)}` : ''}${reason}${leaves.join('')}`
+  const reason = item.reason && !item.leaves?.length ? `\n      ${pc.dim(printable(item.reason))}` : ''
+  const kept = item.kept ? `\n      ${pc.dim(`the server's copy is kept in ${printable(item.kept)}`)}` : ''
+  const error = item.error ? `\n      ${pc.red(printable(item.error))}` : ''
+  return `  ${color(item.action.padEnd(13))} ${printable(item.path)}  ${pc.dim(`(${why})`)}${error}${reason}${kept}${leaves.join('')}`
 }
 
 function count(n: number, word: string): string {

@@ -1,6 +1,7 @@
 // How the watch daemon's events are shown: one line each on the terminal (what was pushed or
 // pulled, conflicts, pauses), one JSON object per line with --json, nothing but errors with -q.
 
+import { printable } from '../util/printable.js'
 import { PAUSE_LIFT } from '../watch/mass-change.js'
 import type { WatchEvent } from '../watch/watch-events.js'
 import { pc } from './colors.js'
@@ -18,7 +19,7 @@ export function eventLine(e: WatchEvent): string {
     case 'reconciled':
       return `${pc.green('✓')} start-up reconcile done in ${(e.durationMs / 1000).toFixed(1)} s (${e.tracked} items)`
     case 'pushed':
-      return `${pc.green('↑')} ${e.action === 'push' ? 'pushed' : 'deleted on the server'} ${e.path}`
+      return `${pc.green('↑')} ${e.action === 'push' ? 'pushed' : 'deleted on the server'} ${e.path}${e.kept ? ` (its server copy is kept in ${e.kept})` : ''}`
     case 'pulled':
       return `${pc.cyan('↓')} ${e.action === 'pull' ? 'pulled' : 'deleted locally'} ${e.path}`
     case 'merged':
@@ -52,6 +53,19 @@ export function eventLine(e: WatchEvent): string {
   }
 }
 
+/** The event with its text (paths, errors, messages) as the terminal may show it (printable). */
+function printableEvent(e: WatchEvent): WatchEvent {
+  const shown: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(e))
+    shown[key] =
+      typeof value === 'string'
+        ? printable(value)
+        : key === 'leaves' && Array.isArray(value)
+          ? value.map((leaf: { path: string }) => ({ ...leaf, path: printable(leaf.path) }))
+          : value
+  return shown as unknown as WatchEvent
+}
+
 /** The sink the daemon reports to, per the global output options. */
 export function watchPrinter(io: CliIo, globals: GlobalOptions, now: () => Date = () => new Date()) {
   return (e: WatchEvent): void => {
@@ -62,6 +76,6 @@ export function watchPrinter(io: CliIo, globals: GlobalOptions, now: () => Date 
     const problem = e.event === 'error' || e.event === 'failed'
     if (globals.quiet && !problem) return
     const stream = problem ? io.stderr : io.stdout
-    stream.write(`${pc.dim(clock(now()))} ${eventLine(e)}\n`)
+    stream.write(`${pc.dim(clock(now()))} ${eventLine(printableEvent(e))}\n`)
   }
 }

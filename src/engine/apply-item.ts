@@ -15,6 +15,7 @@ import {
   type ReferenceContext,
   sortedHash,
 } from '../workspace/codec.js'
+import { referenceName } from '../workspace/connection-secrets.js'
 import { orderLike } from '../workspace/key-order.js'
 import {
   hashAgainst,
@@ -51,10 +52,13 @@ export interface ApplyContext {
   mergeWrites: 'both' | 'local' | 'remote'
   /** Where each committed base's text is kept, for later merges. */
   bases: BaseStore
+  /** A base's text: kept in .cms-sync/bases/, else from git (EngineDeps.baseFallback). */
+  baseText?: (item: PlanItem, hash: string, codec: Codec) => Promise<string | undefined>
 }
 
 export type ItemResult =
-  | { status: 'applied' }
+  /** kept: where the server's copy went before it was deleted (workspace-relative, in trash). */
+  | { status: 'applied'; kept?: string }
   | { status: 'conflict'; reason?: string }
   | { status: 'failed'; error: string; code?: string }
 
@@ -63,6 +67,71 @@ const changedLocally: ItemResult = { status: 'conflict', reason: 'the file chang
 const changedRemotely: ItemResult = {
   status: 'conflict',
   reason: 'the server copy changed since it was listed',
+}
+
+/**
+ * A revision is a claim (cms-sync.lock's `rev` is committed text a pull request can set to the
+ * server's current one): before the server's copy is overwritten or deleted as unchanged since
+ * the base, its content, read by id just now, must be the base's too (either base, where the
+ * state and the lock disagree).
+ */
+async function serverHoldsBase(
+  ctx: ApplyContext,
+  item: PlanItem,
+  codec: Codec,
+  current: JsonObject,
+): Promise<boolean> {
+  const known = ctx.store.get(item.path)
+  if (!known) return true
+  const file = codec.toFile(current)
+  if (item.kind === 'connection') return connectionHoldsBase(ctx, item, codec, known.baseHash, file)
+  const hash = known.sortedBase ? sortedHash(file) : fileBytes(file).hash
+  return hash === known.baseHash || ctx.store.alternates.get(item.path)?.baseHash === hash
+}
+
+/**
+ * A connection's file form takes its reference names from the file on disk, which the push is
+ * changing, so its hash says nothing here: the server's copy is compared with the base's text,
+ * a secret's reference equal to any other (the values are the server's and never in a file).
+ * Without the base's text (none kept, none in git) its revision is all there is to go by.
+ */
+async function connectionHoldsBase(
+  ctx: ApplyContext,
+  item: PlanItem,
+  codec: Codec,
+  baseHash: string,
+  file: JsonObject,
+): Promise<boolean> {
+  const text = await ctx.baseText?.(item, baseHash, codec)
+  if (text === undefined) return true
+  return sameApartFromReferences(JSON.parse(text), file)
+}
+
+function sameApartFromReferences(a: unknown, b: unknown): boolean {
+  if (referenceName(a) !== undefined && referenceName(b) !== undefined) return true
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return a === b
+  if (Array.isArray(a) !== Array.isArray(b)) return false
+  // Key order aside: a base a version-1 state recorded has its keys sorted.
+  const keysA = Object.keys(a)
+  return (
+    keysA.length === Object.keys(b).length &&
+    keysA.every(
+      (key) =>
+        Object.hasOwn(b, key) &&
+        sameApartFromReferences((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]),
+    )
+  )
+}
+
+const notTheBase: ItemResult = {
+  status: 'conflict',
+  reason:
+    "the server copy is not the base, though its revision is the base's (a revision in cms-sync.lock that does not belong to its hash); nothing was written",
+}
+
+/** Whether the write replaces a server copy the plan took to be the base on the word of its revision. */
+function overwritesUnverified(item: PlanItem, current: JsonObject | undefined): current is JsonObject {
+  return current !== undefined && item.remote === 'unchanged' && item.settledFor !== 'local'
 }
 
 async function localAsPlanned(ctx: ApplyContext, item: PlanItem, codec: Codec): Promise<boolean> {
@@ -146,6 +215,11 @@ export async function pushItem(
   if (!(await localAsPlanned(ctx, item, codec))) return changedLocally
   const remote = await remoteAsPlanned(ctx, item, codec)
   if (!remote.ok) return changedRemotely
+  if (
+    overwritesUnverified(item, remote.current) &&
+    !(await serverHoldsBase(ctx, item, codec, remote.current))
+  )
+    return notTheBase
   if (item.settledFor === 'local' && remote.current) {
     await ctx.writer.keepRemoteInTrash(item.path, fileBytes(codec.toFile(remote.current)).text)
   }
@@ -251,14 +325,21 @@ export async function deleteRemoteItem(ctx: ApplyContext, item: PlanItem, codec:
     }
   const remote = await remoteAsPlanned(ctx, item, codec)
   if (!remote.ok) return changedRemotely
-  if (remote.current && item.settledFor === 'local') {
-    await ctx.writer.keepRemoteInTrash(item.path, fileBytes(codec.toFile(remote.current)).text)
-  }
+  if (
+    overwritesUnverified(item, remote.current) &&
+    !(await serverHoldsBase(ctx, item, codec, remote.current))
+  )
+    return notTheBase
+  // Every server copy a run deletes is kept first, whoever asked for the delete (a CI run keeps
+  // .cms-sync/trash/ as an artifact): the report names where.
+  let kept: string | undefined
+  if (remote.current)
+    kept = await ctx.writer.keepRemoteInTrash(item.path, fileBytes(codec.toFile(remote.current)).text)
   if (remote.current && item.kind === 'form') await keepFormEntries(ctx, item)
   if (remote.current) await ctx.client.remove(item.kind, item.id)
   await ctx.store.forget(item.path)
   await clearConflictCopy(ctx, item)
-  return applied
+  return kept === undefined ? applied : { status: 'applied', kept }
 }
 
 /**

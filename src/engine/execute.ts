@@ -122,7 +122,8 @@ export async function execute(families: readonly Family[], opts: ExecuteOptions)
   const outcome: Outcome = { applied: [], conflicts: [], failed: [] }
   for (const item of families.flatMap((family) => family.stages.flatMap((stage) => stage.items))) {
     const result = results.get(item)
-    if (result?.status === 'applied' && item.action !== 'merge-base') outcome.applied.push(reportOf(item))
+    if (result?.status === 'applied' && item.action !== 'merge-base')
+      outcome.applied.push(reportOf(item, result.kept ? { kept: result.kept } : {}))
     if (result?.status === 'conflict') {
       const why = result.reason ? { reason: result.reason } : {}
       outcome.conflicts.push(reportOf(item, { action: 'conflict', ...why }))
@@ -156,7 +157,10 @@ async function resultOf(step: () => Promise<ItemResult | undefined>): Promise<It
 
 function logResult(logger: EngineLogger, item: PlanItem, result: ItemResult | undefined): void {
   if (result?.status === 'applied')
-    itemLogger(logger).info({ path: item.path, action: item.action }, 'applied')
+    itemLogger(logger).info(
+      { path: item.path, action: item.action, ...(result.kept ? { kept: result.kept } : {}) },
+      'applied',
+    )
   if (result?.status === 'failed')
     itemLogger(logger).error({ path: item.path, action: item.action, error: result.error }, 'item failed')
 }

@@ -18,6 +18,8 @@ export interface ItemReport {
   code?: string
   /** A conflict found while running (not in the plan): why the change was not applied. */
   reason?: string
+  /** Deleted on the server: where its server copy was kept first (in .cms-sync/trash/). */
+  kept?: string
   /** Media moved or renamed: the path it had before. */
   from?: string
   /** The server's copy is inherited from its parent project (additive to design.md's shape). */

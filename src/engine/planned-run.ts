@@ -7,6 +7,7 @@
 import { BaseStore } from '../state/base-store.js'
 import type { ItemState, StateStore } from '../state/state-file.js'
 import { heldBy, type LocalEntry, type ScanProblem, unsyncedPaths } from '../workspace/scan.js'
+import { distrustUnprovenLockBases } from './lock-proof.js'
 import type { MediaRun } from './media/media-snapshot.js'
 import { planMerges } from './merges.js'
 import { type BaseVersion, plan, type Side } from './plan.js'
@@ -64,9 +65,11 @@ export async function planSides(
   const planOptions = opts.prefer ? { prefer: opts.prefer } : {}
   const result = plan(base, local, remote, planOptions)
   for (const item of result.items) if (remote.get(item.path)?.inherited) item.inherited = true
+  const { root, client, codecs, baseFallback } = deps
+  // What the lock alone says may not delete or overwrite a server item unless git agrees.
+  await distrustUnprovenLockBases(result.items, store, local, remote, codecs, baseFallback, planOptions)
   // Only the items changed on both sides read a base (merges.ts).
   const bases = new BaseStore(deps.root)
-  const { root, client, codecs, baseFallback } = deps
   const merges = await planMerges(
     { root, client, codecs, bases, ...(baseFallback ? { baseFallback } : {}) },
     store,

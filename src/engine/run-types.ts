@@ -37,6 +37,11 @@ export interface MediaDeps {
   checksum: boolean
   /** Transfers at a time. */
   concurrency: number
+  /**
+   * Whether a commit of the media path held exactly these bytes (a file the server's copy was
+   * downloaded to): a base from cms-sync.lock is trusted for an overwrite or delete only then.
+   */
+  history?: (relativePath: string, file: string) => Promise<boolean>
 }
 
 export interface PlannedRun {

@@ -20,6 +20,7 @@ import {
   sameTarget,
   savedDigest,
 } from '../state/state-file.js'
+import type { Codec } from '../workspace/codec.js'
 import { type IgnoreRules, keepTracked, loadIgnoreRules } from '../workspace/ignore-rules.js'
 import type { Kind } from '../workspace/kinds.js'
 import { scanWorkspace } from '../workspace/scan.js'
@@ -272,6 +273,7 @@ async function mediaSide(
       track: (paths) => keepTracked(deps.root, paths),
       checksum: media.checksum,
       concurrency: media.concurrency,
+      ...(media.history ? { history: media.history } : {}),
     })
   } catch (error) {
     if (error instanceof RemoteError && error.code === 'listing') {
@@ -438,6 +440,8 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
     merges: run.merges,
     mergeWrites,
     bases: run.bases,
+    baseText: async (item: PlanItem, hash: string, codec: Codec) =>
+      (await run.bases.read(hash)) ?? (await deps.baseFallback?.(item, hash, codec, [])),
   }
   let outcome: Outcome
   let stopped = true

@@ -11,6 +11,7 @@
 // tools and `jq` read (logger.ts).
 
 import type picocolors from 'picocolors'
+import { printable } from '../util/printable.js'
 
 type Colors = ReturnType<typeof picocolors.createColors>
 
@@ -36,8 +37,8 @@ function clock(ms: number): string {
 }
 
 function shown(value: unknown): string {
-  if (typeof value === 'string') return /^[^\s"=]+$/.test(value) ? value : JSON.stringify(value)
-  return JSON.stringify(value) ?? String(value)
+  if (typeof value === 'string') return printable(/^[^\s"=]+$/.test(value) ? value : JSON.stringify(value))
+  return printable(JSON.stringify(value) ?? String(value))
 }
 
 /** One readable line (plus the stack of an error entry) for one of pino's JSON lines. */
@@ -62,16 +63,16 @@ export function prettyLine(json: string, pc: Colors): string {
     const status = typeof entry.status === 'number' ? entry.status : undefined
     const statusText =
       status === undefined
-        ? pc.red(String(entry.error ?? entry.msg))
+        ? pc.red(printable(String(entry.error ?? entry.msg)))
         : status >= 400
           ? pc.red(status)
           : String(status)
-    parts.push(`${entry.method} ${entry.route} ${statusText}`)
+    parts.push(`${printable(`${entry.method} ${entry.route}`)} ${statusText}`)
     if (typeof entry.ms === 'number') parts.push(pc.dim(`${entry.ms}ms`))
     const rest = fields.filter(([key]) => !['method', 'route', 'status', 'ms', 'error'].includes(key))
     parts.push(...rest.map(([key, value]) => pc.dim(`${key}=${shown(value)}`)))
   } else {
-    parts.push(String(entry.msg ?? ''))
+    parts.push(printable(String(entry.msg ?? '')))
     parts.push(...fields.map(([key, value]) => pc.dim(`${key}=${shown(value)}`)))
   }
   let line = `${parts.filter((part) => part !== '').join(' ')}\n`
@@ -79,7 +80,7 @@ export function prettyLine(json: string, pc: Colors): string {
     const text = typeof err.stack === 'string' ? err.stack : String(err.message ?? '')
     line += `${text
       .split('\n')
-      .map((l) => `    ${l.trim()}`)
+      .map((l) => `    ${printable(l.trim())}`)
       .join('\n')}\n`
   }
   return line

@@ -15,6 +15,7 @@ import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { CliError, ExitCode } from '../errors/exit-codes.js'
 import { writeFileAtomically } from '../workspace/atomic-write.js'
+import { firstDuplicateKey } from '../workspace/duplicate-keys.js'
 import { decodeId } from '../workspace/file-names.js'
 import { FOLDER_OF, KINDS, type Kind } from '../workspace/kinds.js'
 import { isPlainRelative, itemPath } from '../workspace/layout.js'
@@ -151,6 +152,13 @@ export function parseLock(text: string): CommittedBase {
     } catch {
       throw new LockFileError(number, 'expected one JSON object per line')
     }
+    // A reviewer reads the first of two equal keys, JSON.parse keeps the last.
+    const duplicate = firstDuplicateKey(line)
+    if (duplicate)
+      throw new LockFileError(
+        number,
+        `column ${duplicate.offset + 1}: the key ${JSON.stringify(duplicate.key)} appears twice`,
+      )
     if ('lock' in value) {
       if (!isTarget(value))
         throw new LockFileError(
@@ -227,11 +235,10 @@ function itemOf(value: Record<string, unknown>, number: number): ItemState {
     baseHash: hash as string,
     remoteRev: rev as string,
     ...(k === 'media'
-      ? {
-          media: { sha256: hash as string, name: value.name as string, folder: value.folder as string },
-          fromLock: true as const,
-        }
+      ? { media: { sha256: hash as string, name: value.name as string, folder: value.folder as string } }
       : {}),
+    // Another machine's word, or a pull request's: see ItemState.fromLock.
+    fromLock: true as const,
     ...(value.inherited === true ? { inherited: true as const } : {}),
   }
 }

@@ -43,7 +43,8 @@ export interface ItemState {
   /**
    * The base came from cms-sync.lock, not from a sync on this machine: where the server cannot
    * say whether media bytes changed (upstream has no media dates), they are checked before a
-   * push (media-match.ts). Gone once the item is synced here.
+   * push (media-match.ts), and a delete or overwrite on its word needs the file's git history to
+   * agree (engine/lock-proof.ts). Gone once the item is synced here.
    */
   fromLock?: true
   /**

@@ -11,7 +11,8 @@ export type WatchEvent =
   | { event: 'ready'; root: string; tracked: number; timeToReadyMs: number }
   /** The start-up reconcile is done (what it changed was reported before this). */
   | { event: 'reconciled'; tracked: number; durationMs: number }
-  | { event: 'pushed'; path: string; action: 'push' | 'delete-remote' }
+  /** kept: a delete's server copy, in .cms-sync/trash/. */
+  | { event: 'pushed'; path: string; action: 'push' | 'delete-remote'; kept?: string }
   | { event: 'pulled'; path: string; action: 'pull' | 'delete-local' }
   /** Both sides changed different leaves: each side now holds both edits. */
   | { event: 'merged'; path: string }
@@ -34,7 +35,12 @@ function itemEvent(item: ItemReport): WatchEvent | undefined {
   switch (item.action) {
     case 'push':
     case 'delete-remote':
-      return { event: 'pushed', path: item.path, action: item.action }
+      return {
+        event: 'pushed',
+        path: item.path,
+        action: item.action,
+        ...(item.kept ? { kept: item.kept } : {}),
+      }
     case 'pull':
     case 'delete-local':
       return { event: 'pulled', path: item.path, action: item.action }

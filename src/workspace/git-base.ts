@@ -18,7 +18,9 @@
 // holds no token or secret.
 
 import { execFile } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { lstatSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { sortedJson } from './canonical-json.js'
@@ -153,4 +155,41 @@ export async function baseTextFromGit(
     if (match !== undefined) return match
   }
   return undefined
+}
+
+/** Git's object id of a blob holding `bytes`, in both object formats (sha1, sha256). */
+function blobIds(bytes: Buffer): string[] {
+  const header = Buffer.from(`blob ${bytes.length}\0`)
+  return ['sha1', 'sha256'].map((algorithm) =>
+    createHash(algorithm).update(header).update(bytes).digest('hex'),
+  )
+}
+
+/**
+ * Whether some commit of `relativePath` held exactly the bytes of `file` (a media file's server
+ * copy, just downloaded): a base cms-sync.lock gives is trusted only where history agrees. The
+ * bytes are compared as git names them (the blob id), so no binary content passes through git's
+ * output. False when there is no repository or no such version.
+ */
+export async function historyHoldsBytes(root: string, relativePath: string, file: string): Promise<boolean> {
+  const wanted = new Set(blobIds(await readFile(file)))
+  const log = await git(root, [
+    'log',
+    '--no-show-signature',
+    '--no-ext-diff',
+    '--no-textconv',
+    '--format=',
+    '--raw',
+    '--no-abbrev',
+    '--no-renames',
+    `-n${MAX_VERSIONS}`,
+    '--',
+    relativePath.split('/').join(path.sep),
+  ])
+  if (!log) return false
+  for (const line of log.split('\n')) {
+    const fields = line.split('\t')[0]!.split(' ')
+    if ([fields[2], fields[3]].some((blob) => blob !== undefined && wanted.has(blob))) return true
+  }
+  return false
 }

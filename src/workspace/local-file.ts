@@ -7,6 +7,7 @@
 import { lstatSync } from 'node:fs'
 import { lstat } from 'node:fs/promises'
 import { type Codec, fileBytes, hashText, type JsonObject, sortedHash } from './codec.js'
+import { firstDuplicateKey } from './duplicate-keys.js'
 import { nestsDeeperThan, tooDeepMessage } from './json-depth.js'
 import type { KnownFile, StatSnapshot } from './known-file.js'
 import { absolute } from './layout.js'
@@ -74,6 +75,18 @@ export function parseFileText(codec: Codec, rawText: string, expectedId: string,
       ok: false,
       hash: hashText(`invalid\0${text}`),
       problems: [jsonProblem(error as Error, text, file)],
+    }
+  }
+  // The key a reviewer reads first is not the one JSON.parse keeps: refused, by place.
+  const duplicate = firstDuplicateKey(text)
+  if (duplicate) {
+    const where = lineAndColumn(text, duplicate.offset)
+    return {
+      ok: false,
+      hash: hashText(`invalid\0${text}`),
+      problems: [
+        `${file ?? '(file)'}:${where.line}:${where.column}: the key ${JSON.stringify(duplicate.key)} appears twice in one object (JSON keeps the last, a reader sees the first); keep one`,
+      ],
     }
   }
   if (nestsDeeperThan(value))

@@ -69,12 +69,16 @@ export class LocalWriter {
     return true
   }
 
-  /** Keeps a server version that lost (to --prefer local or resolve --keep local) in trash. */
-  async keepRemoteInTrash(relativePath: string, text: string): Promise<void> {
+  /**
+   * Keeps a server version that lost (to --prefer local or resolve --keep local) or is deleted
+   * in trash; returns where, relative to the workspace.
+   */
+  async keepRemoteInTrash(relativePath: string, text: string): Promise<string> {
     const target = this.trashPath(relativePath, '.remote')
     await mkdir(path.dirname(target), { recursive: true })
     await writeFile(target, text)
     this.durability.note(target)
+    return path.relative(this.root, target).split(path.sep).join('/')
   }
 
   /** Keeps a form's entries (about to be deleted with it) in trash as `<path without .json>.entries.json`. */
@@ -86,11 +90,12 @@ export class LocalWriter {
   }
 
   /** Keeps a file (a media server version that lost) in trash as `<path>.remote`; moves it there. */
-  async keepRemoteFileInTrash(relativePath: string, sourceFile: string): Promise<void> {
+  async keepRemoteFileInTrash(relativePath: string, sourceFile: string): Promise<string> {
     const target = this.trashPath(relativePath, '.remote')
     await mkdir(path.dirname(target), { recursive: true })
     await rename(sourceFile, target)
     this.durability.note(target)
+    return path.relative(this.root, target).split(path.sep).join('/')
   }
 
   /**

@@ -9,6 +9,7 @@
 import { constants, type Dirent, lstatSync, readdirSync, readlinkSync } from 'node:fs'
 import { type FileHandle, open } from 'node:fs/promises'
 import { ConfigError } from '../config/errors.js'
+import { printable } from '../util/printable.js'
 import { absolute, SYNC_DIR } from './layout.js'
 
 /** What the scan reports for a link in place of a file or folder (the path leads the line). */
@@ -24,7 +25,9 @@ export class SymbolicLinkError extends Error {
     readonly link: string,
     readonly target: string | undefined,
   ) {
-    super(`${link}: a symbolic link${target === undefined ? '' : ` (to ${target})`}; ${NEVER_FOLLOWED}`)
+    super(
+      `${printable(link)}: a symbolic link${target === undefined ? '' : ` (to ${printable(target)})`}; ${NEVER_FOLLOWED}`,
+    )
   }
 }
 

@@ -37,7 +37,8 @@ describe('cms-sync.lock', () => {
     ])
     const parsed = parseLock(text)
     expect(parsed.target).toEqual(TARGET)
-    expect(parsed.items.get('content/b.json')).toEqual(item('b', 'b'))
+    // Every base read from the lock says so: its word alone deletes or overwrites nothing (lock-proof.ts)
+    expect(parsed.items.get('content/b.json')).toEqual({ ...item('b', 'b'), fromLock: true })
     expect(parsed.items.get('media/x y.png')?.media).toEqual({
       sha256: hash('c'),
       name: 'x y.png',
@@ -94,6 +95,11 @@ describe('cms-sync.lock', () => {
       'an unknown kind',
       `{"path":"x/a.json","kind":"page","id":"a","hash":"${hash('a')}","rev":""}`,
       /"kind": expected one of/,
+    ],
+    [
+      'a key twice (a reader sees the first, JSON keeps the last)',
+      `{"path":"content/a.json","kind":"content","id":"a","hash":"${hash('a')}","rev":"","hash":"${hash('b')}"}`,
+      /line 3: column 135: the key "hash" appears twice/,
     ],
   ])('a damaged line is named: %s', (_name, line, message) => {
     const text = `${lockText(TARGET, [])}${line}\n`

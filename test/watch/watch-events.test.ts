@@ -74,3 +74,14 @@ test('terminal lines say what happened; --json prints one object per line; -q on
   expect(stdout.read()).toBeNull()
   expect(String(stderr.read())).toContain('push failed content/b.json: rejected')
 })
+
+test("a delete on the server names where the server's copy was kept", () => {
+  const events: WatchEvent[] = []
+  const reporter = createOutcomeReporter((e) => events.push(e))
+  const kept = '.cms-sync/trash/2026-11-27T10-00-00-000Z/content/a.json.remote'
+  reporter.outcome(outcome({ applied: [item('content/a.json', 'delete-remote', { kept })] }), false)
+  expect(events).toEqual([{ event: 'pushed', path: 'content/a.json', action: 'delete-remote', kept }])
+  expect(eventLine(events[0]!)).toContain(
+    `deleted on the server content/a.json (its server copy is kept in ${kept})`,
+  )
+})

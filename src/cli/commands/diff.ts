@@ -4,6 +4,7 @@
 import { readFile } from 'node:fs/promises'
 import type { Command } from 'commander'
 import type { ConflictLeaf } from '../../engine/merge/merge-json.js'
+import { printable } from '../../util/printable.js'
 import { type Codec, fileBytes } from '../../workspace/codec.js'
 import { absolute } from '../../workspace/layout.js'
 import { parseFileText } from '../../workspace/local-file.js'
@@ -42,7 +43,7 @@ export function register(program: Command, io: CliIo): void {
             diffs.push({
               path: item.path,
               action: item.action,
-              diff: `Media ${move}${item.path} differ (${item.action})\n`,
+              diff: `Media ${printable(`${move}${item.path}`)} differ (${item.action})\n`,
             })
             continue
           }
@@ -56,8 +57,8 @@ export function register(program: Command, io: CliIo): void {
           const diff = unifiedDiff(
             remote,
             local,
-            object ? `remote/${item.path}` : '/dev/null',
-            local ? `local/${item.path}` : '/dev/null',
+            object ? `remote/${printable(item.path)}` : '/dev/null',
+            local ? `local/${printable(item.path)}` : '/dev/null',
           )
           diffs.push({
             path: item.path,
@@ -72,7 +73,9 @@ export function register(program: Command, io: CliIo): void {
             io.stdout.write(d.diff)
             // A both-changed item: which leaves conflict (the rest would merge).
             if (d.leaves)
-              io.stdout.write(`conflicting leaves of ${d.path}:\n${leafLines(d.leaves).join('\n')}\n`)
+              io.stdout.write(
+                `conflicting leaves of ${printable(d.path)}:\n${leafLines(d.leaves).join('\n')}\n`,
+              )
           }
       })
     })

@@ -5,6 +5,7 @@
 
 import type { Command } from 'commander'
 import { ExitCode } from '../../errors/exit-codes.js'
+import { printable } from '../../util/printable.js'
 import { pc } from '../colors.js'
 import { connect, globalOptions, openWorkspace, printJson } from '../context.js'
 import type { Check } from '../doctor-checks.js'
@@ -81,8 +82,8 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
       if (globals.quiet && ok) return
       for (const check of result.checks) {
         const mark = check.ok ? pc.green('✓') : pc.red('✗')
-        io.stdout.write(`${mark} ${check.name.padEnd(16)} ${check.detail}\n`)
-        if (check.hint) io.stdout.write(`  ${' '.repeat(16)} ${pc.dim(`→ ${check.hint}`)}\n`)
+        io.stdout.write(`${mark} ${check.name.padEnd(16)} ${printable(check.detail)}\n`)
+        if (check.hint) io.stdout.write(`  ${' '.repeat(16)} ${pc.dim(`→ ${printable(check.hint)}`)}\n`)
       }
       if (result.selfTest) io.stdout.write(`\nself-test log:\n${result.selfTest.log.replace(/^/gm, '  ')}\n`)
       io.stdout.write(

@@ -3,6 +3,7 @@
 
 import type { Command } from 'commander'
 import { CliError, ExitCode } from '../../errors/exit-codes.js'
+import { printable } from '../../util/printable.js'
 import { pc } from '../colors.js'
 import { globalOptions, printJson } from '../context.js'
 import { withEngine } from '../engine-session.js'
@@ -40,10 +41,10 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
         }
         if (globals.quiet) return
         for (const item of outcome.applied)
-          io.stdout.write(`  ${pc.green('promote'.padEnd(13))} ${item.path}\n`)
+          io.stdout.write(`  ${pc.green('promote'.padEnd(13))} ${printable(item.path)}\n`)
         for (const item of outcome.failed)
           io.stdout.write(
-            `  ${pc.red('not promoted'.padEnd(13))} ${item.path}\n      ${pc.red(item.error ?? '')}\n`,
+            `  ${pc.red('not promoted'.padEnd(13))} ${printable(item.path)}\n      ${pc.red(printable(item.error ?? ''))}\n`,
           )
         const verb = opts.dryRun ? 'would promote' : 'promoted'
         io.stdout.write(

@@ -3,6 +3,7 @@
 // is not wanted, without `git checkout` (which knows nothing of the server).
 
 import type { Command } from 'commander'
+import { printable } from '../../util/printable.js'
 import { globalOptions } from '../context.js'
 import { withEngine } from '../engine-session.js'
 import type { CliIo } from '../io.js'
@@ -19,7 +20,9 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
       const globals = globalOptions(cmd)
       const nothing = () => {
         if (!globals.json && !globals.quiet)
-          io.stderr.write(`cms-sync: nothing to restore in ${paths.join(', ')}: it has no local edit\n`)
+          io.stderr.write(
+            `cms-sync: nothing to restore in ${printable(paths.join(', '))}: it has no local edit\n`,
+          )
         if (globals.json) io.stdout.write(`${JSON.stringify({ applied: [], conflicts: [], failed: [] })}\n`)
       }
       // While watch runs (a paused one holds the edits a restore is for), the daemon does it.

@@ -5,6 +5,7 @@
 
 import type { Command } from 'commander'
 import { ExitCode } from '../../errors/exit-codes.js'
+import { printable } from '../../util/printable.js'
 import { globalOptions, printJson } from '../context.js'
 import { withEngine } from '../engine-session.js'
 import type { CliIo } from '../io.js'
@@ -69,15 +70,16 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
         }
         for (const p of problems)
           io.stdout.write(
-            `  unusable      ${p.path ?? `${p.kind} ${JSON.stringify(p.id)} on the server`}: ${p.problems.join('; ')}\n`,
+            `  unusable      ${p.path ? printable(p.path) : `${p.kind} ${JSON.stringify(p.id)} on the server`}: ${printable(p.problems.join('; '))}\n`,
           )
         if (inherited.length > 0)
           io.stdout.write(
-            `${inherited.length} item${inherited.length === 1 ? '' : 's'} inherited from the parent project (locked on the server; an edit makes a local copy): ${inherited.slice(0, 10).join(', ')}${inherited.length > 10 ? `, and ${inherited.length - 10} more` : ''}\n`,
+            `${inherited.length} item${inherited.length === 1 ? '' : 's'} inherited from the parent project (locked on the server; an edit makes a local copy): ${printable(inherited.slice(0, 10).join(', '))}${inherited.length > 10 ? `, and ${inherited.length - 10} more` : ''}\n`,
           )
         if (scheduled.length > 0) {
           io.stdout.write('scheduled:\n')
-          for (const s of scheduled) io.stdout.write(`  ${s.date}  ${s.type.padEnd(9)} ${s.path}\n`)
+          for (const s of scheduled)
+            io.stdout.write(`  ${s.date}  ${s.type.padEnd(9)} ${printable(s.path)}\n`)
         }
         const why = [
           ...(failing > 0 ? [`${failing} would fail`] : []),

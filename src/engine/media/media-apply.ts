@@ -24,6 +24,7 @@ import { MEDIA_INDEX, mediaIndexText } from '../../workspace/media-index.js'
 import { refuseLinks } from '../../workspace/no-follow.js'
 import type { ItemResult } from '../apply-item.js'
 import type { Family } from '../execute.js'
+import { unprovenReason } from '../lock-proof.js'
 import type { PlanItem } from '../plan.js'
 import {
   type LocalSide,
@@ -160,11 +161,19 @@ async function serverBytesChanged(
   remote: RemoteSide,
 ): Promise<ItemResult | undefined> {
   const base = ctx.run.base.get(remote.id)
-  if (remote.rev !== '' || !base || ctx.run.verified.has(remote.id)) return undefined
+  // A base from cms-sync.lock is committed text (a pull request's, in CI): its revision vouches
+  // for nothing, so the bytes are read on every server, and must be a version git has of the file.
+  if (!base) return undefined
+  const fromLock = base.fromLock === true
+  if (!fromLock && (remote.rev !== '' || ctx.run.verified.has(remote.id))) return undefined
   const bytes = await serverBytes(ctx, remote.id)
   ctx.run.downloads.set(remote.id, bytes)
   ctx.run.verified.add(remote.id)
-  if (bytes.sha256 === base.sha256) return undefined
+  if (bytes.sha256 === base.sha256) {
+    if (!fromLock || (await ctx.run.history?.(mediaPath(base.rel), bytes.file))) return undefined
+    await recordMediaConflict(ctx, item)
+    return { status: 'conflict', reason: unprovenReason(mediaPath(base.rel)) }
+  }
   remote.sha256 = bytes.sha256
   // The report says what the check found, not what the listing let the plan assume.
   item.remote = 'modified'
@@ -295,18 +304,19 @@ async function deleteLocalMedia(ctx: MediaApplyContext, item: PlanItem): Promise
 async function deleteRemoteMedia(ctx: MediaApplyContext, item: PlanItem): Promise<ItemResult> {
   const remote = ctx.run.match.remote.get(item.id)
   if (!(await localAsPlanned(ctx, undefined, relOf(item)))) return changedLocally
+  let kept: string | undefined
   if (remote) {
     if (!remoteAsPlanned(await ctx.run.api.get(remote.id), remote)) return changedRemotely
-    if (item.settledFor === 'local')
-      await ctx.writer.keepRemoteFileInTrash(item.path, (await serverBytes(ctx, remote.id)).file)
-    else {
+    if (item.settledFor !== 'local') {
       const changed = await serverBytesChanged(ctx, item, remote)
       if (changed) return changed
     }
+    // Every server copy a run deletes is kept first (the check above may have downloaded it).
+    kept = await ctx.writer.keepRemoteFileInTrash(item.path, (await serverBytes(ctx, remote.id)).file)
     await ctx.run.api.remove(remote.id)
   }
   await forget(ctx, item, item.id)
-  return applied
+  return kept === undefined ? applied : { status: 'applied', kept }
 }
 
 /** Both versions kept: the file stays, the server's bytes go next to the state for people to compare. */

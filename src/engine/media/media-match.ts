@@ -140,6 +140,37 @@ function disambiguated(rel: string, id: string): string {
   return joinRel(folder, `${stem}~${tag}${ext}`)
 }
 
+/** An id media.yaml places at another file than its base's, while the base's file is still there. */
+export interface MovedOntoAnotherFile {
+  id: string
+  /** Where the base has it (its file still there). */
+  from: string
+  /** Where media.yaml puts it (another file, there too). */
+  to: string
+}
+
+/**
+ * The ids media.yaml moves onto another file while the file the base has for them is still
+ * there. A move or rename takes the file along, so the old path is gone; with both files there,
+ * following media.yaml would send the other file's bytes and name to that server item (a
+ * pull request that edits one line of media.yaml replaces any media item it likes). A path
+ * media.yaml names that has no file (a run killed before it rewrote media.yaml after a move)
+ * is not such a move: the bytes find the item (localSides, step 2).
+ */
+export function idsMovedOntoAnotherFile(
+  base: ReadonlyMap<string, MediaBaseItem>,
+  index: ReadonlyMap<string, string> | undefined,
+  files: ReadonlyMap<string, unknown>,
+): MovedOntoAnotherFile[] {
+  const moved: MovedOntoAnotherFile[] = []
+  for (const [rel, id] of index ?? []) {
+    const known = base.get(id)
+    if (known && known.rel !== rel && files.has(known.rel) && files.has(rel))
+      moved.push({ id, from: known.rel, to: rel })
+  }
+  return moved
+}
+
 function localSides(input: MatchInput): Map<string, LocalSide> {
   const local = new Map<string, LocalSide>()
   const claimed = new Set<string>()

@@ -9,13 +9,22 @@ import path from 'node:path'
 import type { MediaApi, RemoteMedia } from '../../remote/media.js'
 import type { StateStore } from '../../state/state-file.js'
 import { inParallel } from '../../util/in-parallel.js'
+import { printable } from '../../util/printable.js'
 import { syncDirPath } from '../../workspace/layout.js'
 import { conflictCopyPath, hasConflictCopies } from '../../workspace/local-writes.js'
-import { readMediaIndex } from '../../workspace/media-index.js'
+import { MediaIndexError, readMediaIndex } from '../../workspace/media-index.js'
 import { scanMedia, scanMediaFileAt } from '../../workspace/media-scan.js'
 import { heldBy, type ScanProblem, unsyncedPaths } from '../../workspace/scan.js'
 import type { PlanItem, PlanOptions } from '../plan.js'
-import { localRelOf, type MediaBaseItem, type MediaMatch, matchMedia, unsafeMedia } from './media-match.js'
+import {
+  idsMovedOntoAnotherFile,
+  localRelOf,
+  type MediaBaseItem,
+  type MediaMatch,
+  type MovedOntoAnotherFile,
+  matchMedia,
+  unsafeMedia,
+} from './media-match.js'
 import { MEDIA_FOLDER, mediaPath, planMedia } from './media-plan.js'
 import { PendingUploads } from './pending-uploads.js'
 
@@ -50,6 +59,8 @@ export interface MediaRun {
   scanProblems: ScanProblem[]
   remoteCount: number
   concurrency: number
+  /** MediaDeps.history; absent (no git at hand): no base from cms-sync.lock is trusted for an overwrite. */
+  history?: (relativePath: string, file: string) => Promise<boolean>
   /** Removes the run's downloads that no pull used. */
   dispose(): Promise<void>
 }
@@ -96,6 +107,14 @@ export function mediaBase(store: StateStore, stale: string[] = []): Map<string, 
   return base
 }
 
+function movedMessage(moved: readonly MovedOntoAnotherFile[]): string {
+  const each = moved.map(
+    (m) =>
+      `it gives media id ${JSON.stringify(m.id)} to ${printable(mediaPath(m.to))}, while the file that holds that id, ${printable(mediaPath(m.from))}, is still there`,
+  )
+  return `${each.join('; ')} (a move or rename takes the file along; following it would replace that server item's bytes and name with another file's); nothing was sent. Restore media.yaml from the target branch (\`git checkout <branch> -- media.yaml\`), or move the file itself`
+}
+
 export async function snapshotMedia(
   root: string,
   api: MediaApi,
@@ -109,6 +128,8 @@ export async function snapshotMedia(
     track: (paths: Iterable<string>) => void
     checksum: boolean
     concurrency: number
+    /** MediaDeps.history: whether a commit of a path held a file's bytes. */
+    history?: (relativePath: string, file: string) => Promise<boolean>
     /** The listing, when already asked for. */
     listing?: Promise<RemoteMedia[]>
   },
@@ -180,6 +201,10 @@ export async function snapshotMedia(
   if (await hasConflictCopies(root, MEDIA_FOLDER))
     for (const [id, item] of base)
       if (await fileExists(conflictCopyPath(root, `${MEDIA_FOLDER}/${item.rel}`))) recheck.add(id)
+  // media.yaml is committed text: an id it moves onto another file while the id's own file is
+  // still there would rename that server item and replace its bytes. Refused, before any request.
+  const moved = idsMovedOntoAnotherFile(base, withPending, scan.files)
+  if (moved.length > 0) throw new MediaIndexError(movedMessage(moved))
   const match = matchMedia({
     base,
     recheck,
@@ -223,6 +248,7 @@ export async function snapshotMedia(
     scanProblems: scan.problems,
     remoteCount: listed.length,
     concurrency: opts.concurrency,
+    ...(opts.history ? { history: opts.history } : {}),
     dispose: () => rm(tmpDir, { recursive: true, force: true }),
   }
 }
