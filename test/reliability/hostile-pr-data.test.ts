@@ -217,7 +217,7 @@ describe.each(['spec', 'upstream'] as const)(
 
     test('a connection whose lock rev is forged to the server current value is not pushed over an editor change', async () => {
       const w = await started()
-      w.extraEnv.CMS_SYNC_SITE_DEPLOYER_PASSWORD = 'deploy-s3cret'
+      w.extraEnv.CMS_SYNC_SECRET_SITE_DEPLOYER_PASSWORD = 'deploy-s3cret'
       await w.server.put('connection', 'site', {
         id: 'site',
         title: 'Site',
