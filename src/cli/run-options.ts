@@ -31,3 +31,16 @@ export function withRunOptions(cmd: Command): Command {
       'download media whose change the server cannot tell (upstream has no media dates) and compare the bytes',
     )
 }
+
+/** `--publish` / `--no-publish`: cms-sync.yaml's `publishing` (auto / manual) for this run only. */
+export function withPublishOptions(cmd: Command): Command {
+  return cmd
+    .option(
+      '--publish',
+      'publish again every pushed content item that is published (publishing: auto, for this run)',
+    )
+    .option(
+      '--no-publish',
+      'publish only items whose isPublished this run changes (publishing: manual, for this run)',
+    )
+}

@@ -21,6 +21,8 @@ export type Core = {
   url(): string
   /** Marks the self-test's own requests, which faults and the rate limit leave alone. */
   selfTestKey: string
+  /** The folder the filesystem deployer writes published content under (routes/publishing.ts). */
+  deployRoot: string
 }
 
 export type Ctx = {

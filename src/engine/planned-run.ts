@@ -10,6 +10,7 @@ import { heldBy, type LocalEntry, type ScanProblem, unsyncedPaths } from '../wor
 import type { MediaRun } from './media/media-snapshot.js'
 import { planMerges } from './merges.js'
 import { type BaseVersion, plan, type Side } from './plan.js'
+import { withPublishEntries } from './publish-entries.js'
 import type { RemoteEntry, RemoteProblem } from './remote-snapshot.js'
 import type { EngineDeps, PlannedRun } from './run-types.js'
 
@@ -74,10 +75,19 @@ export async function planSides(
     remote,
     { ...planOptions, ...(opts.leaves ? { leaves: opts.leaves } : {}) },
   )
+  const items = await withPublishEntries(result.items, {
+    root,
+    codecs,
+    store,
+    local,
+    remote,
+    merges,
+    mode: deps.publishing ?? 'auto',
+  })
   const media = await opts.media?.(planOptions)
   return {
     store,
-    plan: media ? { items: [...result.items, ...media.items] } : result,
+    plan: { items: media ? [...items, ...media.items] : items },
     local,
     remote,
     scanProblems: [...sides.scanProblems, ...(media?.scanProblems ?? [])],

@@ -11,6 +11,7 @@ import type { LocalEntry, ScanProblem } from '../workspace/scan.js'
 import type { MediaRun } from './media/media-snapshot.js'
 import type { BaseFallback, PlannedMerge } from './merges.js'
 import type { Plan, PlanItem } from './plan.js'
+import type { Publishing } from './publish-plan.js'
 import type { EngineLogger, RemotePort } from './remote-port.js'
 import type { RemoteEntry, RemoteSnapshot } from './remote-snapshot.js'
 
@@ -29,6 +30,12 @@ export interface EngineDeps {
   media?: MediaDeps
   /** Where a base's text comes from when .cms-sync/bases/ lacks it (a fresh clone: git). */
   baseFallback?: BaseFallback
+  /**
+   * Whether a write of a content item that stays published deploys it again (auto, the default,
+   * as the CMS's editor does) or leaves that to people (manual). A change of `isPublished` is
+   * carried out either way (publish-plan.ts).
+   */
+  publishing?: Publishing
 }
 
 export interface MediaDeps {
@@ -79,7 +86,9 @@ export const SELECT = {
   pull: (item: PlanItem) =>
     ['pull', 'delete-local', 'merge', 'merge-base', 'conflict', 'none'].includes(item.action),
   push: (item: PlanItem) =>
-    ['push', 'delete-remote', 'merge', 'merge-base', 'conflict', 'none'].includes(item.action),
+    ['push', 'delete-remote', 'merge', 'merge-base', 'conflict', 'none', 'publish', 'unpublish'].includes(
+      item.action,
+    ),
   sync: (_item: PlanItem) => true,
   /** resolve: only the conflicts that --keep just settled. */
   resolve: (item: PlanItem) => item.settledFor !== undefined,

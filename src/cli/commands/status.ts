@@ -4,6 +4,7 @@
 // item no file can hold), 3 when conflicts remain, and with --exit-code 6 when anything is to sync.
 
 import type { Command } from 'commander'
+import { publishBlocked } from '../../engine/publish-plan.js'
 import { ExitCode } from '../../errors/exit-codes.js'
 import { RemoteError } from '../../remote/errors.js'
 import type { RemoteClient } from '../../remote/index.js'
@@ -67,9 +68,9 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
         // What the run would refuse: the same checks as `--dry-run` and the executor.
         const failures = await predictFailures(deps, planned, pending)
         const changes = pending.map(
-          ({ kind, id, path, local, remote, action, from, inherited, leaves, reason }) => {
+          ({ kind, id, path, local, remote, action, from, inherited, leaves, reason, publishing }) => {
             const problems = planned.local.get(path)?.problems
-            const error = failures.get(path)
+            const error = failures.get(path) ?? publishBlocked({ path, action, publishing })
             return {
               kind,
               id,
@@ -82,6 +83,8 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
               ...(problems ? { problems } : {}),
               ...(leaves?.length ? { leaves } : {}),
               ...(reason ? { reason } : {}),
+              ...(publishing ? { connection: publishing.connection } : {}),
+              ...(publishing?.governedBy ? { governedBy: publishing.governedBy } : {}),
               ...(error !== undefined ? { error } : {}),
             }
           },
