@@ -21,6 +21,10 @@ export function eventLine(e: WatchEvent): string {
       return `${pc.green('↑')} ${e.action === 'push' ? 'pushed' : 'deleted on the server'} ${e.path}`
     case 'pulled':
       return `${pc.cyan('↓')} ${e.action === 'pull' ? 'pulled' : 'deleted locally'} ${e.path}`
+    case 'published': {
+      const through = e.connection ? ` through connection ${JSON.stringify(e.connection)}` : ''
+      return `${pc.green('⇡')} ${e.action === 'publish' ? 'published' : 'unpublished'} ${e.path}${through}`
+    }
     case 'merged':
       return `${pc.magenta('⇄')} merged ${e.path}: edits of both sides, on both sides`
     case 'conflict': {

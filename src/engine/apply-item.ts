@@ -57,6 +57,8 @@ export interface ApplyContext {
    * leaves the next run knowing it.
    */
   deploys?: ReadonlyMap<string, 'publish' | 'unpublish'>
+  /** Whether the publish of an item this run writes waits for a later run (ApplyOptions.deferPublish). */
+  deferPublish?: (path: string) => boolean
   /** Told of each item this run wrote to the server: what was sent, and what the server answered. */
   onServerWrite?: (path: string, sent: JsonObject, stored: JsonObject) => void
 }

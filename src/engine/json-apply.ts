@@ -123,6 +123,8 @@ function publishingRun(ctx: ApplyContext, selected: readonly PlanItem[], publish
     async step(item: PlanItem, codec: Codec): Promise<ItemResult | undefined> {
       // The write it follows failed or stood back (reported there): the next run plans both again.
       if (writes.has(item.path) && !written.has(item.path)) return undefined
+      // Held back (watch: the item's saves go on); the state still owes it, a later run does it.
+      if (ctx.local.has(item.path) && ctx.deferPublish?.(item.path)) return undefined
       const result = await publishItem(publishCtx, item, codec, written.get(item.path))
       if (result?.status === 'failed' && item.action === 'unpublish') unpublishFailed.add(item.path)
       if (result?.status === 'applied' && remote !== ctx.remote && !ctx.local.has(item.path)) {

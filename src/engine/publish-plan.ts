@@ -109,6 +109,8 @@ export function publishEntry(item: PlanItem, verb: PublishVerb, route: PublishRo
     remote: item.remote,
     action: verb,
     publishing: route,
+    // resolve --keep local carries out the settled push, and so the publish that goes with it.
+    ...(item.settledFor ? { settledFor: item.settledFor } : {}),
     ...(item.inherited ? { inherited: true as const } : {}),
   }
 }

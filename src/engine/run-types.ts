@@ -111,6 +111,11 @@ export interface ApplyOptions {
   deferSave?: boolean
   /** Which side a `merge` writes (default both). */
   mergeWrites?: MergeWrites
+  /**
+   * Whether a publish after this run's write of `path` waits (watch: the item's saves have not
+   * paused yet); a publish held back stays owed in the state for a later run.
+   */
+  deferPublish?: (path: string) => boolean
   now?: () => string
 }
 

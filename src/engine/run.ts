@@ -438,6 +438,7 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
     merges: run.merges,
     mergeWrites,
     bases: run.bases,
+    ...(opts.deferPublish ? { deferPublish: opts.deferPublish } : {}),
   }
   let outcome: Outcome
   let stopped = true
