@@ -26,7 +26,10 @@ export function createPublishQuiet(
     timers.delete(path)
     const left = (lastSave.get(path) ?? 0) + quietMs - now()
     // Saved again while waiting: wait out the new quiet period.
-    if (left > 0) return schedule(path, left)
+    if (left > 0) {
+      schedule(path, left)
+      return
+    }
     lastSave.delete(path)
     onQuiet([path])
   }
