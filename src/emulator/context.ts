@@ -23,6 +23,8 @@ export type Core = {
   selfTestKey: string
   /** The folder the filesystem deployer writes published content under (routes/publishing.ts). */
   deployRoot: string
+  /** Runs before each routed request: the schedule's due tasks (routes/publishing.ts). */
+  beforeRequest?: () => Promise<void>
 }
 
 export type Ctx = {

@@ -15,6 +15,7 @@ import { connectionRoutes } from './routes/connections.js'
 import { contentRoutes } from './routes/content.js'
 import { formRoutes } from './routes/forms.js'
 import { mediaRoutes } from './routes/media.js'
+import { runDueTasks } from './routes/publishing.js'
 import { schemaRoutes } from './routes/schemas.js'
 import { serverRoutes } from './routes/server.js'
 import { settingsRoutes } from './routes/settings.js'
@@ -139,6 +140,8 @@ async function serve(store: Store, options: EmulatorOptions & { dialect: Dialect
             path.join(tmpdir(), `cms-sync-emulator-deploy-${randomBytes(6).toString('hex')}`)),
     ),
   }
+
+  core.beforeRequest = () => runDueTasks(core)
 
   let seedReport: string | undefined
   if (options.seedDir) {

@@ -7,6 +7,7 @@ import { readFile, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { contentOf, startWorld, type World } from '../helpers/sync-world.js'
+import { waitFor } from '../watch/helpers.js'
 
 /** A filesystem connection: published content lands in <deployRoot>/<rootPath>/content/<lang>/<id>.json. */
 function filesystemConnection(id: string, rootPath: string) {
@@ -276,6 +277,27 @@ describe.each(['spec', 'upstream'] as const)('publishing (%s dialect)', (dialect
     expect(run.json.applied.map((i: { action: string }) => i.action)).toEqual(['push', 'publish'])
     expect(await w.server.get('content', 'news')).toMatchObject({ unpublishOn: future, isPublished: true })
     expect(await deployed('news')).toMatchObject({ title: 'Until next week' })
+  })
+
+  test('publishOn set in a file goes through the schedule: the item deploys at its time, and is pulled as published', async () => {
+    const w = await syncedWithSite()
+    const soon = new Date(Date.now() + 1000).toISOString()
+    await w.editJson('content/shop.json', { publishOn: soon })
+    const run = await w.cli('push', '--json')
+    expect(run.exitCode, run.stderr).toBe(0)
+    // Nothing deploys now: the flag did not change, the schedule does it.
+    expect(run.json.applied.map((i: { action: string }) => i.action)).toEqual(['push'])
+    expect(await deployed('shop')).toBeUndefined()
+    // The server's schedule runs the task once its time has come (a read is enough to see it).
+    await waitFor(async () => (await w.server.get('content', 'shop'))?.isPublished === true, {
+      what: 'the scheduled publish',
+      intervalMs: 100,
+    })
+    expect(await deployed('shop')).toMatchObject({ title: 'shop' })
+    const pull = await w.cli('pull', '--json')
+    expect(pull.exitCode, pull.stderr).toBe(0)
+    expect(await w.readJson('content/shop.json')).toMatchObject({ isPublished: true, publishOn: null })
+    expect((await w.cli('status', '--json')).json.changes).toEqual([])
   })
 
   test('the emulator keeps its deployer inside its deploy folder', async () => {

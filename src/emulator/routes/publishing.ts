@@ -12,11 +12,12 @@
 
 import { mkdir, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import type { Ctx, Route } from '../context.js'
+import type { Core, Ctx, Route } from '../context.js'
 import { isObj, type Obj } from '../entities.js'
 import { HttpError, json } from '../http.js'
 import { Projects } from '../projects.js'
-import { buildContent, inheritedParent, persistContent } from './content-model.js'
+import { names } from '../store.js'
+import { buildContent, inheritedParent, persistContent, withSchedule } from './content-model.js'
 import { col, envItem } from './resource.js'
 
 const P = '/api/:project/:environment'
@@ -49,6 +50,48 @@ export function publishingRoutes(route: Route): void {
       if (existing) ctx.core.store.put(col(ctx, 'content'), id, persistContent(ctx, content, userId))
       return json(content)
     })
+  }
+}
+
+/**
+ * The schedule (§5.6, ScheduleService): a task whose date has come publishes or unpublishes its
+ * content through the same path as the request, read by id (so with its dates), and is then
+ * removed; a task that fails is removed too, and a task whose content is gone as well. The
+ * server checks every minute; the emulator checks before it answers each request, so a test
+ * that moves its clock (EmulatorOptions.now) sees the task run at its next request.
+ */
+export async function runDueTasks(core: Core): Promise<void> {
+  const due = core.store
+    .keys(names.tasks)
+    .map((key) => ({ key, task: core.store.get<Obj>(names.tasks, key) }))
+    .filter(({ task }) => task && typeof task.date === 'string' && Date.parse(task.date) <= core.now())
+  for (const { key, task } of due) {
+    core.store.del(names.tasks, key)
+    const ctx = {
+      core,
+      d: core.d,
+      project: String(task!.project),
+      environment: String(task!.environment),
+    } as Ctx
+    const id = String(task!.content)
+    const stored = envItem(ctx, 'content', id)
+    if (!stored) continue
+    const verb: Verb = task!.type === 'unpublish' ? 'unpublish' : 'publish'
+    const userId = String(task!.user ?? '')
+    try {
+      const content = withSchedule(ctx, stored)
+      await deploy(ctx, verb, connectionFor(ctx, verb, content, id), content, id)
+      const written = {
+        ...content,
+        isPublished: verb === 'publish',
+        updateDate: new Date(core.now()).toISOString(),
+        updatedBy: userId,
+      }
+      // The task just run is gone; the other one (if any) stays as it was.
+      core.store.put(col(ctx, 'content'), id, { ...written, publishOn: null, unpublishOn: null })
+    } catch (error) {
+      core.log.warn(`scheduled ${verb} of content "${id}" failed: ${(error as Error).message}`)
+    }
   }
 }
 
