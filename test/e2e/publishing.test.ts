@@ -148,6 +148,33 @@ describe.each(['spec', 'upstream'] as const)('publishing (%s dialect)', (dialect
     expect(await w.server.get('content', 'shop')).toBeUndefined()
   })
 
+  test('a published item whose unpublish fails is not deleted: the site would keep serving it', async () => {
+    const w = await syncedWithSite()
+    await publishedOnServer('shop')
+    expect((await w.cli('pull')).exitCode).toBe(0)
+    await w.server.remove('connection', 'site')
+    await w.remove('content/shop.json')
+    const run = await w.cli('push', '--json')
+    expect(run.exitCode).toBe(1)
+    expect(run.json.failed.map((i: { action: string }) => i.action)).toEqual(['unpublish', 'delete-remote'])
+    expect(run.json.failed[0].error).toMatch(/Connection by id "site" was not found/)
+    expect(run.json.failed[1].error).toMatch(
+      /not deleted on the server: it is published and its unpublish failed/,
+    )
+    expect(await w.server.get('content', 'shop')).toMatchObject({ isPublished: true })
+    expect(await deployed('shop')).toBeDefined()
+    // With the connection back, the next push unpublishes, then deletes.
+    await w.server.put('connection', 'site', filesystemConnection('site', 'site'))
+    const retry = await w.cli('push', '--json')
+    expect(retry.exitCode, retry.stderr).toBe(0)
+    expect(retry.json.applied.map((i: { action: string }) => i.action)).toEqual([
+      'unpublish',
+      'delete-remote',
+    ])
+    expect(await deployed('shop')).toBeUndefined()
+    expect(await w.server.get('content', 'shop')).toBeUndefined()
+  })
+
   test('status, --dry-run and diff show publishes as actions of their own, and change nothing', async () => {
     const w = await syncedWithSite()
     await w.editJson('content/home.json', { isPublished: true })
