@@ -77,6 +77,7 @@ export async function planSides(
   )
   const items = await withPublishEntries(result.items, {
     root,
+    client,
     codecs,
     store,
     local,

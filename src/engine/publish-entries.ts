@@ -9,10 +9,13 @@ import type { LocalEntry } from '../workspace/scan.js'
 import type { PlannedMerge } from './merges.js'
 import type { PlanItem } from './plan.js'
 import { type Publishing, publishEntry, publishRouteOf, publishVerbOf } from './publish-plan.js'
+import type { RemotePort } from './remote-port.js'
 import type { RemoteEntry } from './remote-snapshot.js'
 
 export interface PublishSides {
   root: string
+  /** Reads an ancestor an edit-only run did not read (its connection may govern the item's). */
+  client: Pick<RemotePort, 'get'>
   codecs: readonly Codec[]
   store: StateStore
   local: ReadonlyMap<string, LocalEntry>
@@ -58,6 +61,7 @@ export async function withPublishEntries(
       out.push(item)
       continue
     }
+    await readAncestors(item.id, after, sides.client)
     const entry = publishEntry(
       item,
       verb,
@@ -67,6 +71,29 @@ export async function withPublishEntries(
     else out.push(item, entry)
   }
   return out
+}
+
+/**
+ * The item's ancestors the run has not read, read by id: an edit-only run (watch) holds only the
+ * items it plans, and a parent's `applyToChildren` decides the connection its children use.
+ */
+async function readAncestors(
+  id: string,
+  known: Map<string, JsonObject>,
+  client: Pick<RemotePort, 'get'>,
+): Promise<void> {
+  const seen = new Set([id])
+  let parentId = known.get(id)?.parentId
+  while (typeof parentId === 'string' && parentId !== '' && !seen.has(parentId)) {
+    seen.add(parentId)
+    let parent = known.get(parentId)
+    if (!parent) {
+      parent = await client.get('content', parentId)
+      if (!parent) return
+      known.set(parentId, parent)
+    }
+    parentId = parent.parentId
+  }
 }
 
 function remoteFlag(entry: RemoteEntry | undefined): { remote?: boolean } {

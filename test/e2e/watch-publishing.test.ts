@@ -76,4 +76,31 @@ describe.each(['spec', 'upstream'] as const)('watch publishes after quiet (%s di
     const status = await w.cli('status', '--json')
     expect(status.json.changes).toEqual([])
   })
+  test('a save that publishes a child goes through the connection its governing parent names', async () => {
+    const w = await startWorld(dialect, { content: [] })
+    cleanups.push(() => w.close())
+    await w.server.put('connection', 'docs', {
+      ...SITE,
+      id: 'docs',
+      deployer: { ...SITE.deployer, rootPath: 'docs' },
+    })
+    const governs = { publishing: { connectionId: 'docs', applyToChildren: true } }
+    await w.server.put('content', 'guide', contentOf('guide', { settings: governs }))
+    await w.server.put('content', 'chapter', contentOf('chapter', { parentId: 'guide' }))
+    expect((await w.cli('sync')).exitCode).toBe(0)
+    const config = w.file('cms-sync.yaml')
+    await writeFile(
+      config,
+      `${await readFile(config, 'utf8')}watch: { debounceMs: 50, pollSeconds: 3600, publishQuietMs: 0 }\n`,
+    )
+    const d = watchInProcess(w.root, w.env)
+    cleanups.push(() => d.stop())
+    await d.waitForEvent({ event: 'reconciled' })
+    await w.editJson('content/chapter.json', { isPublished: true })
+    // The batch read only the chapter; its parent, read by id, decides the connection.
+    const published = await d.waitForEvent({ event: 'published', path: 'content/chapter.json' })
+    expect(published).toMatchObject({ action: 'publish', connection: 'docs' })
+    const file = path.join(w.emulator.deployRoot, 'docs', 'content', 'en', 'chapter.json')
+    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({ id: 'chapter' })
+  })
 })
