@@ -8,7 +8,9 @@
 // project language, `<rootPath>/<paths.content>/<language>/<id>.json`, holding the item's
 // localised properties and its meta fields. Unpublish removes those files. Unlike the server,
 // the emulator writes only inside its deploy folder (EmulatorOptions.deployRoot): a relative
-// rootPath counts from there, and a rootPath outside it is refused.
+// rootPath counts from there, and a rootPath outside it is refused. A git deployer writes the
+// same files where the repository's working tree would hold them (gitFolder): the emulator
+// reaches no remote. The api deployer, which would send content to another server, is refused.
 
 import { mkdir, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
@@ -132,16 +134,16 @@ async function deploy(ctx: Ctx, verb: Verb, connection: Obj, body: Obj, id: stri
   const deployer = isObj(connection.deployer) ? connection.deployer : {}
   if (verb === 'publish' && processor.alias !== 'json' && processor.alias !== 'uischema')
     throw deployError(ctx, 'This Connection has no processor defined')
-  if (deployer.alias !== 'filesystem') {
+  if (deployer.alias !== 'filesystem' && deployer.alias !== 'git') {
     const method = verb === 'publish' ? 'setFile' : 'removeFile'
     throw deployError(
       ctx,
-      deployer.alias === 'api' || deployer.alias === 'git'
-        ? `The emulator deploys through the filesystem deployer only, not "${deployer.alias}"`
+      deployer.alias === 'api'
+        ? 'The emulator does not deploy through the "api" deployer (it would send the content to another server)'
         : `The "${method}" method should be overridden.`,
     )
   }
-  const folder = contentFolder(ctx, deployer)
+  const folder = deployer.alias === 'git' ? gitFolder(ctx, deployer) : contentFolder(ctx, deployer)
   const languages = new Projects(ctx.core.store).settings(ctx.project).languages
   for (const language of Array.isArray(languages) && languages.length > 0 ? languages : ['en']) {
     const file = path.join(folder, String(language), `${id}${processor.fileExtension ?? '.json'}`)
@@ -169,6 +171,26 @@ function contentFolder(ctx: Ctx, deployer: Obj): string {
       `rootPath "${root}" is outside the emulator's deploy folder ${ctx.core.deployRoot}`,
     )
   return path.join(absoluteRoot, typeof paths.content === 'string' ? paths.content : '')
+}
+
+/**
+ * The emulator reaches no git remote: a git deployer's content lands where the repository's
+ * working tree would hold it after the push, `<deployRoot>/git/<repo>/<branch>/<paths.content>`,
+ * the repository address made into one safe folder name.
+ */
+function gitFolder(ctx: Ctx, deployer: Obj): string {
+  const safe = (value: unknown, fallback: string) =>
+    (typeof value === 'string' ? value.replace(/^[a-z]+:\/\//i, '') : '')
+      .replace(/[^A-Za-z0-9._-]+/g, '_')
+      .replace(/^\.+/, '') || fallback
+  const paths = isObj(deployer.paths) ? deployer.paths : {}
+  return path.join(
+    ctx.core.deployRoot,
+    'git',
+    safe(deployer.repo, 'repository'),
+    safe(deployer.branch, 'main'),
+    typeof paths.content === 'string' ? paths.content : '',
+  )
 }
 
 function inside(root: string, target: string): boolean {
