@@ -37,10 +37,10 @@ export function withPublishOptions(cmd: Command): Command {
   return cmd
     .option(
       '--publish',
-      'publish again every pushed content item that is published (publishing: auto, for this run)',
+      'carry out isPublished and publish again every pushed item that is published (publishing: auto, for this run)',
     )
     .option(
       '--no-publish',
-      'publish only items whose isPublished this run changes (publishing: manual, for this run)',
+      'deploy nothing: isPublished is written as a field (publishing: manual, for this run)',
     )
 }

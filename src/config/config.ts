@@ -150,8 +150,9 @@ const schema = z.strictObject({
     {},
   ),
   dialect: z._default(z.enum(['auto', 'spec', 'upstream']), 'auto'),
-  // auto: a push of a published content item publishes it again, as the CMS's editor does on
-  // save; manual: only a change of isPublished deploys. --publish / --no-publish override it.
+  // auto: isPublished is carried out (publish / unpublish), and a push of a published content
+  // item publishes it again, as the CMS's editor does on save; manual: cms-sync deploys nothing,
+  // isPublished is written as a field. --publish / --no-publish override it for one run.
   publishing: z._default(z.enum(['auto', 'manual']), 'auto'),
   // `insecure: true` turns off certificate checks for this workspace's server only.
   tls: z.prefault(z.strictObject({ insecure: z._default(z.boolean(), false) }), {}),
@@ -286,9 +287,10 @@ safety: { maxDeletePercent: ${c.safety.maxDeletePercent}, maxDeletes: ${c.safety
 
 dialect: ${c.dialect}          # auto | spec | upstream
 
-# A content item's isPublished is carried out: setting it publishes (deploys through the item's
-# connection), clearing it unpublishes. auto: a push of a published item publishes it again, as
-# the CMS's editor does on save; manual: only a change of isPublished deploys.
+# auto: a content item's isPublished is carried out: setting it publishes (deploys through the
+# item's connection), clearing it unpublishes, and a push of a published item publishes it
+# again, as the CMS's editor does on save. manual: cms-sync deploys nothing; isPublished is
+# written as a field and deployment is left to people (the CMS's Publish button, its schedule).
 publishing: ${c.publishing}
 ${c.tls.insecure ? '' : '# '}tls: { insecure: true }   # only for a server with a self-signed certificate
 

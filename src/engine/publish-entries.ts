@@ -113,7 +113,8 @@ async function writtenFile(
 ): Promise<JsonObject | undefined> {
   if (item.action === 'merge') {
     const merge = sides.merges.get(item.path)
-    return merge && merge.remote.hash !== merge.before.remote.hash ? merge.remote.file : undefined
+    // A merge with leaves still in conflict is not deployed: its publish comes with the merge that settles it.
+    return merge?.settled && merge.remote.hash !== merge.before.remote.hash ? merge.remote.file : undefined
   }
   if (item.action !== 'push' || !sides.local.has(item.path)) return undefined
   const parsed = await readLocalFile(sides.root, item.path, codec, item.id)

@@ -55,8 +55,17 @@ function failureMessage(item: PlanItem, verb: string, error: RemoteError): strin
     route?.connection == null
       ? 'no connection named (settings.publishing.connectionId)'
       : `connection "${route.connection}"${route.governedBy ? ` (governed by parent "${route.governedBy}")` : ''}`
-  const words = error.serverMessage ?? error.message
+  const words = withoutUrlPasswords(error.serverMessage ?? error.message)
   return `${verb} of ${item.path} through ${through} failed: ${words}; the content write stands, and the next run tries the ${verb} again`
+}
+
+/**
+ * A deployer's error may quote the address it used with its credentials in it (the server's git
+ * deployer answers `git clone 'https://user:password@host/repo.git' ... exited with code 128`):
+ * the password never reaches the output or the logs.
+ */
+export function withoutUrlPasswords(text: string): string {
+  return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/[^\s/:@'"]*):[^\s/@'"]*@/gi, '$1:***@')
 }
 
 /**

@@ -5,6 +5,8 @@
 // and then writes it again; a plain write of `isPublished` deploys nothing, so a change of the
 // flag in a file is carried out with those requests, and a write of an item that stays
 // published deploys it again, as the CMS's editor does on every save (`publishing: auto`).
+// `publishing: manual` (or --no-publish) leaves deployment to people: no publish or unpublish
+// is planned, and `isPublished` is written as the field it is.
 
 import type { PlanItem, PublishRoute } from './plan.js'
 
@@ -33,10 +35,9 @@ const WRITES = new Set<PlanItem['action']>(['push', 'merge'])
 const KEEPS_SERVER = new Set<PlanItem['action']>(['none', 'merge-base'])
 
 /**
- * The publish or unpublish an item's entry brings, if any:
+ * The publish or unpublish an item's entry brings, if any (none at all under `manual`):
  * - a write that turns the flag on publishes, one that turns it off unpublishes;
- * - a write of an item that was and stays published publishes again (auto), or only when a
- *   deployment is still owed (manual);
+ * - a write of an item that was and stays published publishes again;
  * - a remote delete of a published item unpublishes it first;
  * - an item the run leaves as the server holds it gets the deployment the state says is owed,
  *   if the server's flag still asks for it.
@@ -46,13 +47,12 @@ export function publishVerbOf(
   facts: PublishFacts,
   mode: Publishing,
 ): PublishVerb | undefined {
-  if (item.kind !== 'content') return undefined
+  if (item.kind !== 'content' || mode === 'manual') return undefined
   const before = facts.remote === true
   if (WRITES.has(item.action) && facts.written !== undefined) {
     const after = facts.written
-    if (after && !before) return 'publish'
-    if (!after && before) return 'unpublish'
-    if (after) return mode === 'auto' || facts.pending === 'publish' ? 'publish' : undefined
+    if (after !== before) return after ? 'publish' : 'unpublish'
+    if (after) return 'publish'
     return facts.pending === 'unpublish' ? 'unpublish' : undefined
   }
   if (item.action === 'delete-remote') return before ? 'unpublish' : undefined

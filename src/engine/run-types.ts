@@ -31,9 +31,10 @@ export interface EngineDeps {
   /** Where a base's text comes from when .cms-sync/bases/ lacks it (a fresh clone: git). */
   baseFallback?: BaseFallback
   /**
-   * Whether a write of a content item that stays published deploys it again (auto, the default,
-   * as the CMS's editor does) or leaves that to people (manual). A change of `isPublished` is
-   * carried out either way (publish-plan.ts).
+   * auto (the default): a change of a content item's `isPublished` is carried out with the
+   * server's publish or unpublish, and a write of an item that stays published deploys it again,
+   * as the CMS's editor does. manual: no deployment at all, `isPublished` is a plain field
+   * (publish-plan.ts).
    */
   publishing?: Publishing
 }

@@ -84,7 +84,7 @@ describe.each(['spec', 'upstream'] as const)('publishing (%s dialect)', (dialect
     expect(await deployed('news')).toMatchObject({ title: 'News, edited' })
   })
 
-  test('publishing: manual leaves a published item deployed as it was; --publish overrides it for one run', async () => {
+  test('publishing: manual deploys nothing, isPublished is written as a field; --publish overrides it for one run', async () => {
     const w = await syncedWithSite()
     await publishedOnServer('news')
     expect((await w.cli('pull')).exitCode).toBe(0)
@@ -93,25 +93,30 @@ describe.each(['spec', 'upstream'] as const)('publishing (%s dialect)', (dialect
       `${await readFile(w.file('cms-sync.yaml'), 'utf8')}publishing: manual\n`,
     )
     await w.editJson('content/news.json', { properties: { title: 'Draft text' } })
+    await w.editJson('content/home.json', { isPublished: true })
     const manual = await w.cli('push', '--json')
     expect(manual.exitCode, manual.stderr).toBe(0)
-    expect(manual.json.applied.map((i: { action: string }) => i.action)).toEqual(['push'])
+    expect(manual.json.applied.map((i: { action: string }) => i.action)).toEqual(['push', 'push'])
     expect(await deployed('news')).toMatchObject({ title: 'news' })
+    expect(await deployed('home')).toBeUndefined()
+    expect(await w.server.get('content', 'home')).toMatchObject({ isPublished: true })
     await w.editJson('content/news.json', { properties: { title: 'Final text' } })
     const flagged = await w.cli('push', '--publish', '--json')
     expect(flagged.json.applied.map((i: { action: string }) => i.action)).toEqual(['push', 'publish'])
     expect(await deployed('news')).toMatchObject({ title: 'Final text' })
   })
 
-  test('--no-publish keeps a push of a published item from deploying it', async () => {
+  test('--no-publish deploys nothing for one run: neither a published item’s edit nor a flag set in a file', async () => {
     const w = await syncedWithSite()
     await publishedOnServer('shop')
     expect((await w.cli('pull')).exitCode).toBe(0)
     await w.editJson('content/shop.json', { properties: { title: 'Shop, not yet live' } })
+    await w.editJson('content/contact.json', { isPublished: true })
     const run = await w.cli('push', '--no-publish', '--json')
     expect(run.exitCode, run.stderr).toBe(0)
-    expect(run.json.applied.map((i: { action: string }) => i.action)).toEqual(['push'])
+    expect(run.json.applied.map((i: { action: string }) => i.action)).toEqual(['push', 'push'])
     expect(await deployed('shop')).toMatchObject({ title: 'shop' })
+    expect(await deployed('contact')).toBeUndefined()
   })
 
   test('isPublished cleared in a file unpublishes: the deployed copy is removed', async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest'
 import type { Action, PlanItem } from '../../src/engine/plan.js'
+import { withoutUrlPasswords } from '../../src/engine/publish-item.js'
 import {
   type PublishFacts,
   type Publishing,
@@ -19,35 +20,15 @@ type Row = [
 ]
 
 const TABLE: Row[] = [
-  ['a push that sets isPublished publishes', 'push', { remote: false, written: true }, 'manual', 'publish'],
+  ['a push that sets isPublished publishes', 'push', { remote: false, written: true }, 'auto', 'publish'],
   [
     'a push that clears isPublished unpublishes',
     'push',
     { remote: true, written: false },
-    'manual',
+    'auto',
     'unpublish',
   ],
-  [
-    'a push of a published item publishes again (auto)',
-    'push',
-    { remote: true, written: true },
-    'auto',
-    'publish',
-  ],
-  [
-    'a push of a published item leaves it (manual)',
-    'push',
-    { remote: true, written: true },
-    'manual',
-    undefined,
-  ],
-  [
-    'a push of a published item with a publish owed publishes (manual)',
-    'push',
-    { remote: true, written: true, pending: 'publish' },
-    'manual',
-    'publish',
-  ],
+  ['a push of a published item publishes again', 'push', { remote: true, written: true }, 'auto', 'publish'],
   [
     'a push of an unpublished item deploys nothing',
     'push',
@@ -83,13 +64,20 @@ const TABLE: Row[] = [
     'an owed publish is retried on an unchanged item',
     'none',
     { remote: true, pending: 'publish' },
-    'manual',
+    'auto',
     'publish',
   ],
   [
     'an owed unpublish is retried on an unchanged item',
     'none',
     { remote: false, pending: 'unpublish' },
+    'auto',
+    'unpublish',
+  ],
+  [
+    'an owed unpublish is retried with a push that keeps it unpublished',
+    'push',
+    { remote: false, written: false, pending: 'unpublish' },
     'auto',
     'unpublish',
   ],
@@ -110,6 +98,41 @@ const TABLE: Row[] = [
   ],
   ['a conflict deploys nothing', 'conflict', { remote: true, written: true }, 'auto', undefined],
   ['a local delete deploys nothing', 'delete-local', { remote: true }, 'auto', undefined],
+  [
+    'manual: a push that sets isPublished deploys nothing',
+    'push',
+    { remote: false, written: true },
+    'manual',
+    undefined,
+  ],
+  [
+    'manual: a push that clears isPublished deploys nothing',
+    'push',
+    { remote: true, written: false },
+    'manual',
+    undefined,
+  ],
+  [
+    'manual: a push of a published item deploys nothing',
+    'push',
+    { remote: true, written: true },
+    'manual',
+    undefined,
+  ],
+  [
+    'manual: a remote delete of a published item deploys nothing',
+    'delete-remote',
+    { remote: true },
+    'manual',
+    undefined,
+  ],
+  [
+    'manual: an owed publish waits for an auto run',
+    'none',
+    { remote: true, pending: 'publish' },
+    'manual',
+    undefined,
+  ],
 ]
 
 function item(action: Action, kind: PlanItem['kind'] = 'content'): PlanItem {
@@ -158,5 +181,17 @@ describe('publishRouteOf: which connection a publish goes through', () => {
   })
   test('a parent loop ends', () => {
     expect(publishRouteOf('loop', byId)).toEqual({ connection: 'own' })
+  })
+})
+
+describe('withoutUrlPasswords: a deployer’s words never carry a password', () => {
+  test('the password of an address with credentials is masked', () => {
+    expect(
+      withoutUrlPasswords(`Process "git clone 'https://deploy:s3cret@git.example/site.git' '/tmp/x'" exited`),
+    ).toBe(`Process "git clone 'https://deploy:***@git.example/site.git' '/tmp/x'" exited`)
+  })
+  test('addresses without credentials stay as they are', () => {
+    const text = 'could not reach http://127.0.0.1:18186/api/p/live (ECONNREFUSED); https://host/a:b@c'
+    expect(withoutUrlPasswords(text)).toBe(text)
   })
 })

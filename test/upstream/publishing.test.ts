@@ -4,7 +4,7 @@
 // unpublish from a file, a publish made in the CMS pulled as isPublished: true, and a publish the
 // deployer fails, retried by the next run. The server is checked for damage after every step.
 
-import { readFile, writeFile } from 'node:fs/promises'
+import { readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { contentFile, SECTION_SCHEMA } from '../helpers/fixtures.js'
@@ -198,5 +198,49 @@ describe.skipIf(!SETUP)('publishing (real upstream server)', () => {
     expect(state.content.get('pub-news')).toMatchObject({ properties: { title: 'News, again' } })
     // The site still serves the last deployed text: the failure said so; nothing claims otherwise.
     expect(await deployed('pub-news')).toMatchObject({ title: 'pub-news' })
+    // Named again, the connection takes the publish still owed.
+    await ws.writeJson('content/pub-news.json', {
+      ...(await ws.readJson('content/pub-news.json')),
+      settings: { publishing: { connectionId: 'pub-site' } },
+    })
+    await ws.ok('push')
+    state = await expectOnly(up.api, state, { changed: ['content/pub-news'] })
+    expect(await deployed('pub-news')).toMatchObject({ title: 'News, again' })
+    await ws.expectClean()
+  })
+
+  it('a git deployer’s failure is told with the server’s words, never with the repository password', async () => {
+    await up.api.put('connections', {
+      id: 'pub-git',
+      title: 'Git',
+      url: '',
+      processor: { alias: 'json', fileExtension: '.json' },
+      deployer: {
+        alias: 'git',
+        repo: 'https://git.invalid/site.git',
+        branch: 'main',
+        username: 'deploy',
+        password: 'pub-secret-pw',
+        paths: { content: 'content', media: 'media' },
+      },
+    })
+    state = await serverState(up.api)
+    await ws.writeJson(
+      'content/pub-git.json',
+      page('pub-git', 'Via git', {
+        isPublished: true,
+        settings: { publishing: { connectionId: 'pub-git' } },
+      }),
+    )
+    const push = await ws.cli('--json', 'push')
+    expect(push.code, push.stderr).toBe(1)
+    const out = push.json as { failed: Array<{ error: string; action: string }> }
+    expect(out.failed.map((f) => f.action)).toEqual(['publish'])
+    expect(out.failed[0]!.error).toMatch(/through connection "pub-git" failed: .*git/)
+    expect(push.stdout + push.stderr).not.toContain('pub-secret-pw')
+    const logDir = path.join(ws.root, '.cms-sync', 'logs')
+    for (const name of await readdir(logDir))
+      expect(await readFile(path.join(logDir, name), 'utf8'), name).not.toContain('pub-secret-pw')
+    state = await expectOnly(up.api, state, { added: ['content/pub-git'] })
   })
 })
