@@ -13,6 +13,9 @@ export interface PublishQuiet {
   close(): void
 }
 
+/** Past this many remembered saves, the ones already quiet are forgotten. */
+const PRUNE_PAST = 1024
+
 export function createPublishQuiet(
   quietMs: number,
   /** Queues the paths whose held publish may go now. */
@@ -45,6 +48,10 @@ export function createPublishQuiet(
     saved(paths) {
       const at = now()
       for (const path of paths) lastSave.set(path, at)
+      // Saves long quiet and waited on by no timer say nothing any more (a checkout's thousands).
+      if (lastSave.size > PRUNE_PAST)
+        for (const [path, last] of lastSave)
+          if (last + quietMs <= at && !timers.has(path)) lastSave.delete(path)
     },
     defer(path) {
       const last = lastSave.get(path)
