@@ -34,7 +34,6 @@ import type { Family } from './execute.js'
 import { levelsChildrenFirst, levelsParentsFirst } from './order.js'
 import type { PlanItem } from './plan.js'
 import { publishItem } from './publish-item.js'
-import type { RemoteEntry } from './remote-snapshot.js'
 
 /** Items carried out at the same time within one stage. */
 const STAGE_PARALLELISM = 8
@@ -103,10 +102,10 @@ function publishingRun(ctx: ApplyContext, selected: readonly PlanItem[], publish
       deploys.set(item.path, item.action === 'unpublish' ? 'unpublish' : 'publish')
   // An unpublish writes the item again before its remote delete, which checks the server copy
   // is still the one planned: the copy after the unpublish is.
-  const remote = publishes.some((item) => !ctx.local.has(item.path)) ? new Map(ctx.remote) : ctx.remote
+  const overlay = publishes.some((item) => !ctx.local.has(item.path)) ? new Map(ctx.remote) : undefined
   const publishCtx: ApplyContext = {
     ...ctx,
-    remote,
+    remote: overlay ?? ctx.remote,
     deploys,
     onServerWrite: (path, sent, stored) =>
       // The server keeps the dates as schedule tasks and may echo them as null: the body's are real.
@@ -127,11 +126,10 @@ function publishingRun(ctx: ApplyContext, selected: readonly PlanItem[], publish
       if (ctx.local.has(item.path) && ctx.deferPublish?.(item.path)) return undefined
       const result = await publishItem(publishCtx, item, codec, written.get(item.path))
       if (result?.status === 'failed' && item.action === 'unpublish') unpublishFailed.add(item.path)
-      if (result?.status === 'applied' && remote !== ctx.remote && !ctx.local.has(item.path)) {
-        const entry = remote.get(item.path)
+      if (result?.status === 'applied' && overlay && !ctx.local.has(item.path)) {
+        const entry = overlay.get(item.path)
         const now = await ctx.client.get(item.kind, item.id)
-        if (entry && now)
-          (remote as Map<string, RemoteEntry>).set(item.path, { ...entry, rev: codec.revisionOf(now) })
+        if (entry && now) overlay.set(item.path, { ...entry, rev: codec.revisionOf(now) })
       }
       return result
     },
