@@ -129,6 +129,7 @@ export async function withEngine<T>(
         ),
         maxDeletePercent: ws.config.safety.maxDeletePercent,
         maxDeletes: ws.config.safety.maxDeletes,
+        publishing: publishingFor(cmd, ws.config.publishing),
         // A base not kept in .cms-sync/bases/ (a fresh clone, a CI checkout) is looked up in git.
         baseFallback: async (item, hash, codec, orders) =>
           (await import('../workspace/git-base.js')).baseTextFromGit(
@@ -160,6 +161,12 @@ export async function withEngine<T>(
   } finally {
     await release?.()
   }
+}
+
+/** `--publish` / `--no-publish` on push and sync override cms-sync.yaml's publishing for one run. */
+function publishingFor(cmd: Command, configured: 'auto' | 'manual'): 'auto' | 'manual' {
+  const flag = cmd.opts<{ publish?: boolean }>().publish
+  return flag === undefined ? configured : flag ? 'auto' : 'manual'
 }
 
 async function pruneOldTrash(ws: Workspace): Promise<void> {

@@ -31,3 +31,16 @@ export function withRunOptions(cmd: Command): Command {
       'download media whose change the server cannot tell (upstream has no media dates) and compare the bytes',
     )
 }
+
+/** `--publish` / `--no-publish`: cms-sync.yaml's `publishing` (auto / manual) for this run only. */
+export function withPublishOptions(cmd: Command): Command {
+  return cmd
+    .option(
+      '--publish',
+      'carry out isPublished and publish again every pushed item that is published (publishing: auto, for this run)',
+    )
+    .option(
+      '--no-publish',
+      'deploy nothing: isPublished is written as a field (publishing: manual, for this run)',
+    )
+}

@@ -37,6 +37,8 @@ const COLOR: Record<string, (s: string) => string> = {
   'delete-local': pc.red,
   conflict: pc.yellow,
   merge: pc.magenta,
+  publish: pc.green,
+  unpublish: pc.red,
 }
 
 function shown(value: unknown): string {
@@ -55,17 +57,37 @@ export function leafLines(leaves: readonly ConflictLeaf[] | undefined): string[]
 }
 
 export function itemLine(
-  item: Pick<ItemReport, 'path' | 'local' | 'remote' | 'error' | 'leaves' | 'reason' | 'kept'> & {
+  item: Pick<
+    ItemReport,
+    'path' | 'local' | 'remote' | 'error' | 'leaves' | 'reason' | 'kept' | 'connection' | 'governedBy'
+  > & {
     action: string
   },
 ): string {
-  const color = COLOR[item.action] ?? ((s: string) => s)
-  const why = `local ${item.local}, remote ${item.remote}`
+  const color =
+    COLOR[item.action.split(' ').find((word) => word in COLOR) ?? item.action] ?? ((s: string) => s)
+  const why = item.connection !== undefined ? throughWhat(item) : `local ${item.local}, remote ${item.remote}`
   const leaves = leafLines(item.leaves).map((line) => `\n${line}`)
   const reason = item.reason && !item.leaves?.length ? `\n      ${pc.dim(printable(item.reason))}` : ''
   const kept = item.kept ? `\n      ${pc.dim(`the server's copy is kept in ${printable(item.kept)}`)}` : ''
   const error = item.error ? `\n      ${pc.red(printable(item.error))}` : ''
   return `  ${color(item.action.padEnd(13))} ${printable(item.path)}  ${pc.dim(`(${why})`)}${error}${reason}${kept}${leaves.join('')}`
+}
+
+/** Where a publish or unpublish goes: its connection, and the parent that decides it. */
+function throughWhat(item: Pick<ItemReport, 'connection' | 'governedBy'>): string {
+  if (item.connection === null || item.connection === undefined) return 'no connection named'
+  const governed = item.governedBy ? `, as parent ${JSON.stringify(item.governedBy)} decides` : ''
+  return `through connection ${JSON.stringify(item.connection)}${governed}`
+}
+
+/** " (1 publish, 2 unpublishes)": the deployments among the applied entries, when there are any. */
+function deployments(applied: readonly ItemReport[]): string {
+  const counted = (['publish', 'unpublish'] as const)
+    .map((action) => [action, applied.filter((item) => item.action === action).length] as const)
+    .filter(([, n]) => n > 0)
+    .map(([action, n]) => `${n} ${action}${n === 1 ? '' : 'es'}`)
+  return counted.length > 0 ? ` (${counted.join(', ')})` : ''
 }
 
 function count(n: number, word: string): string {
@@ -91,7 +113,7 @@ export function printOutcome(
   ]
   for (const line of lines) io.stdout.write(`${line}\n`)
   const verb = dryRun ? 'would apply' : 'applied'
-  const summary = `${command}${dryRun ? ' (dry run)' : ''}: ${verb} ${outcome.applied.length}, ${count(outcome.conflicts.length, 'conflict')}, ${outcome.failed.length} failed`
+  const summary = `${command}${dryRun ? ' (dry run)' : ''}: ${verb} ${outcome.applied.length}${deployments(outcome.applied)}, ${count(outcome.conflicts.length, 'conflict')}, ${outcome.failed.length} failed`
   io.stdout.write(
     `${summary}${outcome.conflicts.length > 0 ? pc.dim('  (see `cms-sync diff`, then `cms-sync resolve <paths> --keep local|remote`)') : ''}\n`,
   )

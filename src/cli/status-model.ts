@@ -5,6 +5,7 @@
 
 import type { ConflictLeaf } from '../engine/merge/merge-json.js'
 import type { ItemReport } from '../engine/outcome.js'
+import { publishBlocked } from '../engine/publish-plan.js'
 import { RemoteError } from '../remote/errors.js'
 import type { RemoteClient } from '../remote/index.js'
 import type { PauseInfo } from '../watch/mass-change.js'
@@ -26,7 +27,10 @@ async function tokenRefusal(client: RemoteClient): Promise<string | undefined> {
   }
 }
 
-export type StatusChange = Pick<ItemReport, 'kind' | 'id' | 'path' | 'local' | 'remote' | 'action'> & {
+export type StatusChange = Pick<
+  ItemReport,
+  'kind' | 'id' | 'path' | 'local' | 'remote' | 'action' | 'connection' | 'governedBy'
+> & {
   from?: string
   inherited?: true
   problems?: string[]
@@ -87,9 +91,9 @@ export async function readStatus(
   // What the run would refuse: the same checks as `--dry-run` and the executor.
   const failures = await predictFailures(deps, planned, pending)
   const changes = pending.map(
-    ({ kind, id, path, local, remote, action, from, inherited, leaves, reason }): StatusChange => {
+    ({ kind, id, path, local, remote, action, from, inherited, leaves, reason, publishing }): StatusChange => {
       const problems = planned.local.get(path)?.problems
-      const error = failures.get(path)
+      const error = failures.get(path) ?? publishBlocked({ path, action, publishing })
       return {
         kind,
         id,
@@ -102,6 +106,8 @@ export async function readStatus(
         ...(problems ? { problems } : {}),
         ...(leaves?.length ? { leaves } : {}),
         ...(reason ? { reason } : {}),
+        ...(publishing ? { connection: publishing.connection } : {}),
+        ...(publishing?.governedBy ? { governedBy: publishing.governedBy } : {}),
         ...(error !== undefined ? { error } : {}),
       }
     },

@@ -22,6 +22,10 @@ export function eventLine(e: WatchEvent): string {
       return `${pc.green('↑')} ${e.action === 'push' ? 'pushed' : 'deleted on the server'} ${e.path}${e.kept ? ` (its server copy is kept in ${e.kept})` : ''}`
     case 'pulled':
       return `${pc.cyan('↓')} ${e.action === 'pull' ? 'pulled' : 'deleted locally'} ${e.path}`
+    case 'published': {
+      const through = e.connection ? ` through connection ${JSON.stringify(e.connection)}` : ''
+      return `${pc.green('⇡')} ${e.action === 'publish' ? 'published' : 'unpublished'} ${e.path}${through}`
+    }
     case 'merged':
       return `${pc.magenta('⇄')} merged ${e.path}: edits of both sides, on both sides`
     case 'conflict': {

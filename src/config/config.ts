@@ -36,7 +36,8 @@ const EXPECTED: Record<string, string> = {
   rateLimit: 'a mapping with requestsPerSecond and concurrency',
   'rateLimit.requestsPerSecond': 'a number from 1 to 1000',
   'rateLimit.concurrency': 'a whole number from 1 to 64',
-  watch: 'a mapping with debounceMs, pollSeconds, massChange and massDelete',
+  watch: 'a mapping with debounceMs, pollSeconds, publishQuietMs, massChange and massDelete',
+  'watch.publishQuietMs': 'a whole number of milliseconds from 0 to 3600000',
   'watch.debounceMs': 'a whole number of milliseconds from 0 to 60000',
   'watch.pollSeconds': 'a number of seconds from 1 to 86400',
   'watch.massChange': 'a mapping with files and percent',
@@ -49,6 +50,7 @@ const EXPECTED: Record<string, string> = {
   'safety.maxDeletePercent': 'a number from 0 to 100',
   'safety.maxDeletes': 'a whole number from 0 up',
   dialect: 'one of auto, spec, upstream',
+  publishing: 'one of auto, manual',
   tls: 'a mapping with insecure',
   'tls.insecure': 'true or false',
   limits: 'a mapping with listingMB and mediaMB',
@@ -133,6 +135,9 @@ const schema = z.strictObject({
     z.strictObject({
       debounceMs: z._default(z.int().check(z.minimum(0), z.maximum(60_000)), 100),
       pollSeconds: z._default(z.number().check(z.minimum(1), z.maximum(86_400)), 10),
+      // How long an item's saves must pause before watch publishes it: a burst of saves is one
+      // publish (a git deployer makes one commit per publish).
+      publishQuietMs: z._default(z.int().check(z.minimum(0), z.maximum(3_600_000)), 5000),
       // The watcher pauses pushing past more than `files` changed, or `percent` of the items.
       massChange: pauseThreshold(50, 20),
       massDelete: pauseThreshold(20, 10),
@@ -148,6 +153,10 @@ const schema = z.strictObject({
     {},
   ),
   dialect: z._default(z.enum(['auto', 'spec', 'upstream']), 'auto'),
+  // auto: isPublished is carried out (publish / unpublish), and a push of a published content
+  // item publishes it again, as the CMS's editor does on save; manual: cms-sync deploys nothing,
+  // isPublished is written as a field. --publish / --no-publish override it for one run.
+  publishing: z._default(z.enum(['auto', 'manual']), 'auto'),
   // `insecure: true` turns off certificate checks for this workspace's server only.
   tls: z.prefault(z.strictObject({ insecure: z._default(z.boolean(), false) }), {}),
   // The most one listing, and one media file, may weigh before cms-sync stops reading: a broken
@@ -280,13 +289,20 @@ rateLimit: { requestsPerSecond: ${c.rateLimit.requestsPerSecond}, concurrency: $
 # delivers every 500 ms while events come); poll the server every pollSeconds.
 # It pauses pushing when more than massChange.files (or percent of the items) change at once,
 # or more than massDelete.files (or percent) are deleted: a checkout, a bulk replace.
-watch: { debounceMs: ${c.watch.debounceMs}, pollSeconds: ${c.watch.pollSeconds}, massChange: { files: ${c.watch.massChange.files}, percent: ${c.watch.massChange.percent} }, massDelete: { files: ${c.watch.massDelete.files}, percent: ${c.watch.massDelete.percent} } }
+# A published item's publish waits until its saves pause for publishQuietMs.
+watch: { debounceMs: ${c.watch.debounceMs}, pollSeconds: ${c.watch.pollSeconds}, publishQuietMs: ${c.watch.publishQuietMs}, massChange: { files: ${c.watch.massChange.files}, percent: ${c.watch.massChange.percent} }, massDelete: { files: ${c.watch.massDelete.files}, percent: ${c.watch.massDelete.percent} } }
 
 # Stop (exit 4) instead of deleting this share of a kind or more, or more than maxDeletes of it,
 # in one run (--allow-deletes lifts it).
 safety: { maxDeletePercent: ${c.safety.maxDeletePercent}, maxDeletes: ${c.safety.maxDeletes} }
 
 dialect: ${c.dialect}          # auto | spec | upstream
+
+# auto: a content item's isPublished is carried out: setting it publishes (deploys through the
+# item's connection), clearing it unpublishes, and a push of a published item publishes it
+# again, as the CMS's editor does on save. manual: cms-sync deploys nothing; isPublished is
+# written as a field and deployment is left to people (the CMS's Publish button, its schedule).
+publishing: ${c.publishing}
 ${c.tls.insecure ? '' : '# '}tls: { insecure: true }   # only for a server with a self-signed certificate
 
 # How many days .cms-sync/trash/ keeps what cms-sync replaced or deleted (at least ${DEFAULT_TRASH_DAYS}),

@@ -21,6 +21,10 @@ export type Core = {
   url(): string
   /** Marks the self-test's own requests, which faults and the rate limit leave alone. */
   selfTestKey: string
+  /** The folder the filesystem deployer writes published content under (routes/publishing.ts). */
+  deployRoot: string
+  /** Runs before each routed request: the schedule's due tasks (routes/publishing.ts). */
+  beforeRequest?: () => Promise<void>
 }
 
 export type Ctx = {

@@ -4,6 +4,8 @@
 import { randomBytes } from 'node:crypto'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
 import { type StartUser, Users } from './auth.js'
 import type { Core, Logger } from './context.js'
 import { DIALECTS, type DialectName } from './dialect.js'
@@ -13,6 +15,7 @@ import { connectionRoutes } from './routes/connections.js'
 import { contentRoutes } from './routes/content.js'
 import { formRoutes } from './routes/forms.js'
 import { mediaRoutes } from './routes/media.js'
+import { runDueTasks } from './routes/publishing.js'
 import { schemaRoutes } from './routes/schemas.js'
 import { serverRoutes } from './routes/server.js'
 import { settingsRoutes } from './routes/settings.js'
@@ -46,6 +49,12 @@ export type EmulatorOptions = {
    */
   mediaCacheReady?: boolean
   logger?: Logger
+  /**
+   * Where the filesystem deployer of a connection writes published content (a connection's
+   * rootPath counts from here, and may not leave it). Default: `<dataDir>/deploy`, or a fresh
+   * temporary folder for an emulator held in memory.
+   */
+  deployRoot?: string
   /** The clock, for tests of expiry and dates. */
   now?: () => number
 }
@@ -68,6 +77,8 @@ export type Emulator = {
   token(username?: string, persist?: boolean): string
   /** What --seed reported (or why it did not seed). */
   seedReport: string | undefined
+  /** The folder published content is deployed under (EmulatorOptions.deployRoot). */
+  deployRoot: string
   close(): Promise<void>
 }
 
@@ -121,7 +132,16 @@ async function serve(store: Store, options: EmulatorOptions & { dialect: Dialect
     maxBodyBytes: (options.maxBodyMb ?? 50) * 1024 * 1024,
     url: () => baseUrl,
     selfTestKey: randomBytes(16).toString('hex'),
+    deployRoot: path.resolve(
+      options.deployRoot ??
+        (options.dataDir
+          ? path.join(options.dataDir, 'deploy')
+          : // Made by the first publish: most emulators never deploy anything.
+            path.join(tmpdir(), `cms-sync-emulator-deploy-${randomBytes(6).toString('hex')}`)),
+    ),
   }
+
+  core.beforeRequest = () => runDueTasks(core)
 
   let seedReport: string | undefined
   if (options.seedDir) {
@@ -165,6 +185,7 @@ async function serve(store: Store, options: EmulatorOptions & { dialect: Dialect
     projects,
     faults,
     seedReport,
+    deployRoot: core.deployRoot,
     setFaults: (spec, seed) => faults.set(spec, seed),
     setRateLimit: (perSecond) => {
       faults.rateLimit = perSecond

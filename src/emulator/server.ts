@@ -76,6 +76,8 @@ export async function handle(
     return text(`Cannot ${method} ${url.pathname}`, 404, core.d.textType)
   }
   try {
+    // Scheduled publishes whose time has come run first, as if the server's minutely check had.
+    await core.beforeRequest?.()
     const { options, handler } = found.handler
     const token = tokenOf(req, url, core, options.cookieOnly === true)
     const user = core.users.userForToken(token)

@@ -54,6 +54,16 @@ export interface ApplyContext {
   bases: BaseStore
   /** A base's text: kept in .cms-sync/bases/, else from git (EngineDeps.baseFallback). */
   baseText?: (item: PlanItem, hash: string, codec: Codec) => Promise<string | undefined>
+  /**
+   * The publishes and unpublishes this run carries out, by path: the write before one records
+   * that the deployment is owed (ItemState.deploy), so a run that stops or fails in between
+   * leaves the next run knowing it.
+   */
+  deploys?: ReadonlyMap<string, 'publish' | 'unpublish'>
+  /** Whether the publish of an item this run writes waits for a later run (ApplyOptions.deferPublish). */
+  deferPublish?: (path: string) => boolean
+  /** Told of each item this run wrote to the server: what was sent, and what the server answered. */
+  onServerWrite?: (path: string, sent: JsonObject, stored: JsonObject) => void
 }
 
 export type ItemResult =
@@ -173,7 +183,14 @@ async function clearConflictCopy(ctx: ApplyContext, item: PlanItem): Promise<voi
   if (ctx.hadConflicts) await removeConflictCopy(ctx.root, item.path)
 }
 
-async function commit(
+/** The deployment the state owes for the item after this entry (see ApplyContext.deploys). */
+function owedDeploy(ctx: ApplyContext, item: PlanItem): Pick<ItemState, 'deploy'> {
+  if (item.action === 'publish' || item.action === 'unpublish') return {}
+  const deploy = ctx.deploys?.get(item.path)
+  return deploy ? { deploy } : {}
+}
+
+export async function commit(
   ctx: ApplyContext,
   item: PlanItem,
   bytes: FileBytes,
@@ -196,6 +213,7 @@ async function commit(
     ...(stat ? { stat } : {}),
     ...('createDate' in stored ? { createDate: (stored.createDate as string | null) ?? null } : {}),
     ...(inheritedAfter ? { inherited: true as const } : {}),
+    ...owedDeploy(ctx, item),
   })
   await clearConflictCopy(ctx, item)
 }
@@ -247,6 +265,7 @@ export async function pushItem(
     if (missing) return missing
     throw error
   }
+  ctx.onServerWrite?.(item.path, body, stored)
   const storedBytes = fileBytes(codec.fromWriteAnswer(stored, file))
   // The server normalised something (a recomputed sort, a renamed editor): mirror it now, so
   // the file equals the base and the next run sees no echo.
@@ -377,6 +396,7 @@ export async function mergeBaseItem(ctx: ApplyContext, item: PlanItem): Promise<
     ...('createDate' in remote.object
       ? { createDate: (remote.object.createDate as string | null) ?? null }
       : {}),
+    ...owedDeploy(ctx, item),
   })
   await clearConflictCopy(ctx, item)
   return applied
@@ -528,5 +548,6 @@ async function writeMergeToServer(
   const object = await ctx.client.put(item.kind, item.id, body, {
     expected: (current) => (current ? codec.revisionOf(current) : undefined) === remote.rev,
   })
+  ctx.onServerWrite?.(item.path, body, object)
   return { object, bytes: fileBytes(codec.fromWriteAnswer(object, side.file)) }
 }

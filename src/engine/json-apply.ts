@@ -5,13 +5,16 @@
 //  1. pushes, per kind in codec order (schemas before the content that uses them), parents
 //     before children, because the server checks a content's parent on every write;
 //  2. local-only changes (pull, delete-local, base merges), which need no order;
-//  3. remote deletes, kinds in reverse and children before parents, so nothing is re-parented
+//  3. publishes and unpublishes, after the write they follow (the server deploys the body it
+//     is given, so the content must be written first) and before the remote deletes they
+//     precede (a deleted item could no longer be unpublished);
+//  4. remote deletes, kinds in reverse and children before parents, so nothing is re-parented
 //     by the server on its way out.
-// One stage per kind and tree depth for 1 and 3, one for 2.
+// One stage per kind and tree depth for 1 and 4, one each for 2 and 3.
 
 import type { ItemState } from '../state/state-file.js'
 import { inParallel } from '../util/in-parallel.js'
-import type { Codec } from '../workspace/codec.js'
+import type { Codec, JsonObject } from '../workspace/codec.js'
 import { type ParsedFile, readLocalFile, statLocalFile } from '../workspace/local-file.js'
 import {
   type ApplyContext,
@@ -30,6 +33,7 @@ import {
 import type { Family } from './execute.js'
 import { levelsChildrenFirst, levelsParentsFirst } from './order.js'
 import type { PlanItem } from './plan.js'
+import { publishItem } from './publish-item.js'
 
 /** Items carried out at the same time within one stage. */
 const STAGE_PARALLELISM = 8
@@ -49,19 +53,86 @@ export async function jsonFamily(
   )
   const pushes = selected.filter((item) => item.action === 'push')
   const prepared = await preparePushes(ctx, pushes, codecs)
-  const localOnly = selected.filter((item) => !['push', 'delete-remote'].includes(item.action))
+  const publishes = selected.filter((item) => PUBLISHING.has(item.action))
+  const localOnly = selected.filter(
+    (item) => !['push', 'delete-remote'].includes(item.action) && !PUBLISHING.has(item.action),
+  )
   const remoteDeletes = selected.filter((item) => item.action === 'delete-remote')
   const stages = [
     ...pushStages(pushes, prepared, codecs),
     ...(localOnly.length > 0 ? [localOnly] : []),
+    ...(publishes.length > 0 ? [publishes] : []),
     ...remoteDeleteStages(ctx, remoteDeletes, codecs),
   ]
+  const publishing = publishingRun(ctx, selected, publishes)
   return {
     stages: stages.map((items) => ({ items, parallelism: STAGE_PARALLELISM })),
     // A kill after the server's answer, before the state's save, leaves the next run knowing
     // the server holds our push (landed-pushes.ts).
     pushes: pushIntents(ctx, pushes, prepared),
-    step: (item) => applyOne(ctx, item, codecOf(codecs, item), prepared),
+    step: (item) => {
+      if (PUBLISHING.has(item.action)) return publishing.step(item, codecOf(codecs, item))
+      if (item.action === 'delete-remote' && publishing.unpublishFailed.has(item.path))
+        return Promise.resolve({
+          status: 'failed',
+          error:
+            'not deleted on the server: it is published and its unpublish failed (see above), so the site would keep serving it; run again once it is unpublished',
+        })
+      return applyOne(publishing.ctx, item, codecOf(codecs, item), prepared)
+    },
+  }
+}
+
+const PUBLISHING = new Set<PlanItem['action']>(['publish', 'unpublish'])
+/** The entries whose write a publish follows: without that write done, there is nothing to deploy. */
+const WRITES = new Set<PlanItem['action']>(['push', 'merge'])
+
+/**
+ * What the publish entries need from the rest of the run: the item as each write left it on the
+ * server, which writes were meant (and did not happen when absent), and which unpublishes
+ * failed, so the delete they precede is held.
+ */
+function publishingRun(ctx: ApplyContext, selected: readonly PlanItem[], publishes: readonly PlanItem[]) {
+  const written = new Map<string, JsonObject>()
+  const writes = new Set(selected.filter((item) => WRITES.has(item.action)).map((item) => item.path))
+  const unpublishFailed = new Set<string>()
+  const deploys = new Map<string, 'publish' | 'unpublish'>()
+  for (const item of publishes)
+    if (ctx.local.has(item.path))
+      deploys.set(item.path, item.action === 'unpublish' ? 'unpublish' : 'publish')
+  // An unpublish writes the item again before its remote delete, which checks the server copy
+  // is still the one planned: the copy after the unpublish is.
+  const overlay = publishes.some((item) => !ctx.local.has(item.path)) ? new Map(ctx.remote) : undefined
+  const publishCtx: ApplyContext = {
+    ...ctx,
+    remote: overlay ?? ctx.remote,
+    deploys,
+    onServerWrite: (path, sent, stored) =>
+      // The server keeps the dates as schedule tasks and may echo them as null: the body's are real.
+      written.set(path, {
+        ...sent,
+        ...stored,
+        publishOn: sent.publishOn ?? null,
+        unpublishOn: sent.unpublishOn ?? null,
+      }),
+  }
+  return {
+    ctx: publishCtx,
+    unpublishFailed,
+    async step(item: PlanItem, codec: Codec): Promise<ItemResult | undefined> {
+      // The write it follows failed or stood back (reported there): the next run plans both again.
+      if (writes.has(item.path) && !written.has(item.path)) return undefined
+      // Held back (watch: the item's saves go on); the state still owes it, a later run does it.
+      if (ctx.local.has(item.path) && ctx.deferPublish?.(item.path)) return undefined
+      const result = await publishItem(publishCtx, item, codec, written.get(item.path))
+      if (result?.status === 'failed' && item.action === 'unpublish') unpublishFailed.add(item.path)
+      if (result?.status === 'applied' && overlay && !ctx.local.has(item.path)) {
+        const entry = overlay.get(item.path)
+        const now = await ctx.client.get(item.kind, item.id)
+        if (entry && now) overlay.set(item.path, { ...entry, rev: codec.revisionOf(now) })
+      }
+      return result
+    },
   }
 }
 
@@ -148,6 +219,10 @@ async function applyOne(
     case 'conflict':
       await recordConflict(ctx, item, codec)
       return { status: 'conflict' }
+    // Carried out by the family's own step (publishingRun).
+    case 'publish':
+    case 'unpublish':
+      return undefined
     case 'none': {
       if (!sortedBase(ctx, item)) {
         await refreshStatCache(ctx, item)

@@ -3,6 +3,7 @@
 
 import type { ConflictLeaf } from './merge/merge-json.js'
 import type { PlanItem } from './plan.js'
+import { publishBlocked } from './publish-plan.js'
 import { type ApplyOptions, inScope, type PlannedRun } from './run-types.js'
 
 export interface ItemReport {
@@ -26,6 +27,10 @@ export interface ItemReport {
   inherited?: true
   /** A conflict of an item changed on both sides: each leaf both sides changed differently. */
   leaves?: ConflictLeaf[]
+  /** publish / unpublish: the connection it goes through (null: none is named). */
+  connection?: string | null
+  /** publish / unpublish: the parent whose settings.publishing has applyToChildren and decides the connection. */
+  governedBy?: string
 }
 
 export interface Outcome {
@@ -46,6 +51,8 @@ export function reportOf(item: PlanItem, extra: Partial<ItemReport> = {}): ItemR
     ...(item.inherited ? { inherited: true as const } : {}),
     ...(item.leaves?.length ? { leaves: item.leaves } : {}),
     ...(item.reason ? { reason: item.reason } : {}),
+    ...(item.publishing ? { connection: item.publishing.connection } : {}),
+    ...(item.publishing?.governedBy ? { governedBy: item.publishing.governedBy } : {}),
     ...extra,
   }
 }
@@ -58,7 +65,7 @@ export function dryRunOutcome(
 ): Outcome {
   const outcome: Outcome = { applied: [], conflicts: [], failed: [] }
   for (const item of selected) {
-    const error = failures.get(item.path)
+    const error = failures.get(item.path) ?? publishBlocked(item)
     if (error !== undefined) outcome.failed.push(reportOf(item, { error }))
     else if (item.action === 'conflict') outcome.conflicts.push(reportOf(item))
     else if (item.action !== 'none' && item.action !== 'merge-base') outcome.applied.push(reportOf(item))

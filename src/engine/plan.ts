@@ -10,7 +10,8 @@ import type { ConflictLeaf, Side } from './merge/merge-json.js'
 export type Change = 'unchanged' | 'added' | 'modified' | 'deleted'
 
 /**
- * What to do with one item. `merge-base` touches only the state file: both sides already
+ * What to do with one item. `publish` and `unpublish` are entries of their own beside the
+ * item's write (publish-plan.ts), never the planner's decision for a path. `merge-base` touches only the state file: both sides already
  * agree (equal content, or both deleted), so the base moves to what they agree on. `merge`:
  * both sides changed different leaves; the run merged them (src/engine/merges.ts) and each
  * side gets the result. The planner itself never says `merge`: it decides on hashes, and the
@@ -25,6 +26,8 @@ export type Action =
   | 'merge'
   | 'merge-base'
   | 'none'
+  | 'publish'
+  | 'unpublish'
 
 export type { Side }
 
@@ -42,6 +45,14 @@ export interface Version {
  */
 export interface BaseVersion extends Version {
   alt?: string | null
+}
+
+/** The connection a content item publishes through, as the item and its ancestors say (publish-plan.ts). */
+export interface PublishRoute {
+  /** The connection id; null when neither the item nor a governing parent names one. */
+  connection: string | null
+  /** The ancestor whose `settings.publishing.applyToChildren` decides it. */
+  governedBy?: string
 }
 
 export interface PlanOptions {
@@ -68,6 +79,8 @@ export interface PlanItem {
   reason?: string
   /** A write keeps the server's secrets (a secret conflict settled for the server: secret-leaves.ts). */
   keepServerSecrets?: true
+  /** A publish or unpublish entry: the connection it goes through. */
+  publishing?: PublishRoute
 }
 
 export interface Plan {

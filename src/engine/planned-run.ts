@@ -11,6 +11,7 @@ import { distrustUnprovenLockBases } from './lock-proof.js'
 import type { MediaRun } from './media/media-snapshot.js'
 import { planMerges } from './merges.js'
 import { type BaseVersion, plan, type Side } from './plan.js'
+import { withPublishEntries } from './publish-entries.js'
 import type { RemoteEntry, RemoteProblem } from './remote-snapshot.js'
 import type { EngineDeps, PlannedRun } from './run-types.js'
 import { settleSecretLeaves } from './secret-leaves.js'
@@ -80,10 +81,20 @@ export async function planSides(
   )
   // A connection's secrets are leaves the hashes cannot see: compared before anything is written.
   await settleSecretLeaves(root, codecs, result.items, remote, opts.prefer)
+  const items = await withPublishEntries(result.items, {
+    root,
+    client,
+    codecs,
+    store,
+    local,
+    remote,
+    merges,
+    mode: deps.publishing ?? 'auto',
+  })
   const media = await opts.media?.(planOptions)
   return {
     store,
-    plan: media ? { items: [...result.items, ...media.items] } : result,
+    plan: { items: media ? [...items, ...media.items] : items },
     local,
     remote,
     scanProblems: [...sides.scanProblems, ...(media?.scanProblems ?? [])],

@@ -56,7 +56,12 @@ export function refusal(item: PlanItem): string | undefined {
  */
 export function promoteSelection(run: PlannedRun, scope: readonly string[]): PlanItem[] {
   return run.plan.items.filter(
-    (item) => inScope(item.path, scope) && (!item.inherited || scope.includes(item.path)),
+    (item) =>
+      inScope(item.path, scope) &&
+      (!item.inherited || scope.includes(item.path)) &&
+      // A deployment still owed is this project's site, not content to send up.
+      item.action !== 'publish' &&
+      item.action !== 'unpublish',
   )
 }
 

@@ -30,6 +30,8 @@ export interface RemotePort {
   connectionTypes?(): Promise<{ deployers: string[]; processors: string[] }>
   /** A form's entries (people's submissions), undefined when there is no such form. */
   formEntries?(formId: string): Promise<JsonObject[] | undefined>
+  /** `POST P/content/publish|unpublish` with the whole item: deploys it, then stores it again. */
+  publish?(verb: 'publish' | 'unpublish', item: JsonObject): Promise<JsonObject>
   /** `P/<kind>/pull/:id`: the server makes a local copy of an item it inherits from its parent. */
   pullInherited(kind: Kind, id: string): Promise<void>
   /**

@@ -11,6 +11,7 @@ import type { LocalEntry, ScanProblem } from '../workspace/scan.js'
 import type { MediaRun } from './media/media-snapshot.js'
 import type { BaseFallback, PlannedMerge } from './merges.js'
 import type { Plan, PlanItem } from './plan.js'
+import type { Publishing } from './publish-plan.js'
 import type { EngineLogger, RemotePort } from './remote-port.js'
 import type { RemoteEntry, RemoteSnapshot } from './remote-snapshot.js'
 
@@ -29,6 +30,13 @@ export interface EngineDeps {
   media?: MediaDeps
   /** Where a base's text comes from when .cms-sync/bases/ lacks it (a fresh clone: git). */
   baseFallback?: BaseFallback
+  /**
+   * auto (the default): a change of a content item's `isPublished` is carried out with the
+   * server's publish or unpublish, and a write of an item that stays published deploys it again,
+   * as the CMS's editor does. manual: no deployment at all, `isPublished` is a plain field
+   * (publish-plan.ts).
+   */
+  publishing?: Publishing
 }
 
 export interface MediaDeps {
@@ -84,7 +92,9 @@ export const SELECT = {
   pull: (item: PlanItem) =>
     ['pull', 'delete-local', 'merge', 'merge-base', 'conflict', 'none'].includes(item.action),
   push: (item: PlanItem) =>
-    ['push', 'delete-remote', 'merge', 'merge-base', 'conflict', 'none'].includes(item.action),
+    ['push', 'delete-remote', 'merge', 'merge-base', 'conflict', 'none', 'publish', 'unpublish'].includes(
+      item.action,
+    ),
   sync: (_item: PlanItem) => true,
   /** resolve: only the conflicts that --keep just settled. */
   resolve: (item: PlanItem) => item.settledFor !== undefined,
@@ -107,6 +117,11 @@ export interface ApplyOptions {
   deferSave?: boolean
   /** Which side a `merge` writes (default both). */
   mergeWrites?: MergeWrites
+  /**
+   * Whether a publish after this run's write of `path` waits (watch: the item's saves have not
+   * paused yet); a publish held back stays owed in the state for a later run.
+   */
+  deferPublish?: (path: string) => boolean
   now?: () => string
 }
 

@@ -442,6 +442,7 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
     bases: run.bases,
     baseText: async (item: PlanItem, hash: string, codec: Codec) =>
       (await run.bases.read(hash)) ?? (await deps.baseFallback?.(item, hash, codec, [])),
+    ...(opts.deferPublish ? { deferPublish: opts.deferPublish } : {}),
   }
   let outcome: Outcome
   let stopped = true

@@ -87,6 +87,8 @@ export function createWatchEngine(
      * daemon decides when to save (src/watch/save-timer.ts) and calls saveState.
      */
     onUnsaved?: () => void
+    /** Whether a publish after a write of `path` waits for its saves to pause (publish-quiet.ts). */
+    deferPublish?: (path: string) => boolean
   } = {},
 ): WatchEngine {
   let store: StateStore | undefined
@@ -129,6 +131,7 @@ export function createWatchEngine(
         reportRemoteProblems: how.full,
         signal: how.signal,
         deferSave: planned.fresh === true,
+        ...(opts.deferPublish ? { deferPublish: opts.deferPublish } : {}),
       })
     } finally {
       if (planned.fresh) opts.onUnsaved?.() // a full run saves at its end

@@ -138,6 +138,12 @@ export interface RemoteClient {
   /** `POST P/<kind>/push/:id`: the server sends its local item up to the parent project. */
   pushToParent(kind: RemoteKind, id: string): Promise<void>
   /**
+   * `POST P/content/publish|unpublish` with the whole item: the server deploys it through its
+   * connection, then writes it again with `isPublished` set (schedule dates included). Returns
+   * the item as the server answers it; throws RemoteError with the server's words.
+   */
+  publish(verb: 'publish' | 'unpublish', item: RemoteObject): Promise<RemoteObject>
+  /**
    * Any route, through the same queue, retries and auth. `path` starts with `/`. 2xx and 4xx
    * answers are returned; 5xx and 429 after the retries, redirects, timeouts and network
    * failures throw RemoteError.
@@ -574,6 +580,28 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
       )
   }
 
+  async function publish(verb: 'publish' | 'unpublish', item: RemoteObject): Promise<RemoteObject> {
+    const id = String(item.id)
+    const request: HttpRequest = {
+      method: 'POST',
+      path: `${P}/content/${verb}`,
+      itemId: id,
+      // Deploying the same item twice leaves what deploying it once does.
+      idempotent: true,
+      maxBytes: ITEM_MAX_BYTES,
+    }
+    const res = await transport.send({ ...request, body: item })
+    if (res.status < 200 || res.status >= 300) throw fail(request, res, `could not ${verb} content "${id}"`)
+    if (!isPlainObject(res.body) || typeof res.body.id !== 'string')
+      throw remoteError('rejected', `the server's answer to ${verb} content "${id}" is not the item`, {
+        method: 'POST',
+        route: request.path,
+        status: res.status,
+        itemId: id,
+      })
+    return res.body
+  }
+
   async function request(
     method: string,
     path: string,
@@ -700,6 +728,7 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     remove,
     pullInherited: (kind, id) => syncCall(kind, 'pull', id),
     pushToParent: (kind, id) => syncCall(kind, 'push', id),
+    publish,
     request,
     readListing: (name, path, reqOpts = {}) =>
       readListing(name, true, {

@@ -54,6 +54,12 @@ export interface ItemState {
    * server's order by the next run that writes, and every write records it in today's form.
    */
   sortedBase?: true
+  /**
+   * content only: the deployed copy is behind the base, the publish or unpublish that brings it
+   * level is still to do (recorded with the write that calls for it, gone once it is done). A
+   * run retries it (engine/publish-plan.ts).
+   */
+  deploy?: 'publish' | 'unpublish'
 }
 
 /**

@@ -26,6 +26,7 @@ import {
 } from './mass-change.js'
 import { createOwnWrites } from './own-writes.js'
 import { startPoller } from './poller.js'
+import { createPublishQuiet } from './publish-quiet.js'
 import { type SettleRequest, serveRequests } from './requests.js'
 import { createWatchRuns, type WatchRunOutcome } from './runs.js'
 import { createSaveTimer } from './save-timer.js'
@@ -35,6 +36,8 @@ import { createWorkQueue, type Settled } from './work-queue.js'
 
 /** The deep rescan: catches an edit that kept size and mtime, which the stat cache would miss. */
 export const DEFAULT_RESCAN_MS = 5 * 60_000
+/** watch.publishQuietMs's default (src/config/config.ts). */
+export const DEFAULT_PUBLISH_QUIET_MS = 5000
 
 export interface DaemonOptions {
   deps: EngineDeps
@@ -54,6 +57,8 @@ export interface DaemonOptions {
   thresholds?: MassChangeThresholds
   /** The credentials file renewToken reads: a change to it retries a refused run at once. */
   credentialsFile?: string
+  /** How long an item's saves must pause before its publish goes (watch.publishQuietMs). */
+  publishQuietMs?: number
   /** Given once the daemon serves requests: the local page's handle on it (src/page/). */
   onControl?: (control: DaemonControl) => void
 }
@@ -146,7 +151,14 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
     () => engine.saveState(),
     (error) => logger.error({ error: (error as Error).message }, 'watch: saving the state failed'),
   )
-  const engine = createWatchEngine(deps, { onUnsaved: () => saver.unsaved() })
+  // A burst of saves of a published item is one publish, once the saves pause.
+  const quiet = createPublishQuiet(opts.publishQuietMs ?? DEFAULT_PUBLISH_QUIET_MS, (paths) =>
+    queue.add(paths),
+  )
+  const engine = createWatchEngine(deps, {
+    onUnsaved: () => saver.unsaved(),
+    deferPublish: (path) => quiet.defer(path),
+  })
   let rules: IgnoreRules = await loadIgnoreRules(root)
   const stats = watchStats(
     root,
@@ -225,6 +237,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
   async function onBatch(paths: Set<string>, info: LocalBatchInfo): Promise<void> {
     const changed = await ownWrites.filterBatch(paths) // first, so a big pull never trips the guard
     if (changed.size === 0) return
+    quiet.saved(changed)
     await guard(changed, new Set([...info.deleted].filter((p) => changed.has(p))))
     if (info.flood) {
       runs.requireFull()
@@ -377,6 +390,8 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
         stopping = true
         stopServing()
         credentialsWatch?.close()
+        // Publishes still waiting for quiet stay owed in the state: the next run does them.
+        quiet.close()
         await restarting
         await Promise.all([watcher?.close(), poll.stop(0), rescan.stop(0)])
       },

@@ -14,6 +14,8 @@ export type WatchEvent =
   /** kept: a delete's server copy, in .cms-sync/trash/. */
   | { event: 'pushed'; path: string; action: 'push' | 'delete-remote'; kept?: string }
   | { event: 'pulled'; path: string; action: 'pull' | 'delete-local' }
+  /** Deployed through its connection (or taken off the site). */
+  | { event: 'published'; path: string; action: 'publish' | 'unpublish'; connection?: string | null }
   /** Both sides changed different leaves: each side now holds both edits. */
   | { event: 'merged'; path: string }
   | { event: 'conflict'; path: string; reason?: string; leaves?: ConflictLeaf[] }
@@ -46,6 +48,14 @@ function itemEvent(item: ItemReport): WatchEvent | undefined {
       return { event: 'pulled', path: item.path, action: item.action }
     case 'merge':
       return { event: 'merged', path: item.path }
+    case 'publish':
+    case 'unpublish':
+      return {
+        event: 'published',
+        path: item.path,
+        action: item.action,
+        ...(item.connection !== undefined ? { connection: item.connection } : {}),
+      }
     default:
       return undefined
   }

@@ -35,11 +35,13 @@ describe('loading cms-sync.yaml', () => {
       watch: {
         debounceMs: 100,
         pollSeconds: 10,
+        publishQuietMs: 5000,
         massChange: { files: 50, percent: 20 },
         massDelete: { files: 20, percent: 10 },
       },
       safety: { maxDeletePercent: 50, maxDeletes: 20 },
       dialect: 'auto',
+      publishing: 'auto',
       tls: { insecure: false },
       limits: { listingMB: 128, mediaMB: 1024 },
       retention: { trashDays: 30, logsDays: 14 },
@@ -73,7 +75,12 @@ describe('loading cms-sync.yaml', () => {
     ],
     [
       'watch: 5',
-      'cms-sync.yaml: watch: expected a mapping with debounceMs, pollSeconds, massChange and massDelete, got 5 (number)',
+      'cms-sync.yaml: watch: expected a mapping with debounceMs, pollSeconds, publishQuietMs, massChange and massDelete, got 5 (number)',
+    ],
+    ['publishing: never', 'cms-sync.yaml: publishing: expected one of auto, manual, got "never" (string)'],
+    [
+      'watch: { publishQuietMs: -1 }',
+      'cms-sync.yaml: watch.publishQuietMs: expected a whole number of milliseconds from 0 to 3600000, got -1 (number)',
     ],
     [
       'watch: { massDelete: { files: 0 } }',

@@ -58,11 +58,22 @@ describe.each(['spec', 'upstream'] as const)('every kind with dialect: auto (%s 
     expect(pushed.json.applied.map((a: { kind: string }) => a.kind).sort()).toEqual([
       'connection',
       'content',
+      // about.json is published: its edit is published again, through the git connection its
+      // governing parent (home) names.
+      'content',
       'form',
       'media',
       'media',
       'schema',
     ])
+    expect(pushed.json.applied).toContainEqual(
+      expect.objectContaining({
+        path: 'content/about.json',
+        action: 'publish',
+        connection: 'website',
+        governedBy: 'home',
+      }),
+    )
     expect((await w.server.get('form', 'contact'))?.title).toBe('Contact us')
     expect(await w.server.get('connection', 'website')).toMatchObject({
       title: 'Website (edited)',

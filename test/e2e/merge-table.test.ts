@@ -309,7 +309,8 @@ describe.each(['spec', 'upstream'] as const)('how edits on both sides merge (%s 
     await onServer('content', (d) => {
       d.properties.title = 'remote title'
       d.properties.intro = 'remote intro'
-      d.isPublished = true
+      // A disjoint top-level edit (not isPublished: a published item's write publishes it).
+      d.settings = { publishing: { connectionId: 'site' } }
     })(world)
     const first = await world.cli(
       '--json',
@@ -325,12 +326,12 @@ describe.each(['spec', 'upstream'] as const)('how edits on both sides merge (%s 
     // The settled leaf and the disjoint edits agree on both sides; the open leaf keeps each side's value.
     expect(await world.readJson('content/news.json')).toMatchObject({
       sort: 3,
-      isPublished: true,
+      settings: { publishing: { connectionId: 'site' } },
       properties: { title: 'remote title', intro: 'local intro' },
     })
     expect(await world.server.get('content', 'news')).toMatchObject({
       sort: 3,
-      isPublished: true,
+      settings: { publishing: { connectionId: 'site' } },
       properties: { title: 'remote title', intro: 'remote intro' },
     })
     const status = await world.cli('--json', 'status')

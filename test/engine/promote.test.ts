@@ -3,7 +3,8 @@
 
 import { describe, expect, it } from 'vitest'
 import type { PlanItem } from '../../src/engine/plan.js'
-import { type PromotePort, promote, refusal } from '../../src/engine/promote.js'
+import { type PromotePort, promote, promoteSelection, refusal } from '../../src/engine/promote.js'
+import type { PlannedRun } from '../../src/engine/run-types.js'
 
 const item = (id: string, extra: Partial<PlanItem> = {}): PlanItem => ({
   kind: 'content',
@@ -30,6 +31,13 @@ function port(lands: (id: string) => boolean) {
 }
 
 describe('promote', () => {
+  it('an owed publish is this project’s deployment, not an item to send up', () => {
+    const synced = item('a')
+    const owed = item('a', { action: 'publish', publishing: { connection: 'site' } })
+    const run = { plan: { items: [synced, owed] } } as unknown as PlannedRun
+    expect(promoteSelection(run, ['content/a.json'])).toEqual([synced])
+  })
+
   it('refuses unsynced, conflicting, inherited and media items with a reason', () => {
     expect(refusal(item('a'))).toBeUndefined()
     expect(refusal(item('a', { action: 'merge-base' }))).toBeUndefined()

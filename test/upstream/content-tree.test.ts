@@ -43,7 +43,8 @@ function node(id: string, parentId: string, sort: number, schemaId = 'section') 
     parentId,
     schemaId,
     sort,
-    isPublished: true,
+    // Not published: these nodes name no connection, and publishing one would fail by design.
+    isPublished: false,
     publishOn: null,
     unpublishOn: null,
     properties: {
@@ -141,17 +142,17 @@ describe.skipIf(!SETUP)('the content tree (real upstream server)', () => {
     await ws.expectClean()
     // An unrelated edit of the node keeps its schedule.
     const file = await ws.readJson(path)
-    await ws.writeJson(path, { ...file, isPublished: false })
+    await ws.writeJson(path, { ...file, sort: 5 })
     await ws.ok('push')
     state = await expectOnly(up.api, state, { changed: [`content/${id}`] })
-    expect(await up.api.get('content', id)).toMatchObject({ publishOn, unpublishOn, isPublished: false })
+    expect(await up.api.get('content', id)).toMatchObject({ publishOn, unpublishOn, sort: 5 })
     const status = await ws.ok('--json', 'status')
     expect((status.json as { scheduled?: unknown[] }).scheduled).toEqual([
       expect.objectContaining({ path, type: 'publish' }),
       expect.objectContaining({ path, type: 'unpublish' }),
     ])
     // Unscheduled again: both dates cleared on the server.
-    await ws.writeJson(path, { ...file, isPublished: false, publishOn: null, unpublishOn: null })
+    await ws.writeJson(path, { ...file, sort: 5, publishOn: null, unpublishOn: null })
     await ws.ok('push')
     state = await expectOnly(up.api, state, { changed: [`content/${id}`] })
     expect(await up.api.get('content', id)).toMatchObject({ publishOn: null, unpublishOn: null })
@@ -184,7 +185,7 @@ describe.skipIf(!SETUP)('the content tree (real upstream server)', () => {
     state = await serverState(up.api)
     expect(state.content.get('by-ann')).toMatchObject({ createdBy: 'ann-user-id' })
     const file = await ws.readJson('content/by-ann.json')
-    await ws.writeJson('content/by-ann.json', { ...file, isPublished: false })
+    await ws.writeJson('content/by-ann.json', { ...file, sort: 4 })
     await ws.ok('push')
     state = await expectOnly(up.api, state, { changed: ['content/by-ann'] })
     expect(state.content.get('by-ann')).toMatchObject({ createdBy: 'ann-user-id', updatedBy: up.userId })
@@ -225,7 +226,7 @@ describe.skipIf(!SETUP)('the content tree (real upstream server)', () => {
     await ws.expectClean()
     // The child can still be edited and pushed.
     const team = await ws.readJson('content/team.json')
-    await ws.writeJson('content/team.json', { ...team, isPublished: false })
+    await ws.writeJson('content/team.json', { ...team, sort: 7 })
     await ws.ok('push')
     await ws.expectClean()
   })

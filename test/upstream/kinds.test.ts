@@ -3,7 +3,7 @@
 // push it into a fresh project, edit on either side, delete on either side, and after every
 // step check that the server holds exactly what the step meant and nothing else changed.
 
-import { cp, rm } from 'node:fs/promises'
+import { cp, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
@@ -32,6 +32,14 @@ describe.skipIf(!SETUP)('every kind both ways (real upstream server)', () => {
   beforeAll(async () => {
     up = await freshProject('kinds')
     ws = await initWorkspace(up, 'kinds', SECRET)
+    // The example's pages publish through a git repository that does not exist (and three name
+    // no connection): this file is about the kinds, so cms-sync deploys nothing here.
+    // Publishing on this server is test/upstream/publishing.test.ts.
+    const config = path.join(ws.root, 'cms-sync.yaml')
+    await writeFile(
+      config,
+      (await readFile(config, 'utf8')).replace(/^publishing: .*$/m, 'publishing: manual'),
+    )
   })
   afterAll(cleanupTemps)
 

@@ -17,7 +17,7 @@ import {
 } from './harness.js'
 
 function page(id: string, title: string) {
-  return contentFile(id, { isPublished: true, properties: { title } })
+  return contentFile(id, { properties: { title } })
 }
 
 describe.skipIf(!SETUP)('watch (real upstream server)', () => {

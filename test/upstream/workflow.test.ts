@@ -33,7 +33,7 @@ const FORM = {
  * projects and environments, so a common id ("news") would show another project's dates.
  */
 function page(id: string, title: string) {
-  return contentFile(id, { isPublished: true, properties: { title } })
+  return contentFile(id, { properties: { title } })
 }
 
 describe.skipIf(!SETUP)('a team workflow (real upstream server)', () => {

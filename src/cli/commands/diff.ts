@@ -47,6 +47,16 @@ export function register(program: Command, io: CliIo): void {
             })
             continue
           }
+          if (item.action === 'publish' || item.action === 'unpublish') {
+            // No text of its own: the deployment that follows (or precedes) the item's write.
+            const through = item.publishing?.connection
+            diffs.push({
+              path: item.path,
+              action: item.action,
+              diff: `${item.action} ${item.path} (${through ? `through connection "${through}"` : 'no connection named'})\n`,
+            })
+            continue
+          }
           const codec = deps.codecs.find((c) => c.kind === item.kind)!
           const entry = planned.remote.get(item.path)
           const object = entry ? await fullObject(deps.client, entry) : undefined

@@ -44,6 +44,10 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
     .option('--fault-seed <n>', 'seed for reproducible faults', integer('--fault-seed', 0), 1)
     .option('--rate-limit <n>', 'answer 429 past N requests a second', integer('--rate-limit', 1))
     .option('--max-body-mb <n>', 'largest JSON body accepted', integer('--max-body-mb', 1), 50)
+    .option(
+      '--deploy-root <dir>',
+      'folder a filesystem connection publishes content under (default: <data>/deploy, or a temp folder)',
+    )
     .action(async (opts) => {
       // Loaded here, not at the top: every cms-sync command registers this module, and only
       // this one needs the server.
@@ -75,6 +79,7 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
           faultSeed: opts.faultSeed,
           rateLimit: opts.rateLimit,
           maxBodyMb: opts.maxBodyMb,
+          ...(opts.deployRoot ? { deployRoot: opts.deployRoot } : {}),
           logger: {
             info: (msg) => io.stderr.write(`${msg}\n`),
             warn: (msg) => io.stderr.write(`warning: ${msg}\n`),

@@ -68,6 +68,7 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
           deps,
           thresholds: { massChange: ws.config.watch.massChange, massDelete: ws.config.watch.massDelete },
           debounceMs: ws.config.watch.debounceMs,
+          publishQuietMs: ws.config.watch.publishQuietMs,
           pollMs: ws.config.watch.pollSeconds * 1000,
           rescanMs: opts.rescanSeconds * 1000,
           stopSignal: io.stopSignal,

@@ -15,6 +15,7 @@ import {
   persistContent,
   withSchedule,
 } from './content-model.js'
+import { publishingRoutes } from './publishing.js'
 import {
   col,
   envItem,
@@ -122,6 +123,9 @@ export function contentRoutes(route: Route, _core: Core): void {
     ctx.core.store.put(col(ctx, 'content'), content.id as string, persistContent(ctx, content, userId))
     return ctx.text('OK')
   })
+
+  // Before `content/:id`: `publish` and `unpublish` are route words, never ids.
+  publishingRoutes(route)
 
   syncRoutes(route, 'content', 'Content', {
     persist: (ctx, item) => persistContent(ctx, item, ctx.userId()),

@@ -371,6 +371,10 @@ function step(ctx: MediaApplyContext, item: PlanItem): Promise<ItemResult | unde
     case 'merge-base':
     case 'none':
       return mergeOrKeep(ctx, item)
+    // Only content is published; a media entry never gets one.
+    case 'publish':
+    case 'unpublish':
+      return Promise.resolve(undefined)
   }
 }
 
