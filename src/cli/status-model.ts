@@ -91,7 +91,19 @@ export async function readStatus(
   // What the run would refuse: the same checks as `--dry-run` and the executor.
   const failures = await predictFailures(deps, planned, pending)
   const changes = pending.map(
-    ({ kind, id, path, local, remote, action, from, inherited, leaves, reason, publishing }): StatusChange => {
+    ({
+      kind,
+      id,
+      path,
+      local,
+      remote,
+      action,
+      from,
+      inherited,
+      leaves,
+      reason,
+      publishing,
+    }): StatusChange => {
       const problems = planned.local.get(path)?.problems
       const error = failures.get(path) ?? publishBlocked({ path, action, publishing })
       return {

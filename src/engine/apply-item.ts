@@ -64,6 +64,11 @@ export interface ApplyContext {
   deferPublish?: (path: string) => boolean
   /** Told of each item this run wrote to the server: what was sent, and what the server answered. */
   onServerWrite?: (path: string, sent: JsonObject, stored: JsonObject) => void
+  /**
+   * Server copies this run itself made before a later step of the same item (an unpublish before
+   * its delete), by path: the hash of their file form, a base as good as the planned one.
+   */
+  ownCopies?: ReadonlyMap<string, string>
 }
 
 export type ItemResult =
@@ -94,6 +99,7 @@ async function serverHoldsBase(
   const known = ctx.store.get(item.path)
   if (!known) return true
   const file = codec.toFile(current)
+  if (ctx.ownCopies?.get(item.path) === fileBytes(file).hash) return true
   if (item.kind === 'connection') return connectionHoldsBase(ctx, item, codec, known.baseHash, file)
   const hash = known.sortedBase ? sortedHash(file) : fileBytes(file).hash
   return hash === known.baseHash || ctx.store.alternates.get(item.path)?.baseHash === hash

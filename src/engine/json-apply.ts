@@ -14,7 +14,7 @@
 
 import type { ItemState } from '../state/state-file.js'
 import { inParallel } from '../util/in-parallel.js'
-import type { Codec, JsonObject } from '../workspace/codec.js'
+import { type Codec, fileBytes, type JsonObject } from '../workspace/codec.js'
 import { type ParsedFile, readLocalFile, statLocalFile } from '../workspace/local-file.js'
 import {
   type ApplyContext,
@@ -103,9 +103,11 @@ function publishingRun(ctx: ApplyContext, selected: readonly PlanItem[], publish
   // An unpublish writes the item again before its remote delete, which checks the server copy
   // is still the one planned: the copy after the unpublish is.
   const overlay = publishes.some((item) => !ctx.local.has(item.path)) ? new Map(ctx.remote) : undefined
+  const ownCopies = new Map<string, string>()
   const publishCtx: ApplyContext = {
     ...ctx,
     remote: overlay ?? ctx.remote,
+    ownCopies,
     deploys,
     onServerWrite: (path, sent, stored) =>
       // The server keeps the dates as schedule tasks and may echo them as null: the body's are real.
@@ -129,7 +131,10 @@ function publishingRun(ctx: ApplyContext, selected: readonly PlanItem[], publish
       if (result?.status === 'applied' && overlay && !ctx.local.has(item.path)) {
         const entry = overlay.get(item.path)
         const now = await ctx.client.get(item.kind, item.id)
-        if (entry && now) overlay.set(item.path, { ...entry, rev: codec.revisionOf(now) })
+        if (entry && now) {
+          overlay.set(item.path, { ...entry, rev: codec.revisionOf(now) })
+          ownCopies.set(item.path, fileBytes(codec.toFile(now)).hash)
+        }
       }
       return result
     },
