@@ -8,7 +8,8 @@ import type { ItemState, StateStore } from '../state/state-file.js'
 import type { Codec, ReferenceContext } from '../workspace/codec.js'
 import { itemPath } from '../workspace/layout.js'
 import { readLocalFile } from '../workspace/local-file.js'
-import { deletesHeldByRenamedFiles } from './guards.js'
+import { deletesHeldByRenamedFiles, describeOrphaning } from './guards.js'
+import { orphaningDeletes } from './orphans.js'
 import type { PlanItem } from './plan.js'
 import type { EngineDeps, PlannedRun } from './run-types.js'
 
@@ -55,6 +56,8 @@ export async function predictFailures(
 ): Promise<Map<string, string>> {
   const failures = new Map<string, string>()
   for (const [path, why] of deletesHeldByRenamedFiles(selected, run.local.values())) failures.set(path, why)
+  for (const [path, children] of await orphaningDeletes(deps, run, selected))
+    failures.set(path, `refused: ${describeOrphaning(path, children)}; delete or move them in the same run`)
   const pushes = selected.filter((item) => item.action === 'push' && item.kind !== 'media')
   if (pushes.length === 0) return failures
   const references = await referenceContext(deps, run, selected)
