@@ -8,6 +8,7 @@ import type { ItemState, StateStore } from '../state/state-file.js'
 import type { Codec, ReferenceContext } from '../workspace/codec.js'
 import { itemPath } from '../workspace/layout.js'
 import { readLocalFile } from '../workspace/local-file.js'
+import { heldBy, unsyncedPaths } from '../workspace/scan.js'
 import { deletesHeldByRenamedFiles, describeOrphaning } from './guards.js'
 import { orphaningDeletes } from './orphans.js'
 import type { PlanItem } from './plan.js'
@@ -15,6 +16,12 @@ import type { EngineDeps, PlannedRun } from './run-types.js'
 
 function baseSchemas(store: StateStore): ItemState[] {
   return store.items('schema')
+}
+
+function heldSchemas(run: PlannedRun): ItemState[] {
+  if (run.fresh) return baseSchemas(run.store)
+  const held = heldBy(unsyncedPaths(run.scanProblems))
+  return baseSchemas(run.store).filter((item) => held(item.path))
 }
 
 /** What pushed files are checked against: known only for the kinds being synced. */
@@ -27,8 +34,9 @@ export async function referenceContext(
   const schemaIds = deps.codecs.some((codec) => codec.kind === 'schema')
     ? new Set([
         ...NATIVE_SCHEMA_IDS,
-        // An edit-only run saw only its own paths: the schemas of the last sync stand for the rest.
-        ...[...run.remote.values(), ...run.local.values(), ...(run.fresh ? baseSchemas(run.store) : [])]
+        // An edit-only run saw only its own paths: the schemas of the last sync stand for the rest;
+        // so they do for schemas held out of the run (schemas/ a link, or a file in its place).
+        ...[...run.remote.values(), ...run.local.values(), ...heldSchemas(run)]
           .filter((e) => e.kind === 'schema')
           .map((e) => e.id),
       ])
