@@ -65,9 +65,16 @@ export async function planSides(
   for (const item of result.items) if (remote.get(item.path)?.inherited) item.inherited = true
   // Only the items changed on both sides read a base (merges.ts).
   const bases = new BaseStore(deps.root)
-  const { root, client, codecs, baseFallback } = deps
+  const { root, client, codecs, baseFallback, whyNoBase } = deps
   const merges = await planMerges(
-    { root, client, codecs, bases, ...(baseFallback ? { baseFallback } : {}) },
+    {
+      root,
+      client,
+      codecs,
+      bases,
+      ...(baseFallback ? { baseFallback } : {}),
+      ...(whyNoBase ? { whyNoBase } : {}),
+    },
     store,
     result.items,
     local,

@@ -29,6 +29,8 @@ export interface EngineDeps {
   media?: MediaDeps
   /** Where a base's text comes from when .cms-sync/bases/ lacks it (a fresh clone: git). */
   baseFallback?: BaseFallback
+  /** Why baseFallback found nothing, when the user can change it (a shallow clone's history). */
+  whyNoBase?: () => Promise<string | undefined>
 }
 
 export interface MediaDeps {
