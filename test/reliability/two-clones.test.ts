@@ -278,6 +278,35 @@ describe.each(['spec', 'upstream'] as const)('two clones of one workspace (%s di
     await settled(t, before)
   })
 
+  test('neighbouring items synced in both clones: a git conflict in cms-sync.lock, settled by the next sync', async () => {
+    const t = await team()
+    const before = await t.outside()
+    // news and shop are neighbouring lines of the lock: git cannot merge the two changes
+    await editTitle(t.a, 'content/news.json', 'news by A')
+    await editTitle(t.b, 'content/shop.json', 'shop by B')
+    await ok(t, t.a, 'push')
+    await ok(t, t.b, 'push')
+    share(t.b, 'shop')
+    git(t.a, 'commit', '-qam', 'news')
+    let conflicted = false
+    try {
+      pull(t.a)
+    } catch {
+      conflicted = true
+    }
+    expect(conflicted, 'git stops on the lock').toBe(true)
+    expect(await readFile(path.join(t.a, 'cms-sync.lock'), 'utf8')).toMatch(/^<<<<<<< /m)
+    // The lock's lines between the markers are no base: nothing to do, nothing in conflict
+    const status = await ok(t, t.a, 'status')
+    expect(status.json).toMatchObject({ clean: true, changes: [] })
+    await ok(t, t.a, 'sync')
+    expect(await readFile(path.join(t.a, 'cms-sync.lock'), 'utf8')).not.toMatch(/^(<<<<<<<|=======|>>>>>>>)/m)
+    git(t.a, 'add', '-A')
+    git(t.a, 'commit', '-qm', 'merge, the lock settled by cms-sync')
+    share(t.a, 'merged')
+    await settled(t, before)
+  })
+
   test('renames: a content item under a new id, a media file moved, both orders', async () => {
     const t = await team()
     const before = await t.outside()
