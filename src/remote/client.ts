@@ -154,7 +154,9 @@ export interface RemoteClient {
     name: 'media',
     path: string,
     opts?: Pick<RequestOptions, 'signal'>,
-  ): Promise<{ res: RemoteResponse; keep?: () => Promise<void> }>
+  ): Promise<{ res: RemoteResponse; keep?: () => Promise<void>; fromKept?: true }>
+  /** Drops the kept listing of another module's (media) before the tool's own write to it. */
+  forgetListing(name: 'media'): Promise<void>
   /** The aliases of `GET P/connections/deployers` and `GET P/connections/processors`. */
   connectionTypes(): Promise<{ deployers: string[]; processors: string[] }>
   /** A form's entries (people's submissions), or undefined when there is no such form. */
@@ -340,7 +342,7 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
         }
       try {
         const body: unknown = JSON.parse(usable.text)
-        return { res: { status: 200, headers: { ...res.headers, etag: usable.etag }, body } }
+        return { res: { status: 200, headers: { ...res.headers, etag: usable.etag }, body }, kept: usable }
       } catch {
         return { res: await transport.send(request) }
       }
@@ -369,8 +371,11 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
    */
   async function forgetListing(kind: RemoteKind): Promise<void> {
     listingMarkers.delete(kind)
-    const name = SEGMENT[kind]
-    if (!listingCache || NEVER_CACHED.has(kind) || forgotten.has(name)) return
+    if (!NEVER_CACHED.has(kind)) await forgetKept(SEGMENT[kind])
+  }
+
+  async function forgetKept(name: string): Promise<void> {
+    if (!listingCache || forgotten.has(name)) return
     forgotten.add(name)
     await listingCache.forget(name).catch((error: Error) => {
       forgotten.delete(name)
@@ -728,14 +733,21 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     pullInherited: (kind, id) => syncCall(kind, 'pull', id),
     pushToParent: (kind, id) => syncCall(kind, 'push', id),
     request,
-    readListing: (name, path, reqOpts = {}) =>
-      readListing(name, true, {
+    readListing: async (name, path, reqOpts = {}) => {
+      const read = await readListing(name, true, {
         method: 'GET',
         path,
         maxBytes: listMaxBytes,
         digest: true,
         ...(reqOpts.signal ? { signal: reqOpts.signal } : {}),
-      }),
+      })
+      return {
+        res: read.res,
+        ...(read.keep ? { keep: read.keep } : {}),
+        ...(read.kept ? { fromKept: true } : {}),
+      }
+    },
+    forgetListing: (name) => forgetKept(name),
     connectionTypes,
     formEntries,
     clearFormEntries,

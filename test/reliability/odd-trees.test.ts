@@ -5,9 +5,10 @@
 // changed, nothing written outside the workspace (or at its old path).
 
 import { existsSync } from 'node:fs'
-import { cp, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { cp, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
+import { createMediaApi } from '../../src/remote/media.js'
 import { contentOf, startWorld, type World } from '../helpers/sync-world.js'
 import { serverTitle, setWatchConfig, watchInProcess } from '../helpers/watch.js'
 import { report, sentinelAround } from './support.js'
@@ -143,11 +144,14 @@ describe.each(['spec', 'upstream'] as const)(
     })
 
     test("pull keeps the user's just-pushed item and sync brings nothing back wrong", async () => {
-      const w = await startWorld(dialect, { content: ['home', 'news', 'shop'] })
+      const w = await startWorld(dialect, {
+        content: ['home', 'news', 'shop'],
+        resources: ['schemas', 'content', 'media'],
+      })
       world = w
       // A proxy (or CDN) in front of the server: one ETag for every listing, 304 whenever it is sent back
       const FIXED = 'W/"always-the-same"'
-      const listings = /^\/api\/demo\/live\/(content|schemas?)$/
+      const listings = /^\/api\/demo\/live\/(content|schemas?|media)$/
       let answered304 = 0
       w.proxy.override = async (method, route, headers) => {
         if (method !== 'GET' || !listings.test(route)) return undefined
@@ -167,14 +171,18 @@ describe.each(['spec', 'upstream'] as const)(
       // The user adds an item and pushes it
       const { createDate: _c, ...fresh } = contentOf('fresh')
       await w.writeJson('content/fresh.json', fresh)
+      await mkdir(w.file('media/img'), { recursive: true })
+      await writeFile(w.file('media/img/fresh.png'), 'fresh bytes')
       const push = await w.cli('--json', 'push')
       expect(push.exitCode, push.stderr).toBe(0)
       expect(await w.server.get('content', 'fresh')).toBeDefined()
+      expect((await createMediaApi(w.server).list()).map((m) => m.name)).toContain('fresh.png')
       const server = await w.serverState()
       for (const command of ['pull', 'sync', 'status', 'pull']) {
         const run = await w.cli('--json', command)
         expect(run.exitCode, `${command}: ${run.stderr}`).toBe(0)
         expect(await w.exists('content/fresh.json'), `${command} keeps content/fresh.json`).toBe(true)
+        expect(await w.exists('media/img/fresh.png'), `${command} keeps media/img/fresh.png`).toBe(true)
         expect(await w.serverState(), command).toEqual(server)
       }
       expect((await w.cli('--json', 'status')).json).toMatchObject({ clean: true, changes: [] })
