@@ -209,6 +209,33 @@ describe.each(['spec', 'upstream'] as const)('two clones of one workspace (%s di
     await settled(t, before)
   })
 
+  test("a teammate's delete and edit reach a clone under watch from the server, then by `git pull`", async () => {
+    const t = await team()
+    const before = await t.outside()
+    // B: a delete and an edit, to the server, then to git
+    await rm(path.join(t.b, 'content/legal.json'))
+    await editTitle(t.b, 'content/home.json', 'home by B')
+    await ok(t, t.b, 'push')
+    share(t.b, 'B: drop legal, edit home')
+    // A works under its own watch
+    const watching = watchInProcess(t.a, t.w.env)
+    await watching.waitForEvent({ event: 'reconciled' }, 20_000)
+    // Watch brought B's server changes into A's files already: A commits them, then pulls
+    git(t.a, 'add', '-A')
+    git(t.a, 'commit', '-qm', 'what watch pulled')
+    pull(t.a)
+    const status = await ok(t, t.a, 'status')
+    expect(status.json.changes).toEqual([])
+    expect(watching.stderr()).not.toMatch(/internal error/i)
+    expect(watching.events.filter((e) => e.event === 'error' || e.event === 'failed')).toEqual([])
+    expect(await watching.stop(), watching.stderr()).toBe(0)
+    expect(((await t.w.server.get('content', 'home'))!.properties as { title: string }).title).toBe(
+      'home by B',
+    )
+    expect(await t.w.server.get('content', 'legal')).toBeUndefined()
+    await settled(t, before)
+  })
+
   test('a teammate deletes in git only: A carries the delete to the server after `git pull`', async () => {
     const t = await team()
     const before = await t.outside()
