@@ -47,6 +47,15 @@ export interface UntilReachable {
 
 const MAX_CONNECT_WAIT_MS = 30_000
 
+/** The first call's promise, for every call after it. */
+function once<T>(make: () => Promise<T>): () => Promise<T> {
+  let made: Promise<T> | undefined
+  return () => {
+    made ??= make()
+    return made
+  }
+}
+
 /**
  * connect(), retried with a growing wait while the server cannot be reached (a network error or
  * a timeout: it may be down, or the laptop offline); undefined when `stop` came first. Anything
@@ -140,6 +149,8 @@ export async function withEngine<T>(
             item.id,
             orders,
           ),
+        // Asked once per run, and only when git had no base for an item changed on both sides.
+        whyNoBase: once(async () => (await import('../workspace/git-base.js')).missingHistory(ws.root)),
         ...(enabled.has('media')
           ? {
               media: {

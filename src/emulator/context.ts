@@ -2,11 +2,15 @@
 // environment, and body readers that apply the dialect's rules for bad bodies.
 
 import type { IncomingMessage } from 'node:http'
+import { nestsDeeperThan } from '../workspace/json-depth.js'
 import type { User, Users } from './auth.js'
 import type { Dialect } from './dialect.js'
 import { isObj, type Obj } from './entities.js'
 import { HttpError, type Reply, readBody, text } from './http.js'
 import type { Store } from './store.js'
+
+/** The deepest request body taken (far beyond any item; the walks after the parse recurse). */
+const MAX_BODY_DEPTH = 1000
 
 export type Logger = { info(msg: string): void; warn(msg: string): void }
 
@@ -107,6 +111,10 @@ export function makeCtx(
       } catch (error) {
         throw new HttpError(400, `The body is not valid JSON: ${(error as Error).message}`)
       }
+      // Everything after the parse (validation, copies, the store) walks the value recursively: a
+      // body nesting thousands of levels would overflow the stack there. No item nests like that.
+      if (nestsDeeperThan(value, MAX_BODY_DEPTH))
+        throw new HttpError(400, `The body nests deeper than ${MAX_BODY_DEPTH} levels of objects and arrays`)
       // Express's strict parser refuses bare scalars and null in both dialects.
       if (isObj(value) || (Array.isArray(value) && (options.allowArray || !d.body.requireJsonType)))
         return value

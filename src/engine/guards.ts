@@ -21,6 +21,7 @@ export type GuardResult =
   | { ok: false; reason: 'wrong-target'; bound: Target; configured: Target }
   | { ok: false; reason: 'inheritance-lost'; had: number }
   | { ok: false; reason: 'form-entries'; forms: { path: string; entries: number }[] }
+  | { ok: false; reason: 'orphans'; parents: { path: string; children: string[] }[] }
 
 export type GuardStop = Exclude<GuardResult, { ok: true }>
 
@@ -149,6 +150,24 @@ export function formEntriesGuard(
   return { ok: false, reason: 'form-entries', forms: [...withEntries] }
 }
 
+/**
+ * A content delete on the server that would leave children behind (orphans.ts): the server sets
+ * their parentId to null, flattening the tree for good. Refused, whatever --allow-deletes says,
+ * unless the same run deletes or moves those children: it is not a question of how many.
+ */
+export function orphanGuard(orphaning: ReadonlyMap<string, readonly string[]>): GuardResult {
+  if (orphaning.size === 0) return { ok: true }
+  const parents = [...orphaning].map(([path, children]) => ({ path, children: [...children] }))
+  return { ok: false, reason: 'orphans', parents }
+}
+
+/** How a parent delete that would orphan children is told (the stop, and status beside the item). */
+export function describeOrphaning(path: string, children: readonly string[]): string {
+  const named = children.slice(0, USERS_NAMED).join(', ')
+  const more = children.length > USERS_NAMED ? ` and ${children.length - USERS_NAMED} more` : ''
+  return `deleting ${path} on the server would leave its children without a parent (the server moves them to the root): ${named}${more}`
+}
+
 /** A workspace bound to one server/project/environment never syncs with another until --rebind. */
 export function targetGuard(bound: Target | undefined, configured: Target, rebind: boolean): GuardResult {
   if (!bound || rebind || sameTarget(bound, configured)) return { ok: true }
@@ -168,6 +187,10 @@ export function describeStop(stop: GuardStop): string {
         .map((f) => `${f.path} (${f.entries} entr${f.entries === 1 ? 'y' : 'ies'})`)
         .join(', ')
       return `safety stop: this run would delete forms that hold entries, and the entries with them: ${forms}; nothing was changed. Export them with \`cms-sync entries <formId>\` or restore the file; re-run with --allow-deletes to delete (the entries are kept in .cms-sync/trash/ first)`
+    }
+    case 'orphans': {
+      const parents = stop.parents.map((p) => describeOrphaning(p.path, p.children)).join('; ')
+      return `safety stop: ${parents}; nothing was changed. Delete those children or move them under another parent in the same run, or bring the parent's file back (--allow-deletes does not lift this)`
     }
     case 'wrong-target': {
       const show = (t: Target) => `${t.server} ${t.project}/${t.environment}`

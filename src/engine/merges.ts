@@ -53,6 +53,8 @@ export interface MergeDeps {
   codecs: readonly Codec[]
   bases: BaseStore
   baseFallback?: BaseFallback
+  /** Why the fallback found no base, when something can be done about it (a shallow clone). */
+  whyNoBase?: () => Promise<string | undefined>
 }
 
 export interface MergeChoices {
@@ -143,7 +145,10 @@ async function mergeOne(
     JSON.parse(remoteText) as JsonObject,
     parsed.file,
   ])
-  if (baseText === undefined) return 'changed on both sides, and the base text is not known to merge them'
+  if (baseText === undefined) {
+    const why = await deps.whyNoBase?.()
+    return `changed on both sides, and the base text is not known to merge them${why ? `: ${why}` : ''}`
+  }
   const only = choices.leaves?.get(item.path)
   const choose = (leaf: ConflictLeaf): Side | undefined => {
     if (!only) return choices.prefer

@@ -162,6 +162,10 @@ export function decideTwice(
   remote: string | undefined,
   opts: PlanOptions = {},
 ): Decision {
+  // Gone from both sides (a teammate's delete pulled from git, a state restored from a backup
+  // older than a delete): whichever base is right, nothing is left to sync, and the base goes.
+  if (local === undefined && remote === undefined)
+    return { local: 'deleted', remote: 'deleted', action: 'merge-base' }
   const first = decide(base, local, remote)
   const second = decide(alt, local, remote)
   if (first.action === second.action)

@@ -66,13 +66,20 @@ export async function planSides(
   const planOptions = opts.prefer ? { prefer: opts.prefer } : {}
   const result = plan(base, local, remote, planOptions)
   for (const item of result.items) if (remote.get(item.path)?.inherited) item.inherited = true
-  const { root, client, codecs, baseFallback } = deps
+  const { root, client, codecs, baseFallback, whyNoBase } = deps
   // What the lock alone says may not delete or overwrite a server item unless git agrees.
   await distrustUnprovenLockBases(result.items, store, local, remote, codecs, baseFallback, planOptions)
   // Only the items changed on both sides read a base (merges.ts).
   const bases = new BaseStore(deps.root)
   const merges = await planMerges(
-    { root, client, codecs, bases, ...(baseFallback ? { baseFallback } : {}) },
+    {
+      root,
+      client,
+      codecs,
+      bases,
+      ...(baseFallback ? { baseFallback } : {}),
+      ...(whyNoBase ? { whyNoBase } : {}),
+    },
     store,
     result.items,
     local,

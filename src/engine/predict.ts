@@ -8,12 +8,20 @@ import type { ItemState, StateStore } from '../state/state-file.js'
 import type { Codec, ReferenceContext } from '../workspace/codec.js'
 import { itemPath } from '../workspace/layout.js'
 import { readLocalFile } from '../workspace/local-file.js'
-import { deletesHeldByRenamedFiles } from './guards.js'
+import { heldBy, unsyncedPaths } from '../workspace/scan.js'
+import { deletesHeldByRenamedFiles, describeOrphaning } from './guards.js'
+import { orphaningDeletes } from './orphans.js'
 import type { PlanItem } from './plan.js'
 import type { EngineDeps, PlannedRun } from './run-types.js'
 
 function baseSchemas(store: StateStore): ItemState[] {
   return store.items('schema')
+}
+
+function heldSchemas(run: PlannedRun): ItemState[] {
+  if (run.fresh) return baseSchemas(run.store)
+  const held = heldBy(unsyncedPaths(run.scanProblems))
+  return baseSchemas(run.store).filter((item) => held(item.path))
 }
 
 /** What pushed files are checked against: known only for the kinds being synced. */
@@ -26,8 +34,9 @@ export async function referenceContext(
   const schemaIds = deps.codecs.some((codec) => codec.kind === 'schema')
     ? new Set([
         ...NATIVE_SCHEMA_IDS,
-        // An edit-only run saw only its own paths: the schemas of the last sync stand for the rest.
-        ...[...run.remote.values(), ...run.local.values(), ...(run.fresh ? baseSchemas(run.store) : [])]
+        // An edit-only run saw only its own paths: the schemas of the last sync stand for the rest;
+        // so they do for schemas held out of the run (schemas/ a link, or a file in its place).
+        ...[...run.remote.values(), ...run.local.values(), ...heldSchemas(run)]
           .filter((e) => e.kind === 'schema')
           .map((e) => e.id),
       ])
@@ -55,6 +64,8 @@ export async function predictFailures(
 ): Promise<Map<string, string>> {
   const failures = new Map<string, string>()
   for (const [path, why] of deletesHeldByRenamedFiles(selected, run.local.values())) failures.set(path, why)
+  for (const [path, children] of await orphaningDeletes(deps, run, selected))
+    failures.set(path, `refused: ${describeOrphaning(path, children)}; delete or move them in the same run`)
   const pushes = selected.filter((item) => item.action === 'push' && item.kind !== 'media')
   if (pushes.length === 0) return failures
   const references = await referenceContext(deps, run, selected)

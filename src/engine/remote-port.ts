@@ -54,4 +54,6 @@ export interface ListingRead {
   dated?: readonly string[]
   /** Notes beside the kept copy that the state with this digest matches the listing. */
   markClean?(clean: string, dated?: readonly string[]): Promise<void>
+  /** The server answered 304: the items are the kept copy's (never the only word on a delete). */
+  kept?: true
 }

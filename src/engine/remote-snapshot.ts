@@ -207,6 +207,7 @@ export async function snapshotRemote(
         inherited: isInherited(listedObject),
       })
     }
+    if (read.kept) await confirmAbsences(client, codec, state, ignored, entries)
     if (matches && problems.length === reported && listed.length === state.items(codec.kind).length)
       matching.push({ read, ...(codec.schedules ? { dated } : {}) })
   }
@@ -220,6 +221,28 @@ export async function snapshotRemote(
             void (await Promise.all(matching.map(({ read, dated }) => read.markClean?.(digest, dated)))),
         }
       : {}),
+  }
+}
+
+/**
+ * A kept listing (answered 304) that lacks an item the state has a base of: the server's word
+ * that the item is gone rests on its ETag alone, which a proxy or a non-conforming server may
+ * never change (the user's own just-pushed item would then be deleted locally). Each such item
+ * is read by id: one the server still holds is its remote side; only a 404 makes it gone. A
+ * server that keeps its ETags honest never gets here (a delete changes the listing's ETag).
+ */
+async function confirmAbsences(
+  client: RemotePort,
+  codec: Codec,
+  state: SnapshotState,
+  ignored: (path: string) => boolean,
+  entries: Map<string, RemoteEntry>,
+): Promise<void> {
+  for (const known of state.items(codec.kind)) {
+    if (entries.has(known.path) || ignored(known.path)) continue
+    const object = await client.get(codec.kind, known.id)
+    if (!object || nestsDeeperThan(object)) continue
+    entries.set(known.path, remoteEntry(codec, object, { id: known.id, path: known.path, known }))
   }
 }
 

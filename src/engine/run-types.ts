@@ -37,6 +37,8 @@ export interface EngineDeps {
    * (publish-plan.ts).
    */
   publishing?: Publishing
+  /** Why baseFallback found nothing, when the user can change it (a shallow clone's history). */
+  whyNoBase?: () => Promise<string | undefined>
 }
 
 export interface MediaDeps {

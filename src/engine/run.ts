@@ -34,10 +34,12 @@ import {
   type GuardResult,
   inheritanceGuard,
   listingGuard,
+  orphanGuard,
   targetGuard,
 } from './guards.js'
 import { adoptLandedPushes } from './landed-pushes.js'
 import { type MediaRun, snapshotMedia } from './media/media-snapshot.js'
+import { orphaningDeletes } from './orphans.js'
 import { dryRunOutcome, type Outcome, problemReports, reportOf } from './outcome.js'
 import type { PlanItem, Side } from './plan.js'
 import { planSides } from './planned-run.js'
@@ -386,6 +388,8 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
         allowDeletes: opts.allowDeletes,
       }),
     )
+    // Not a question of how many: --allow-deletes does not lift it.
+    stopUnlessOk(orphanGuard(await orphaningDeletes(deps, run, selected)))
     stopUnlessOk(
       formEntriesGuard(opts.allowDeletes ? [] : await formsWithEntries(deps.client, selected), {
         allowDeletes: opts.allowDeletes,

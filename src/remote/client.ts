@@ -74,6 +74,8 @@ export interface Listing {
   dated?: readonly string[]
   /** Notes beside the kept copy that the state with this digest matches the listing. */
   markClean(clean: string, dated?: readonly string[]): Promise<void>
+  /** The server answered 304: the items are the kept copy's, which never decides a delete alone. */
+  kept?: true
 }
 
 export interface PutOptions {
@@ -158,7 +160,9 @@ export interface RemoteClient {
     name: 'media',
     path: string,
     opts?: Pick<RequestOptions, 'signal'>,
-  ): Promise<{ res: RemoteResponse; keep?: () => Promise<void> }>
+  ): Promise<{ res: RemoteResponse; keep?: () => Promise<void>; fromKept?: true }>
+  /** Drops the kept listing of another module's (media) before the tool's own write to it. */
+  forgetListing(name: 'media'): Promise<void>
   /** The aliases of `GET P/connections/deployers` and `GET P/connections/processors`. */
   connectionTypes(): Promise<{ deployers: string[]; processors: string[] }>
   /** A form's entries (people's submissions), or undefined when there is no such form. */
@@ -344,7 +348,7 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
         }
       try {
         const body: unknown = JSON.parse(usable.text)
-        return { res: { status: 200, headers: { ...res.headers, etag: usable.etag }, body } }
+        return { res: { status: 200, headers: { ...res.headers, etag: usable.etag }, body }, kept: usable }
       } catch {
         return { res: await transport.send(request) }
       }
@@ -354,10 +358,35 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     if (!bytes || typeof etag !== 'string' || etag === '') return { res }
     // Kept by the caller once the listing is known good; a failed write costs only the next 304.
     const keep = () =>
-      cache.write(name, { url, etag, bytes }).catch((error: Error) => {
-        opts.logger?.debug({ listing: name, error: error.message }, 'could not keep the listing')
-      })
+      cache.write(name, { url, etag, bytes }).then(
+        () => void forgotten.delete(name),
+        (error: Error) => {
+          opts.logger?.debug({ listing: name, error: error.message }, 'could not keep the listing')
+        },
+      )
     return { res, keep }
+  }
+
+  /** Kinds whose kept listing this process dropped and has not kept again since. */
+  const forgotten = new Set<string>()
+
+  /**
+   * Before the tool's own write to a kind: its kept listing and its marker say what the server
+   * held before it. A server whose ETag follows its content answers the next read in full anyway;
+   * one whose ETag never changes (a proxy, a CDN) would answer 304 to the old listing for ever.
+   */
+  async function forgetListing(kind: RemoteKind): Promise<void> {
+    listingMarkers.delete(kind)
+    if (!NEVER_CACHED.has(kind)) await forgetKept(SEGMENT[kind])
+  }
+
+  async function forgetKept(name: string): Promise<void> {
+    if (!listingCache || forgotten.has(name)) return
+    forgotten.add(name)
+    await listingCache.forget(name).catch((error: Error) => {
+      forgotten.delete(name)
+      opts.logger?.debug({ listing: name, error: error.message }, 'could not drop the kept listing')
+    })
   }
 
   /** Kept listings answered 304 and not parsed yet: upstream's by-id reads need their ids. */
@@ -414,7 +443,7 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
       }
       unparsed.set(kind, parse)
       const clean = kept.clean ? { clean: kept.clean, ...(kept.dated ? { dated: kept.dated } : {}) } : {}
-      return { items: parse, ...clean, markClean }
+      return { items: parse, ...clean, markClean, kept: true }
     }
     const items = accept(kind, res.body, res.status, data)
     await keep?.()
@@ -497,6 +526,7 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     putOpts?: PutOptions,
   ): Promise<RemoteObject> {
     refuseId(kind, id, 'POST')
+    await forgetListing(kind)
     const request: HttpRequest = {
       method: 'POST',
       path: `${itemPath(kind, id)}?create=true`,
@@ -551,6 +581,7 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
 
   async function remove(kind: RemoteKind, id: string): Promise<void> {
     refuseId(kind, id, 'DELETE')
+    await forgetListing(kind)
     // Content without removeChildren: children are separate items the engine deletes itself.
     const request: HttpRequest = { method: 'DELETE', path: itemPath(kind, id), itemId: id }
     const res = await transport.send(request)
@@ -562,6 +593,7 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
   /** pull/push of the server's Sync feature: re-sending either copies the same item again. */
   async function syncCall(kind: RemoteKind, verb: 'pull' | 'push', id: string): Promise<void> {
     refuseId(kind, id, 'POST')
+    await forgetListing(kind)
     const request: HttpRequest = {
       method: 'POST',
       path: `${P}/${SEGMENT[kind]}/${verb}/${encodeURIComponent(id)}`,
@@ -730,14 +762,21 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     pushToParent: (kind, id) => syncCall(kind, 'push', id),
     publish,
     request,
-    readListing: (name, path, reqOpts = {}) =>
-      readListing(name, true, {
+    readListing: async (name, path, reqOpts = {}) => {
+      const read = await readListing(name, true, {
         method: 'GET',
         path,
         maxBytes: listMaxBytes,
         digest: true,
         ...(reqOpts.signal ? { signal: reqOpts.signal } : {}),
-      }),
+      })
+      return {
+        res: read.res,
+        ...(read.keep ? { keep: read.keep } : {}),
+        ...(read.kept ? { fromKept: true } : {}),
+      }
+    },
+    forgetListing: (name) => forgetKept(name),
     connectionTypes,
     formEntries,
     clearFormEntries,

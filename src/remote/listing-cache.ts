@@ -12,9 +12,13 @@
 // item for item (src/engine/remote-snapshot.ts). While the listing answers 304 and the state
 // is still that one, every server item is its base: the kept body is parsed only when an
 // item's server copy is read. A new body is kept with a new head, which says nothing of it.
+//
+// The tool's own writes to a kind drop its kept listing, and a kept listing never decides a
+// delete alone (an item it lacks is read by id first): a server or proxy whose ETag does not
+// follow the listing then costs a read, never a lost item.
 
 import { createHash } from 'node:crypto'
-import { mkdir } from 'node:fs/promises'
+import { mkdir, rm } from 'node:fs/promises'
 import { writeFileAtomically } from '../workspace/atomic-write.js'
 import { absolute, SYNC_DIR, syncDirPath } from '../workspace/layout.js'
 import { readNoFollow, refuseLinks } from '../workspace/no-follow.js'
@@ -42,6 +46,12 @@ export interface ListingCache {
   ): Promise<void>
   /** Notes that the state `clean` matches the kept listing, if it is still the one with `etag`. */
   markClean(name: string, etag: string, clean: string, dated?: readonly string[]): Promise<void>
+  /**
+   * Drops the kept listing (its head: the body alone is never used). After the tool's own write
+   * of the kind: a server or proxy whose ETag does not change with the listing would answer 304
+   * to the old one for ever, and the write would look undone.
+   */
+  forget(name: string): Promise<void>
 }
 
 /**
@@ -98,6 +108,11 @@ export function workspaceListingCache(root: string): ListingCache {
           fsync: false,
         },
       )
+    },
+    async forget(name) {
+      if (!NAME.test(name)) return
+      refuseLinks(root, head(name))
+      await rm(absolute(root, head(name)), { force: true })
     },
     async write(name, listing) {
       if (!NAME.test(name)) return

@@ -63,6 +63,8 @@ export interface MediaApi {
   list(opts?: { signal?: AbortSignal }): Promise<RemoteMedia[]>
   /** Whether the listing is byte for byte what the last `list` read (see RemoteClient.listingUnchanged). */
   listingUnchanged(): Promise<boolean>
+  /** Whether the last `list` was answered 304 from the kept copy (never the only word on a delete). */
+  listedFromKept(): boolean
   /** One item as the server holds it now, or undefined when it is gone. */
   get(id: string): Promise<RemoteMedia | undefined>
   /** Streams the bytes into `dest` (created or truncated) and returns their sha256 and size. */
@@ -125,6 +127,8 @@ export function createMediaApi(client: RemoteClient, opts: { maxBytes?: number }
 
   /** How the last listing `list` accepted was seen (its ETag, its sha1). */
   let lastListing: ListingMarker | undefined
+  /** Whether the last `list` was the kept copy's, answered 304. */
+  let fromKept = false
 
   function listingUnchanged(): Promise<boolean> {
     return listingUnchangedSince(
@@ -148,6 +152,7 @@ export function createMediaApi(client: RemoteClient, opts: { maxBytes?: number }
       const read = await client.readListing('media', route, opts.signal ? { signal: opts.signal } : {})
       res = read.res
       keep = read.keep
+      fromKept = read.fromKept === true
     } catch (error) {
       if (opts.signal?.aborted) throw error
       throw refuse(listingFailure(error as RemoteError, client.listMaxBytes))
@@ -295,10 +300,20 @@ export function createMediaApi(client: RemoteClient, opts: { maxBytes?: number }
     return uploadBytes(file, existing)
   }
 
+  /**
+   * Before each write: the kept listing and the marker say what the server held before it (a
+   * server or proxy whose ETag never changes would answer 304 to them for ever).
+   */
+  async function beforeWrite(): Promise<void> {
+    lastListing = undefined
+    await client.forgetListing('media')
+  }
+
   async function uploadBytes(
     file: { path: string; size: number; name: string; sha256?: string },
     existing?: string,
   ) {
+    await beforeWrite()
     const id = existing ?? (await newId())
     const body = bodyFor(file, id)
     const route = `${P}/media/${enc(id)}`
@@ -340,6 +355,7 @@ export function createMediaApi(client: RemoteClient, opts: { maxBytes?: number }
   }
 
   async function rename(id: string, name: string) {
+    await beforeWrite()
     await call(
       'POST',
       `${P}/media/rename/${enc(id)}?name=${enc(name)}`,
@@ -353,6 +369,7 @@ export function createMediaApi(client: RemoteClient, opts: { maxBytes?: number }
 
   async function move(id: string, folder: string) {
     const body = { id, folder: folder === '' ? '/' : `/${folder}/` }
+    await beforeWrite()
     await call('POST', `${P}/media/tree/${enc(id)}`, `could not move media "${id}"`, id, {
       body,
       idempotent: true,
@@ -360,6 +377,7 @@ export function createMediaApi(client: RemoteClient, opts: { maxBytes?: number }
   }
 
   async function remove(id: string) {
+    await beforeWrite()
     const route = `${P}/media/${enc(id)}`
     for (let attempt = 0; ; attempt++) {
       const res = await client.request('DELETE', route, { itemId: id })
@@ -377,5 +395,17 @@ export function createMediaApi(client: RemoteClient, opts: { maxBytes?: number }
     }
   }
 
-  return { list, listingUnchanged, get, download, hash, newId, upload, rename, move, remove }
+  return {
+    list,
+    listingUnchanged,
+    listedFromKept: () => fromKept,
+    get,
+    download,
+    hash,
+    newId,
+    upload,
+    rename,
+    move,
+    remove,
+  }
 }

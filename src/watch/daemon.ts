@@ -4,11 +4,12 @@
 // stat scan), a slower one for a deep rescan that re-reads every file; a stop signal drains it
 // all. The caller holds the workspace lock for as long as this runs.
 
-import { type FSWatcher, watch as watchFolder } from 'node:fs'
+import { type FSWatcher, type Stats, statSync, watch as watchFolder } from 'node:fs'
 import path from 'node:path'
 import type { Outcome } from '../engine/outcome.js'
 import type { EngineDeps } from '../engine/run-types.js'
 import { createWatchEngine } from '../engine/watch-run.js'
+import { CliError, ExitCode } from '../errors/exit-codes.js'
 import { RemoteError } from '../remote/errors.js'
 import { loadState } from '../state/state-file.js'
 import { type IgnoreRules, loadIgnoreRules } from '../workspace/ignore-rules.js'
@@ -116,6 +117,19 @@ function rootCauseOf(error: unknown): string {
   return messageOf(found)
 }
 
+/**
+ * Whether the workspace folder is still the one watch started in: a folder moved away (or
+ * deleted, or replaced by another of the same name) must not be written to, not even its state.
+ */
+function sameFolder(root: string, home: Stats): boolean {
+  try {
+    const now = statSync(root, { throwIfNoEntry: false })
+    return now?.isDirectory() === true && now.ino === home.ino && now.dev === home.dev
+  } catch {
+    return false
+  }
+}
+
 /** Calls `onChange` when the credentials file is written; undefined when its folder is missing. */
 function watchCredentials(file: string | undefined, onChange: () => void): FSWatcher | undefined {
   if (file === undefined) return undefined
@@ -143,12 +157,28 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
     beforeLocalWrite: (rel, sha256) => ownWrites.expect(rel, sha256),
   }
   const reporter = createOutcomeReporter(emit)
+  // The folder watch started in. Checked before every run and batch: once it is gone, watch
+  // stops and nothing more is written at its path (a run would recreate it with a pull's files).
+  const home = statSync(root)
+  let gone: string | undefined
+  let leave: () => void = () => {}
+  const left = new Promise<'gone'>((resolve) => {
+    leave = () => resolve('gone')
+  })
+  function stillThere(): boolean {
+    if (gone === undefined && !sameFolder(root, home)) {
+      gone = `the workspace ${root} was moved away or deleted: watch stopped, and writes nothing there (start it again where the workspace is now)`
+      reporter.error(gone)
+      leave()
+    }
+    return gone === undefined
+  }
   let offline = false
   let rehashNext = false
   let stopping = false
 
   const saver = createSaveTimer(
-    () => engine.saveState(),
+    () => (stillThere() ? engine.saveState() : Promise.resolve()),
     (error) => logger.error({ error: (error as Error).message }, 'watch: saving the state failed'),
   )
   // A burst of saves of a published item is one publish, once the saves pause.
@@ -182,6 +212,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
   // run is retried with a new token at once.
   let refused = false
   async function runWithToken(paths: ReadonlySet<string>, context: { full: boolean; signal: AbortSignal }) {
+    if (!stillThere()) throw new CliError(gone!, ExitCode.failed)
     try {
       const outcome = await runs.run(paths, context)
       refused = false
@@ -235,6 +266,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
   }
 
   async function onBatch(paths: Set<string>, info: LocalBatchInfo): Promise<void> {
+    if (!stillThere()) return
     const changed = await ownWrites.filterBatch(paths) // first, so a big pull never trips the guard
     if (changed.size === 0) return
     quiet.saved(changed)
@@ -314,15 +346,15 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
     tracked: engine.tracked() ?? 0,
     timeToReadyMs: Math.round(watcher?.timeToReadyMs ?? 0),
   })
-  const stopped = Promise.resolve(opts.stopSignal).then(() => 'stop' as const)
+  const stopped = Promise.race([Promise.resolve(opts.stopSignal).then(() => 'stop' as const), left])
   const reconcileStart = performance.now()
   const first = await Promise.race([queue.requestFull(), stopped])
-  if (first !== 'stop' && first.kind === 'error') {
+  if (typeof first !== 'string' && first.kind === 'error') {
     stopping = true
     await Promise.all([watcher?.close(), queue.drain(0)])
     throw first.error
   }
-  if (first !== 'stop' && first.kind === 'done')
+  if (typeof first !== 'string' && first.kind === 'done')
     emit({
       event: 'reconciled',
       tracked: engine.tracked() ?? 0,
@@ -399,7 +431,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
       // The engine commits state per confirmed item; edit-only runs leave the save for later.
       saveState: () => {
         saver.cancel()
-        return engine.saveState()
+        return stillThere() ? engine.saveState() : Promise.resolve()
       },
       log: (message, fields) => logger.info(fields ?? {}, `watch: ${message}`),
     },
@@ -411,5 +443,6 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
     finished: report.finished,
     durationMs: report.durationMs,
   })
+  if (gone !== undefined) throw new CliError(gone, ExitCode.failed)
   return report
 }

@@ -11,11 +11,12 @@
 // up by the events) and every file it held is reported deleted. Event counts and kinds, which
 // differ between platforms and editors, never matter.
 
-import { type Dirent, lstatSync, readdirSync } from 'node:fs'
+import { type Dirent, readdirSync } from 'node:fs'
 import { readdir } from 'node:fs/promises'
 import path from 'node:path'
 import parcelWatcher from '@parcel/watcher'
 import { absolute as absoluteIn, SYNC_DIR } from '../workspace/layout.js'
+import { lstatOrNothing } from '../workspace/local-file.js'
 
 export interface TreeWatcherOptions {
   /** Whether a workspace-relative path (forward slashes) is never watched or reported. */
@@ -113,7 +114,7 @@ export function watchTree(root: string, options: TreeWatcherOptions): TreeWatche
   /** `forgotten`: folders this batch of events found gone, whose own children's events may follow. */
   function onEvent(rel: string, forgotten: Set<string>): void {
     if (rel === '' || rel.startsWith('..')) return
-    const stat = lstatSync(absolute(rel), { throwIfNoEntry: false })
+    const stat = lstatOrNothing(absolute(rel))
     const parent = index.get(parentOf(rel))
     const name = baseOf(rel)
     if (stat?.isDirectory()) {

@@ -193,3 +193,14 @@ export async function historyHoldsBytes(root: string, relativePath: string, file
   }
   return false
 }
+
+/**
+ * Why git gave no base, when it is the history's fault: a shallow clone (a CI checkout's default)
+ * holds only its last commits, and a base committed before them is not there. Undefined when the
+ * history is whole (the base was then never committed, or the lock names a version git lacks).
+ */
+export async function missingHistory(root: string): Promise<string | undefined> {
+  const shallow = await git(root, ['rev-parse', '--is-shallow-repository'])
+  if (shallow?.trim() !== 'true') return undefined
+  return 'this is a shallow clone, whose history stops before the base: deepen it (`git fetch --unshallow`; in GitHub Actions `fetch-depth: 0` on actions/checkout) and run again'
+}

@@ -152,7 +152,7 @@ export async function statLocalFile(root: string, relativePath: string): Promise
  * trip through the thread pool costs more than the call itself.
  */
 export function plainFileStat(root: string, relativePath: string): StatSnapshot | undefined {
-  const own = lstatSync(absolute(root, relativePath), { throwIfNoEntry: false })
+  const own = lstatOrNothing(absolute(root, relativePath))
   return own?.isFile() ? { size: own.size, mtimeMs: own.mtimeMs, ino: own.ino } : undefined
 }
 
@@ -172,4 +172,17 @@ export async function notAFile(root: string, relativePath: string): Promise<stri
 
 export function sameStat(a: StatSnapshot | undefined, b: StatSnapshot | undefined): boolean {
   return !!a && !!b && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ino === b.ino
+}
+
+/**
+ * The lstat of a path, or undefined when nothing is there, also when a folder on the way is no
+ * folder (ENOTDIR: `schemas` replaced by a file leaves no `schemas/x.json`).
+ */
+export function lstatOrNothing(file: string): import('node:fs').Stats | undefined {
+  try {
+    return lstatSync(file, { throwIfNoEntry: false })
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined
+    throw error
+  }
 }

@@ -12,8 +12,8 @@ import type { KnownFile, StatSnapshot } from './known-file.js'
 import { absolute } from './layout.js'
 import { sameStat } from './local-file.js'
 import { mediaPathProblem } from './media-index.js'
-import { linkOnPath, linkProblem, NO_FOLLOW } from './no-follow.js'
-import type { ScanProblem } from './scan.js'
+import { linkProblem, NO_FOLLOW } from './no-follow.js'
+import { kindFolderProblem, type ScanProblem } from './scan.js'
 
 export interface LocalMediaFile {
   /** Relative to media/. */
@@ -43,9 +43,10 @@ export async function scanMedia(
   const problems: ScanProblem[] = []
   const unsynced = (path: string, problem: string) =>
     problems.push({ kind: 'media', path, problems: [problem], unsynced: true })
-  // media/ itself a link (`media -> ~/.ssh`): nothing under it is read, every item is held.
-  if (linkOnPath(root, MEDIA) !== undefined) {
-    unsynced(MEDIA, linkProblem(root, MEDIA))
+  // media/ itself a link (`media -> ~/.ssh`) or a file: nothing under it is read, every item is held.
+  const folderProblem = kindFolderProblem(root, MEDIA)
+  if (folderProblem !== undefined) {
+    unsynced(MEDIA, folderProblem)
     return { files, problems }
   }
   const walk = async (rel: string): Promise<void> => {

@@ -2,6 +2,7 @@
 // kinds. A file whose size, mtime and inode equal the stat cache is taken to hold the base
 // content and is not read, so a status over an unchanged workspace reads no file content.
 
+import { lstatSync } from 'node:fs'
 import { readdir } from 'node:fs/promises'
 import { inParallel } from '../util/in-parallel.js'
 import type { Codec } from './codec.js'
@@ -68,9 +69,11 @@ export async function scanWorkspace(
   const problems: ScanProblem[] = []
   for (const codec of codecs) {
     const folder = FOLDER_OF[codec.kind]
-    // A linked kind folder (`content -> ../other`) is not read: its items are all held.
-    if (linkOnPath(root, folder) !== undefined) {
-      problems.push(notSynced(codec, folder, linkProblem(root, folder)).problem!)
+    // A linked kind folder (`content -> ../other`), or a file in its place, is not read: its
+    // items are all held.
+    const folderProblem = kindFolderProblem(root, folder)
+    if (folderProblem !== undefined) {
+      problems.push(notSynced(codec, folder, folderProblem).problem!)
       continue
     }
     const paths = (await namesIn(absolute(root, folder)))
@@ -139,9 +142,12 @@ export async function scanOne(
     const stat = plainFileStat(root, path)
     if (!stat) {
       const what = await notAFile(root, path)
-      return what
-        ? notSynced(codec, path, `not a regular file (${what}); not synced until it is a file again`)
-        : {}
+      if (what)
+        return notSynced(codec, path, `not a regular file (${what}); not synced until it is a file again`)
+      // Gone because its folder is no folder any more (watch scans single files): not a delete.
+      const folder = FOLDER_OF[codec.kind]
+      const folderProblem = kindFolderProblem(root, folder)
+      return folderProblem === undefined ? {} : notSynced(codec, folder, folderProblem)
     }
     const base = cached(path)
     if (base && sameStat(base.stat, stat))
@@ -167,8 +173,26 @@ export async function scanOne(
     if (code === undefined) throw error
     // Gone while it was looked at: a deleted file, as if the scan had come a moment later.
     if (code === 'ENOENT') return {}
+    // Its folder replaced by a file meanwhile: every item there is held, none is deleted.
+    if (code === 'ENOTDIR') {
+      const folder = FOLDER_OF[codec.kind]
+      const folderProblem = kindFolderProblem(root, folder)
+      if (folderProblem !== undefined) return notSynced(codec, folder, folderProblem)
+    }
     return notSynced(codec, path, `cannot be read (${(error as Error).message}); not synced until it can`)
   }
+}
+
+/**
+ * Why a kind folder cannot be read (a symbolic link, or a file or anything else that is no folder
+ * in its place), undefined when it is a folder or not there. Its items are then left alone on
+ * both sides: a folder replaced by a file is not every item deleted.
+ */
+export function kindFolderProblem(root: string, folder: string): string | undefined {
+  if (linkOnPath(root, folder) !== undefined) return linkProblem(root, folder)
+  const info = lstatSync(absolute(root, folder), { throwIfNoEntry: false })
+  if (info === undefined || info.isDirectory()) return undefined
+  return `not a folder, not synced (${info.isFile() ? 'a file' : 'no folder'} is in its place; its items are left alone on both sides until it is a folder again)`
 }
 
 function notSynced(codec: Codec, path: string, problem: string): Found {

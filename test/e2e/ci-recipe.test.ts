@@ -120,7 +120,10 @@ describe('the CI recipe (docs/ci/github-actions.yml) against the emulator', { ti
   ) {
     const [jobName, job] = Object.entries(jobs).find(([, j]) => applies(j.if, event))!
     const checkout = path.join(base, name)
-    git(base, 'clone', '-q', '--branch', branch, origin, checkout)
+    // As actions/checkout does: one commit deep unless the recipe asks for more (0: all history).
+    const depth = Number(job.steps.find((step) => step.id === 'checkout')?.with?.['fetch-depth'] ?? 1)
+    const deepen = depth > 0 ? ['--depth', String(depth)] : []
+    git(base, 'clone', '-q', ...deepen, '--branch', branch, `file://${origin}`, checkout)
     const runnerTemp = path.join(base, `${name}-runner-temp`)
     const githubPath = path.join(runnerTemp, 'github-path')
     const jobEnv = envOf(job.env, settings())
@@ -199,7 +202,7 @@ describe('the CI recipe (docs/ci/github-actions.yml) against the emulator', { ti
     token = (await login.text()).trim()
     expect(login.status).toBe(200)
     await api('POST', '/api/demo/live/schemas/section?create=true', SECTION_SCHEMA)
-    for (const id of ['home', 'contact'])
+    for (const id of ['home', 'contact', 'about'])
       await api('POST', `/api/demo/live/content/${id}?create=true`, contentOf(id))
     // A developer's workspace, committed to the origin repository
     origin = path.join(base, 'origin.git')
@@ -332,5 +335,27 @@ describe('the CI recipe (docs/ci/github-actions.yml) against the emulator', { ti
     const check = runJob('pull_request', 'server', 'pr-server')
     expect(check).toMatchObject({ ok: false, failedStep: 'check', code: 4 })
     expect(check.output).toContain('CMS_SYNC_SERVER names')
+  })
+
+  test('the checkout has the history a merge needs: a pull request and an editor on other fields merge', async () => {
+    // The conflict a test before left on main is settled on the server's side first
+    await api('POST', '/api/demo/live/content/home?create=true', {
+      ...contentOf('home'),
+      properties: { title: 'developer' },
+    })
+    await branchWithEdit('about-edit', 'about', 'about, by a pull request')
+    // An editor changes another field of the same item on the server meanwhile
+    await api('POST', '/api/demo/live/content/about?create=true', { ...contentOf('about'), sort: 7 })
+    const check = runJob('pull_request', 'about-edit', 'pr-4')
+    expect(check.ok, check.output).toBe(true)
+    expect(check.output).toContain('these changes go to the server when this is merged')
+    mergeToMain('about-edit')
+    const main = runJob('push', 'main', 'main-4')
+    expect(main.ok, main.output).toBe(true)
+    const about = (await (await api('GET', '/api/demo/live/content/about')).json()) as {
+      sort: number
+      properties: { title: string }
+    }
+    expect(about).toMatchObject({ sort: 7, properties: { title: 'about, by a pull request' } })
   })
 })

@@ -339,3 +339,40 @@ describe('media in the lock', () => {
     expect(await bytes()).toBe('v2')
   })
 })
+
+describe.each(['spec', 'upstream'] as const)('a shallow clone (%s dialect)', (dialect) => {
+  let world: World
+  afterEach(async () => world?.close())
+
+  test('a shallow clone that lacks the base says so by name, and merges once deepened', async () => {
+    world = await syncedWorld(dialect)
+    const w = world
+    await writeFile(w.file('.gitignore'), '.cms-sync/\n')
+    git(w.root, 'init', '-q', '-b', 'main')
+    git(w.root, 'add', '.')
+    git(w.root, 'commit', '-qm', 'site')
+    // A developer's edit committed on top: the lock's base for contact is the commit before
+    await editIn(w.root, 'content/contact.json', 'developer')
+    git(w.root, 'commit', '-qam', 'contact')
+    const shallow = path.join(w.root, '..', 'shallow')
+    git(path.dirname(shallow), 'clone', '-q', '--depth', '1', `file://${w.root}`, shallow)
+    // An editor changes another field of the same item
+    const current = (await w.server.get('content', 'contact'))!
+    await w.server.put('content', 'contact', { ...current, sort: 9 })
+    const status = await w.cliIn(shallow, '--json', 'status')
+    expect(status.exitCode).toBe(3)
+    expect(status.json.changes).toEqual([
+      expect.objectContaining({
+        path: 'content/contact.json',
+        action: 'conflict',
+        reason: expect.stringMatching(/shallow clone.*git fetch --unshallow.*fetch-depth: 0/),
+      }),
+    ])
+    git(shallow, 'fetch', '-q', '--unshallow')
+    const deepened = await w.cliIn(shallow, '--json', 'status')
+    expect(deepened.exitCode, deepened.stderr).toBe(0)
+    expect(deepened.json.changes).toEqual([
+      expect.objectContaining({ path: 'content/contact.json', action: 'merge' }),
+    ])
+  })
+})

@@ -5,10 +5,13 @@
 
 import { afterEach, describe, expect, test } from 'vitest'
 import { contentOf, startWorld, type World } from '../helpers/sync-world.js'
+import { watchReconciled } from '../helpers/watch.js'
 
 const DIALECTS = ['spec', 'upstream'] as const
 let world: World | undefined
+const cleanups: Array<() => Promise<unknown>> = []
 afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup()
   await world?.close()
   world = undefined
 })
@@ -82,5 +85,81 @@ describe.each(DIALECTS)('%s: a parent the server lacks', (dialect) => {
     ])
     expect(push.json.failed[0].error).not.toMatch(/server URL/)
     expect(await w.server.get('content', 'orphan')).toBeUndefined()
+  })
+})
+
+describe.each(DIALECTS)('%s: a parent deleted locally while it has children', (dialect) => {
+  test('is shown by status and refused by push and sync (exit 4, --allow-deletes too), naming the children', async () => {
+    world = await family(dialect)
+    const w = world
+    await w.server.put('content', 'second', contentOf('second', { parentId: 'parent' }))
+    expect((await w.cli('sync')).exitCode).toBe(0)
+    const server = await w.serverState()
+    await w.remove('content/parent.json')
+
+    const status = await w.cli('--json', 'status')
+    expect(status.exitCode).toBe(1)
+    expect(status.json.changes).toEqual([
+      expect.objectContaining({
+        path: 'content/parent.json',
+        action: 'delete-remote',
+        error: expect.stringContaining('content/child.json, content/second.json'),
+      }),
+    ])
+    for (const args of [['push'], ['sync'], ['push', '--allow-deletes'], ['push', '--dry-run']]) {
+      const run = await w.cli(...args)
+      expect(run.exitCode, args.join(' ')).toBe(4)
+      expect(run.stderr, args.join(' ')).toMatch(
+        /deleting content\/parent\.json on the server would leave its children without a parent .*content\/child\.json, content\/second\.json.*nothing was changed/,
+      )
+      expect(await w.serverState(), args.join(' ')).toEqual(server)
+    }
+    expect(await w.exists('content/parent.json')).toBe(false)
+  })
+
+  test('goes ahead when the same run deletes one child and moves the other to the root', async () => {
+    world = await family(dialect)
+    const w = world
+    await w.server.put('content', 'second', contentOf('second', { parentId: 'parent' }))
+    expect((await w.cli('sync')).exitCode).toBe(0)
+    await w.remove('content/parent.json')
+    await w.remove('content/child.json')
+    const status = await w.cli('--json', 'status')
+    expect(status.json.changes.find((c: { path: string }) => c.path === 'content/parent.json').error).toMatch(
+      /children without a parent .*: content\/second\.json$|content\/second\.json;/,
+    )
+    await w.editJson('content/second.json', { parentId: '' })
+    expect((await w.cli('--json', 'status')).exitCode).toBe(0)
+    // Two of four content items: the share guard wants --allow-deletes; the orphan guard is satisfied
+    const push = await w.cli('push', '--allow-deletes')
+    expect(push.exitCode, push.stderr).toBe(0)
+    expect(await w.server.get('content', 'parent')).toBeUndefined()
+    expect(await w.server.get('content', 'child')).toBeUndefined()
+    expect((await w.server.get('content', 'second'))?.parentId || '').toBe('')
+    expect((await w.cli('--json', 'status')).json.changes).toEqual([])
+  })
+
+  test('a path argument that leaves the children out of the run is refused too', async () => {
+    world = await family(dialect)
+    const w = world
+    await w.remove('content/parent.json')
+    await w.remove('content/child.json')
+    const run = await w.cli('push', 'content/parent.json')
+    expect(run.exitCode).toBe(4)
+    expect(run.stderr).toMatch(/content\/child\.json/)
+    expect(await w.server.get('content', 'parent')).toBeDefined()
+  })
+})
+
+describe.each(DIALECTS)('%s: a parent deleted while watch runs', (dialect) => {
+  test('the delete is refused with the children named, the tree on the server stays', async () => {
+    world = await family(dialect)
+    const w = world
+    const d = await watchReconciled(w, cleanups)
+    await w.remove('content/parent.json')
+    const error = await d.waitForEvent({ event: 'error' })
+    expect(error.message).toMatch(/would leave its children without a parent .*content\/child\.json/)
+    expect(await w.server.get('content', 'parent')).toBeDefined()
+    expect((await w.server.get('content', 'child'))?.parentId).toBe('parent')
   })
 })

@@ -146,6 +146,22 @@ const TWICE: [string, string, string, string, string, Action][] = [
   ['the lock has no base, the state says delete on the server', 'A', '-', '-', 'A', 'conflict'],
   ['the lock has no base, the state says delete here', 'A', '-', 'A', '-', 'conflict'],
   ['edited on both sides from either base', 'A', 'B', 'C', 'D', 'conflict'],
+  [
+    "a teammate's delete pulled from git: the lock has no base, gone from both sides",
+    'A',
+    '-',
+    '-',
+    '-',
+    'merge-base',
+  ],
+  [
+    'a state restored from an older backup: gone from both sides under either base',
+    'A',
+    'B',
+    '-',
+    '-',
+    'merge-base',
+  ],
 ]
 
 describe('decideTwice (a state base and a lock base that differ)', () => {

@@ -4,12 +4,18 @@
 import { createServer, request } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 
-/** A canned answer for a request, or undefined to forward it. */
+/** A canned answer for a request (with headers of its own, or later), or undefined to forward it. */
 export type Override = (
   method: string,
   path: string,
   headers: import('node:http').IncomingHttpHeaders,
-) => { status: number; body: string } | undefined
+) => Canned | undefined | Promise<Canned | undefined>
+
+export interface Canned {
+  status: number
+  body: string
+  headers?: Record<string, string>
+}
 
 /** Like Override, but sees the request body (the proxy reads it whole first). */
 export type BodyOverride = (
@@ -51,13 +57,13 @@ export async function startCountingProxy(upstream: string): Promise<CountingProx
     held: [],
     close: async () => {},
   }
-  const server = createServer((req, res) => {
+  const server = createServer(async (req, res) => {
     const route = (req.url ?? '').split('?')[0]!
     seen.push(`${req.method} ${route}`)
-    const canned = proxy.override?.(req.method ?? 'GET', route, req.headers)
+    const canned = await proxy.override?.(req.method ?? 'GET', route, req.headers)
     if (canned) {
       req.resume()
-      res.writeHead(canned.status, { 'content-type': 'application/json' })
+      res.writeHead(canned.status, { 'content-type': 'application/json', ...canned.headers })
       res.end(canned.body)
       return
     }

@@ -2,6 +2,8 @@
 // multilingual fields in the project's languages, schedule dates (which only GET by id shows),
 // a move the parent's schema refuses, a parent deleted on the server, key order and authorship.
 
+import { rm } from 'node:fs/promises'
+import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   cleanupTemps,
@@ -213,6 +215,30 @@ describe.skipIf(!SETUP)('the content tree (real upstream server)', () => {
     await ws.ok('push')
     const stored = (await up.api.get('schemas', 'ordered')) as unknown as { fields: { properties: object } }
     expect(Object.keys(stored.fields.properties)).toEqual(['title', 'body', 'author'])
+  })
+
+  // The server takes a parent's delete and nulls its children's parentId: a delete that would
+  // orphan children is refused by cms-sync before anything is sent, naming them.
+  it('a parent deleted locally while it has children is refused (exit 4), the tree stays', async () => {
+    await ws.expectClean()
+    const before = await serverState(up.api)
+    const children = [...before.content.values()]
+      .filter((item) => item.parentId === 'about')
+      .map((item) => `content/${item.id}.json`)
+      .sort()
+    expect(children.length).toBeGreaterThan(0)
+    const about = await ws.read('content/about.json')
+    await rm(path.join(ws.root, 'content/about.json'))
+    for (const args of [['push'], ['sync'], ['push', '--allow-deletes']]) {
+      const run = await ws.cli(...args)
+      expect(run.code, args.join(' ')).toBe(4)
+      expect(run.stderr, args.join(' ')).toContain(
+        `leave its children without a parent (the server moves them to the root): ${children.join(', ')}`,
+      )
+    }
+    await expectOnly(up.api, before, {})
+    await ws.write('content/about.json', about)
+    await ws.expectClean()
   })
 
   // Issue 13 item 2: deleting a parent on the server moves its children to the root
