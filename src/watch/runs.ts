@@ -51,6 +51,18 @@ export interface WatchRuns {
 
 const PUSH_SIDE = new Set(['push', 'delete-remote', 'merge'])
 
+/**
+ * Items the plan did not call conflicts but the run found changed under it (the file, or the
+ * server copy, since they were read): a race, not a conflict of edits.
+ */
+function racedPaths(planned: PlannedRun, outcome: Outcome): string[] {
+  if (outcome.conflicts.length === 0) return []
+  const actions = new Map(planned.plan.items.map((item) => [item.path, item.action]))
+  return outcome.conflicts
+    .filter((item) => actions.has(item.path) && actions.get(item.path) !== 'conflict')
+    .map((item) => item.path)
+}
+
 export function createWatchRuns(
   engine: WatchEngine,
   deps: Pick<EngineDeps, 'client' | 'codecs' | 'media' | 'logger'>,
@@ -74,7 +86,12 @@ export function createWatchRuns(
   /** A full run has settled everything as of the last look: polls may plan only what moved. */
   let settled = false
   let fullAsked = false
-  /** Paths whose pushes a run held (not for a pause): the next poll plans them again. */
+  /**
+   * Paths the next poll plans again whatever it finds: pushes a run held (not for a pause), and
+   * items a run found changed under it (a write that raced another edit): the next plan sees
+   * both sides as they are now, where the field merge applies, instead of a conflict that no
+   * quiet poll would ever look at again.
+   */
   const held = new Set<string>()
   /** What the looks taken ahead found moved, for the next full request. */
   let ahead: { moved: Set<string>; overflow: boolean } | undefined
@@ -174,6 +191,7 @@ export function createWatchRuns(
         signal: context.signal,
       })
       if (what.whole && !context.signal.aborted) settled = true
+      for (const path of racedPaths(plan, applied.outcome)) held.add(path)
       return { kind: 'done', ...applied, whole: what.whole }
     } catch (error) {
       // What this run had looked at is not settled: the next poll plans everything.
