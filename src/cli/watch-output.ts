@@ -1,6 +1,7 @@
 // How the watch daemon's events are shown: one line each on the terminal (what was pushed or
 // pulled, conflicts, pauses), one JSON object per line with --json, nothing but errors with -q.
 
+import { describeHeld, describeHeldCommands } from '../engine/held.js'
 import { PAUSE_LIFT } from '../watch/mass-change.js'
 import type { WatchEvent } from '../watch/watch-events.js'
 import { pc } from './colors.js'
@@ -35,6 +36,16 @@ export function eventLine(e: WatchEvent): string {
       const what = e.reason === 'mass-delete' ? 'deleted' : 'changed'
       return `${pc.yellow('⏸')} paused: ${e.count} files ${what} at once; remote changes are still pulled; ${PAUSE_LIFT}`
     }
+    case 'held':
+      if (e.held.length === 0) return `${pc.green('✓')} nothing is held any more`
+      return e.held
+        .map(
+          (h) =>
+            `${pc.yellow('⏸')} ${describeHeld(h)}; everything else keeps syncing; ${describeHeldCommands(h)}`,
+        )
+        .join('\n')
+    case 'resumed':
+      return `${pc.green('▶')} pushing again: ${e.reason}`
     case 'offline':
       return `${pc.yellow('⚠')} the server is out of reach (${e.error}); ${e.pending} change(s) queued, retrying`
     case 'online':

@@ -14,6 +14,7 @@ import type { Side } from './plan.js'
 import { restoreLocalEdits } from './restore.js'
 import { applyRun, openState, planRun } from './run.js'
 import { type EngineDeps, type PlannedRun, SELECT } from './run-types.js'
+import { settleDeletions } from './settle-deletions.js'
 
 /** Failures worth retrying soon: the server or the way to it, not the item. */
 const TRANSIENT = new Set(['server', 'rate-limited', 'network', 'timeout'])
@@ -113,6 +114,8 @@ export function createWatchEngine(
         scope: [...how.scope],
         dryRun: false,
         allowDeletes: false,
+        // A guard holds what it is about; the daemon reports it and syncs the rest.
+        holdGuarded: true,
         reportScanProblems: true,
         reportRemoteProblems: how.full,
         signal: how.signal,
@@ -135,6 +138,7 @@ export function createWatchEngine(
     const store = await open()
     const planned = await planRun(deps, { store, prefer: request.keep })
     if (request.command === 'restore') restoreLocalEdits(planned.plan.items, request.scope)
+    else settleDeletions(planned.plan.items, request.scope, request.keep)
     return applyRun(deps, planned, {
       select: SELECT.resolve,
       scope: request.scope,

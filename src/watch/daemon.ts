@@ -14,8 +14,10 @@ import { type IgnoreRules, loadIgnoreRules } from '../workspace/ignore-rules.js'
 import { watchStats } from '../workspace/stat-check.js'
 import { type LocalBatchInfo, type WorkspaceWatcher, watchWorkspace } from './local-changes.js'
 import {
+  clearPause,
   createChangeWindow,
   decideMassChange,
+  heldByPause,
   type MassChangeThresholds,
   minPausePaths,
   pauseInfoFor,
@@ -136,6 +138,20 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
       rehashNext = false
       return rehash
     },
+    // What the pause holds is told with the paths it holds now; once none is left (restored,
+    // reverted, a checkout switched back), the pause lifts.
+    whilePaused: async (pushing) => {
+      const info = await readPause(root)
+      if (!info) return
+      if (pushing.length > 0 || (watcher?.pending ?? 0) > 0) {
+        reporter.pause(heldByPause(info, pushing))
+        return
+      }
+      await clearPause(root)
+      recent.clear()
+      emit({ event: 'resumed', reason: 'nothing the pause held is left to push (restored or reverted)' })
+      reporter.pause(undefined)
+    },
     // A batch still gathering may be a checkout under way: let the guard see it whole first.
     holdPushes: async ({ changed, deleted }) =>
       (watcher?.pending ?? 0) > 0 || (await guard(new Set(changed), new Set(deleted))),
@@ -175,6 +191,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
       else {
         const done = settled as WatchRunOutcome & { kind: 'done' }
         if (done.outcome) reporter.outcome(done.outcome, done.whole)
+        else reporter.remind()
       }
     },
   })
@@ -192,6 +209,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
       const info = pauseInfoFor(decision, changed)
       await setPause(root, info)
       emit({ event: 'paused', ...info })
+      reporter.pause(heldByPause(info))
       recent.clear()
     }
     return true
@@ -267,7 +285,10 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
     throw error
   }
   const paused = await readPause(root)
-  if (paused) emit({ event: 'paused', ...paused })
+  if (paused) {
+    emit({ event: 'paused', ...paused })
+    reporter.pause(heldByPause(paused))
+  }
   emit({
     event: 'ready',
     root,

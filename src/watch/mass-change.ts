@@ -6,6 +6,7 @@
 import { mkdir, readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
 import writeFileAtomic from 'write-file-atomic'
+import { type HeldChange, shellPaths } from '../engine/held.js'
 
 /** Below this many paths a batch is an ordinary editing session, whatever the workspace size. */
 export const MASS_CHANGE_MIN_PATHS = 50
@@ -171,4 +172,30 @@ export function describePause(info: PauseInfo): string {
   const sample = info.samplePaths.slice(0, 3).join(', ')
   const more = info.count > 3 ? ', ...' : ''
   return `watch paused pushing at ${info.since}: ${info.count} files ${what} at once${sample ? ` (${sample}${more})` : ''}`
+}
+
+/**
+ * The pause as a held change (held.ts), for `status`, `doctor` and watch's events. `pushing`:
+ * the paths it holds now, when known (status plans them); else the ones it saw.
+ */
+export function heldByPause(info: PauseInfo, pushing?: readonly string[]): HeldChange {
+  const paths = [...(pushing ?? info.samplePaths)].sort()
+  const guard =
+    info.reason === 'mass-delete'
+      ? 'mass-delete'
+      : info.reason === 'branch-switch'
+        ? 'branch-switch'
+        : 'mass-change'
+  return {
+    guard,
+    side: 'local',
+    action: 'push',
+    paths,
+    count: pushing ? paths.length : Math.max(info.count, paths.length),
+    reason: describePause(info),
+    release:
+      'stop `cms-sync watch` (Ctrl-C), run `cms-sync push` (which lifts the pause) and start watch again',
+    drop: `cms-sync restore ${paths.length > 0 ? shellPaths(paths) : '<paths>'}`,
+    since: info.since,
+  }
 }

@@ -79,6 +79,11 @@ export function createWatchRuns(
     holdPushes?: (changes: LocalChanges) => Promise<boolean>
     /** Past this many moved paths a poll plans everything. */
     floodAt?: number
+    /**
+     * While paused, each run that planned everything tells what the pause holds now: the paths
+     * with a change to push (none: what it held was restored or reverted, and it may lift).
+     */
+    whilePaused?: (pushing: string[]) => Promise<void>
   },
 ): WatchRuns {
   const floodAt = opts.floodAt ?? DEFAULT_MAX_BATCH_BEFORE_FLOOD
@@ -124,6 +129,8 @@ export function createWatchRuns(
   /** Why a full request must plan everything, or undefined when the paths that moved will do. */
   async function fullNeeded(moved: ReadonlySet<string>, overflow: boolean, rehash: boolean) {
     if (!settled) return 'no full run has settled the workspace yet'
+    // Whether what the pause holds is still there takes the whole picture.
+    if (moved.size > 0 && opts.whilePaused && (await opts.paused())) return 'paused, and files moved'
     if (rehash) return 'the deep rescan'
     if (fullAsked) return 'asked for'
     if (overflow) return 'a flood of moved files'
@@ -173,6 +180,10 @@ export function createWatchRuns(
       // A batch that took a full plan read the listings, but settled only its own paths.
       if (!what.whole && plan.fresh !== true) settled = false
       let pullOnly = await opts.paused()
+      if (pullOnly && what.whole && opts.whilePaused)
+        await opts.whilePaused(
+          plan.plan.items.filter((item) => PUSH_SIDE.has(item.action)).map((item) => item.path),
+        )
       if (!pullOnly && context.full && opts.holdPushes) {
         const pushSide = plan.plan.items.filter((item) => PUSH_SIDE.has(item.action))
         const changed = pushSide.map((item) => item.path)

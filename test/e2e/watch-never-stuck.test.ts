@@ -7,6 +7,7 @@ import { afterEach, describe, expect, test } from 'vitest'
 import { names } from '../../src/emulator/store.js'
 import { type Dialect, startWorld, type World } from '../helpers/sync-world.js'
 import { serverTitle, setWatchConfig, watchInProcess } from '../helpers/watch.js'
+import { waitFor } from '../watch/helpers.js'
 
 const cleanups: Array<() => Promise<unknown>> = []
 afterEach(async () => {
@@ -60,3 +61,95 @@ describe.each(['spec', 'upstream'] as const)('watch never freezes (%s dialect)',
     expect(status.json.changes).toEqual([])
   })
 })
+
+describe.each(['spec', 'upstream'] as const)(
+  'a guard holds only what it is about (%s dialect)',
+  (dialect) => {
+    test('another client deletes 25 of 36 items: those deletions are held and shown, everything else syncs', async () => {
+      const ids = Array.from({ length: 35 }, (_, i) => `page-${String(i).padStart(2, '0')}`)
+      const w = await world(dialect, ids)
+      const gone = ids.slice(0, 25)
+      await setWatchConfig(w.root, { debounceMs: 50, pollSeconds: 1 })
+      const d = watchInProcess(w.root, w.env)
+      cleanups.push(() => d.stop())
+      await d.waitForEvent({ event: 'reconciled' })
+
+      for (const id of gone) await w.server.remove('content', id)
+      const heldEvent = await d.waitForEvent({ event: 'held' }, 10_000)
+      const held = heldEvent.held
+      expect(held).toHaveLength(1)
+      const paths = gone.map((id) => `content/${id}.json`)
+      expect(held[0]).toMatchObject({
+        guard: 'max-delete',
+        side: 'remote',
+        kind: 'content',
+        action: 'delete-local',
+        paths,
+        count: 25,
+        release: `cms-sync resolve --keep remote ${paths.join(' ')}`,
+        drop: `cms-sync resolve --keep local ${paths.join(' ')}`,
+      })
+      expect(d.events.filter((e) => e.event === 'error')).toEqual([])
+
+      // Everything else still syncs both ways.
+      await w.setContent('page-30', { properties: { title: 'edited on the server' } })
+      await d.waitForEvent({ event: 'pulled', path: 'content/page-30.json' }, 10_000)
+      await w.editJson('content/page-31.json', { properties: { title: 'edited here' } })
+      await d.waitForEvent({ event: 'pushed', path: 'content/page-31.json' }, 10_000)
+      expect(await serverTitle(w.server, 'page-31')).toBe('edited here')
+      for (const id of gone) expect(await w.exists(`content/${id}.json`)).toBe(true)
+
+      // status and doctor show the same held changes, in the same shape.
+      const status = await w.cli('--json', 'status')
+      const { since, ...shape } = held[0]
+      expect(typeof since).toBe('string')
+      expect(status.json.held).toEqual([shape])
+      const doctor = await w.cli('--json', 'doctor')
+      expect(doctor.json.held).toEqual(status.json.held)
+      expect(doctor.json.checks).toContainEqual(expect.objectContaining({ name: 'held', ok: false }))
+
+      // The drop command works while watch runs: these local copies go back to the server.
+      const kept = paths.slice(0, 5)
+      const drop = await w.cli('resolve', '--keep', 'local', ...kept)
+      expect(drop.exitCode, drop.stderr).toBe(0)
+      for (const id of gone.slice(0, 5)) expect(await w.server.get('content', id)).toMatchObject({ id })
+      // The release command too: the other deletions are carried out here.
+      const release = await w.cli('resolve', '--keep', 'remote', ...paths.slice(5))
+      expect(release.exitCode, release.stderr).toBe(0)
+      for (const id of gone.slice(5)) expect(await w.exists(`content/${id}.json`)).toBe(false)
+      for (const id of gone.slice(0, 5)) expect(await w.exists(`content/${id}.json`)).toBe(true)
+      await waitFor(() => d.events.some((e) => e.event === 'held' && e.held.length === 0), {
+        what: 'nothing held any more',
+      })
+      expect((await w.cli('--json', 'status')).json.held).toBeUndefined()
+    })
+
+    test('the only custom schema renamed on the server: its deletion is held, the new schema and content edits sync', async () => {
+      const w = await world(dialect)
+      await setWatchConfig(w.root, { debounceMs: 50, pollSeconds: 1 })
+      const d = watchInProcess(w.root, w.env)
+      cleanups.push(() => d.stop())
+      await d.waitForEvent({ event: 'reconciled' })
+
+      // What the CMS's own editor does when a schema's id is changed: the new id, the old one gone.
+      const section = (await w.server.get('schema', 'section'))!
+      await w.server.put('schema', 'article', { ...section, id: 'article' })
+      await w.server.remove('schema', 'section')
+      expect(await w.server.get('schema', 'section')).toBeUndefined()
+      const heldEvent = await d.waitForEvent({ event: 'held' }, 10_000)
+      expect(heldEvent.held).toEqual([
+        expect.objectContaining({ guard: 'max-delete', kind: 'schema', paths: ['schemas/section.json'] }),
+      ])
+      await d.waitForEvent({ event: 'pulled', path: 'schemas/article.json' }, 10_000)
+      expect(await w.exists('schemas/section.json')).toBe(true)
+      await w.setContent('news', { properties: { title: 'still pulled' } })
+      await d.waitForEvent({ event: 'pulled', path: 'content/news.json' }, 10_000)
+
+      // With the new schema synced, the old one is no longer the kind's last item: its deletion
+      // is an ordinary one (the guard's own rule), carried out with the file kept in trash.
+      await d.waitForEvent({ event: 'pulled', path: 'schemas/section.json', action: 'delete-local' }, 10_000)
+      expect(d.events.at(-1)).toMatchObject({ event: 'held', held: [] })
+      expect(d.events.filter((e) => e.event === 'error')).toEqual([])
+    })
+  },
+)

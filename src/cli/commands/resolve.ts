@@ -3,7 +3,9 @@
 // version goes to .cms-sync/trash/. An item changed on both sides is settled leaf by leaf: its
 // conflicting leaves take the kept side and every other edit of both sides is merged. A path
 // may name single leaves as `<file>#<JSON Pointer>` (`content/home.json#/properties/title/de`):
-// only those are settled, and the item stays a conflict while other leaves still differ.
+// only those are settled, and the item stays a conflict while other leaves still differ. A
+// deletion (one a guard holds) is settled too: `--keep` the side that deleted it carries it out,
+// the other side brings the item back.
 // While `cms-sync watch` holds the workspace, the daemon carries the resolve out on its own
 // state (src/watch/requests.ts): one command either way.
 
@@ -56,7 +58,10 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
         const fromDaemon = await viaDaemon(io, cmd, paths, { command: 'resolve', keep: opts.keep })
         if (fromDaemon) return report(fromDaemon)
       }
-      const { applyRun, planRun, SELECT } = await import('../../engine/run.js')
+      const [{ applyRun, planRun, SELECT }, { settleDeletions }] = await Promise.all([
+        import('../../engine/run.js'),
+        import('../../engine/settle-deletions.js'),
+      ])
       await withEngine(
         io,
         cmd,
@@ -71,6 +76,9 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
             leaves.set(scope[i]!, [...(leaves.get(scope[i]!) ?? []), arg.pointer])
           }
           const planned = await planRun(deps, { prefer: opts.keep, ...(leaves.size ? { leaves } : {}) })
+          // A deletion (one a guard holds) is settled the same way: kept, or undone.
+          const wholeItems = scope.filter((_, i) => args[i]!.pointer === undefined)
+          if (wholeItems.length > 0) settleDeletions(planned.plan.items, wholeItems, opts.keep)
           for (const [file, pointers] of leaves) {
             const item = planned.plan.items.find((i) => i.path === file)
             if (item?.settledFor !== undefined) continue

@@ -45,6 +45,8 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
         import('../scheduled.js'),
         import('../../engine/predict.js'),
         import('../../watch/mass-change.js'),
+        import('../../engine/held.js'),
+        import('../held-now.js'),
       ])
       await withEngine(io, cmd, paths, { lock: false }, async ({ deps, scope, client, ws }) => {
         const [
@@ -53,6 +55,8 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
           { upcomingSchedule },
           { predictFailures },
           { readPause, describePause, PAUSE_LIFT },
+          { describeHeld, describeHeldCommands },
+          { heldNow },
         ] = await engine
         // Asked for alongside the listings, so the check costs no extra wait.
         const refusal = tokenRefusal(client)
@@ -64,6 +68,8 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
         await planned.media?.dispose()
         checkScope(planned, scope)
         const pending = changesOf(planned.plan).filter((item) => inScope(item.path, scope))
+        // What watch holds: the same guards over the same plan, and the pause.
+        const held = await heldNow(deps, planned, watchPaused, scope)
         // What the run would refuse: the same checks as `--dry-run` and the executor.
         const failures = await predictFailures(deps, planned, pending)
         const changes = pending.map(
@@ -127,6 +133,7 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
             ...(problems.length ? { problems } : {}),
             ...(inherited.length ? { inherited } : {}),
             ...(scheduled.length ? { scheduled } : {}),
+            ...(held.length ? { held } : {}),
             ...(watchPaused ? { watchPaused } : {}),
             ...(tokenRefused === undefined ? {} : { token: { refused: tokenRefused } }),
           })
@@ -135,6 +142,9 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
         if (tokenRefused !== undefined) io.stderr.write(`cms-sync: ${tokenRefused}\n`)
         if (globals.quiet) return
         if (watchPaused) io.stdout.write(`${describePause(watchPaused)}\n  ${PAUSE_LIFT}\n`)
+        // The pause was told above, with its own words.
+        for (const h of held.filter((h) => h.action !== 'push'))
+          io.stdout.write(`${describeHeld(h)}\n  ${describeHeldCommands(h)}\n`)
         for (const change of changes) {
           const line = itemLine({
             ...change,
