@@ -33,6 +33,8 @@ export function eventLine(e: WatchEvent): string {
     case 'failed':
       return `${pc.red('✗')} ${e.action} failed ${e.path}: ${e.error}`
     case 'paused': {
+      if (e.reason === 'branch-switch')
+        return `${pc.yellow('⏸')} paused: git switched to branch \`${e.branch ?? '(unknown)'}\`${e.fromBranch ? ` from \`${e.fromBranch}\`` : ''} (${e.count} file${e.count === 1 ? '' : 's'} changed); nothing of it is pushed; remote changes are still pulled; switch back to lift it, or ${PAUSE_LIFT}`
       const what = e.reason === 'mass-delete' ? 'deleted' : 'changed'
       return `${pc.yellow('⏸')} paused: ${e.count} files ${what} at once; remote changes are still pulled; ${PAUSE_LIFT}`
     }

@@ -12,6 +12,7 @@ import { RemoteError } from '../remote/errors.js'
 import { loadState } from '../state/state-file.js'
 import { type IgnoreRules, loadIgnoreRules } from '../workspace/ignore-rules.js'
 import { watchStats } from '../workspace/stat-check.js'
+import { gitActivity } from './git-activity.js'
 import { type LocalBatchInfo, type WorkspaceWatcher, watchWorkspace } from './local-changes.js'
 import {
   clearPause,
@@ -20,6 +21,8 @@ import {
   heldByPause,
   type MassChangeThresholds,
   minPausePaths,
+  type PauseInfo,
+  pauseForBranchSwitch,
   pauseInfoFor,
   readPause,
   setPause,
@@ -145,6 +148,8 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
       if (!info) return
       if (pushing.length > 0 || (watcher?.pending ?? 0) > 0) {
         reporter.pause(heldByPause(info, pushing))
+        // A batch still gathering may be the restore: the next poll looks at everything again.
+        if (pushing.length === 0) runs.requireFull()
         return
       }
       await clearPause(root)
@@ -205,20 +210,25 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
     const tracked = engine.tracked() ?? Object.keys((await loadState(root))?.items ?? {}).length
     const decision = decideMassChange({ ...counts, tracked }, opts.thresholds)
     if (!decision.pause) return false
-    if (!(await readPause(root))) {
-      const info = pauseInfoFor(decision, changed)
-      await setPause(root, info)
-      emit({ event: 'paused', ...info })
-      reporter.pause(heldByPause(info))
-      recent.clear()
-    }
+    await pauseFor(pauseInfoFor(decision, changed))
     return true
+  }
+
+  /** Pauses pushing (unless paused already) and says so. */
+  async function pauseFor(info: PauseInfo): Promise<void> {
+    if (await readPause(root)) return
+    await setPause(root, info)
+    emit({ event: 'paused', ...info })
+    reporter.pause(heldByPause(info))
+    recent.clear()
   }
 
   async function onBatch(paths: Set<string>, info: LocalBatchInfo): Promise<void> {
     const changed = await ownWrites.filterBatch(paths) // first, so a big pull never trips the guard
     if (changed.size === 0) return
-    await guard(changed, new Set([...info.deleted].filter((p) => changed.has(p))))
+    // A branch switch brings that branch's files: a pause naming it, never a push.
+    if (info.git?.switched) await pauseFor(pauseForBranchSwitch(info.git, changed))
+    else await guard(changed, new Set([...info.deleted].filter((p) => changed.has(p))))
     if (info.flood) {
       runs.requireFull()
       void queue.requestFull()
@@ -227,9 +237,12 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
 
   let watcher: WorkspaceWatcher | undefined
   let warnedNoSpace = false
+  // The repository the workspace is in, read (never run) to see git's operations as such.
+  const git = gitActivity(root)
   async function startWatcher(): Promise<void> {
     const next = watchWorkspace(root, {
       debounceMs: opts.debounceMs,
+      ...(git ? { git } : {}),
       ignoreRules: rules,
       onBatch,
       onError: (error) => {

@@ -9,6 +9,7 @@
 // platforms and editors, so only the set of paths matters (node20-deps.md pitfall 5).
 
 import { IGNORE_FILE_NAME, type IgnoreRules, isSyncedPath } from '../workspace/ignore-rules.js'
+import { branchName, type GitActivity, type GitHead, switched } from './git-activity.js'
 import { MASS_CHANGE_MIN_PATHS } from './mass-change.js'
 import { type TreeWatcher, watchTree } from './tree-watcher.js'
 
@@ -37,6 +38,18 @@ const BULK_QUIET_MS = 1_000
  * second on its way to the server, which is what keeping the guard whole is worth.
  */
 const SOURCE_DELIVERY_GAP_MS = 600
+/**
+ * Git's index lock comes and goes between the steps of one operation (a stash is several), and
+ * HEAD is written just after the lock is let go: git is done once the lock has been gone this
+ * long.
+ */
+const GIT_QUIET_MS = 200
+/** While git works, whether it is done is looked at this often. */
+const GIT_RECHECK_MS = 50
+/** A lock left by a git that crashed is not waited on for ever: the batch goes after this long. */
+const GIT_MAX_WAIT_MS = 120_000
+/** HEAD moved with no file changing (a commit, `git checkout -b`): taken as the new start after this. */
+const HEAD_IDLE_MS = 1_000
 /** Past this many paths the batch is a flood: scan everything (syncthing's aggregator: past 512). */
 export const DEFAULT_MAX_BATCH_BEFORE_FLOOD = 512
 
@@ -45,6 +58,18 @@ export interface LocalBatchInfo {
   deleted: ReadonlySet<string>
   /** More paths than maxBatchBeforeFlood: the caller should scan everything rather than these paths. */
   flood: boolean
+  /** The batch came with a git operation (its index lock was held, or HEAD moved). */
+  git?: GitBatch
+}
+
+export interface GitBatch {
+  /** HEAD points elsewhere than before the batch. */
+  headMoved: boolean
+  /** HEAD names another branch (or another detached commit): a branch switch. */
+  switched: boolean
+  /** The branch before and after (the short commit when detached). */
+  from?: string
+  to?: string
 }
 
 export interface WatchWorkspaceOptions {
@@ -58,6 +83,8 @@ export interface WatchWorkspaceOptions {
    */
   onIgnoreFileChange?: () => void
   maxBatchBeforeFlood?: number
+  /** The git repository holding the workspace (git-activity.ts): its operations are one batch each. */
+  git?: GitActivity
   /** Longest a batch waits for a new path while events on known ones keep coming; default max(2 s, 20 debounces). */
   maxWaitMs?: number
 }
@@ -67,7 +94,7 @@ export interface WorkspaceWatcher {
   readonly ready: Promise<void>
   /** Milliseconds from start to ready (undefined until ready). */
   readonly timeToReadyMs: number | undefined
-  /** Paths seen but not yet delivered (a batch is gathering). */
+  /** Paths seen but not yet delivered (a batch is gathering), or git is at work. */
   readonly pending: number
   /** Delivers what is pending now instead of waiting for the debounce (shutdown, tests). */
   flush(): void
@@ -91,6 +118,21 @@ export function watchWorkspace(root: string, options: WatchWorkspaceOptions): Wo
   let lastNewPathAt = 0
   let quietTimer: NodeJS.Timeout | undefined
   let quietTimerDelayMs = 0
+  const git = options.git
+  /** Where HEAD pointed before the batch now gathering. */
+  let headBefore: GitHead = git?.head() ?? {}
+  /** When git's index lock was last seen during this batch (0: not seen). */
+  let lockSeenAt = 0
+  let headIdleTimer: NodeJS.Timeout | undefined
+  // HEAD moved while no file changed (a commit, a new branch): that is where the next batch starts.
+  const gitWatch = git?.watch((name) => {
+    if (closed || (name !== 'HEAD' && name !== '')) return
+    clearTimeout(headIdleTimer)
+    headIdleTimer = setTimeout(() => {
+      if (!closed && dirty.size === 0 && !git.busy()) headBefore = git.head()
+    }, HEAD_IDLE_MS)
+    headIdleTimer.unref?.()
+  })
 
   // Folders that are never synced are not even watched: README.md, docs/, .git/, node_modules/.
   const ignored = (rel: string, isDir: boolean): boolean => {
@@ -108,6 +150,7 @@ export function watchWorkspace(root: string, options: WatchWorkspaceOptions): Wo
     const now = performance.now()
     if (dirty.size === 0) firstEventAt = now
     if (!dirty.has(rel)) lastNewPathAt = now
+    if (git?.busy()) lockSeenAt = now
     dirty.add(rel)
     if (isDeletion) deleted.add(rel)
     else deleted.delete(rel)
@@ -127,8 +170,45 @@ export function watchWorkspace(root: string, options: WatchWorkspaceOptions): Wo
     if (quietTimer !== undefined && delay === quietTimerDelayMs) quietTimer.refresh()
     else {
       clearTimeout(quietTimer)
-      quietTimer = setTimeout(flush, delay)
+      quietTimer = setTimeout(flushWhenGitDone, delay)
       quietTimerDelayMs = delay
+    }
+  }
+
+  /** Whether git is still at work on this batch: its lock held, or let go only just now. */
+  function gitAtWork(now: number): boolean {
+    if (!git) return false
+    if (git.busy()) lockSeenAt = now
+    if (lockSeenAt === 0) return false
+    if (now - firstEventAt >= GIT_MAX_WAIT_MS) return false
+    return now - lockSeenAt < GIT_QUIET_MS
+  }
+
+  /** Delivers the batch once git is done with it; until then looks again every few ms. */
+  function flushWhenGitDone(): void {
+    if (dirty.size > 0 && !closed && gitAtWork(performance.now())) {
+      clearTimeout(quietTimer)
+      quietTimer = setTimeout(flushWhenGitDone, GIT_RECHECK_MS)
+      quietTimerDelayMs = -1
+      return
+    }
+    flush()
+  }
+
+  function gitBatch(): GitBatch | undefined {
+    if (!git) return undefined
+    const head = git.head()
+    const before = headBefore
+    headBefore = head
+    const headMoved = head.ref !== before.ref || head.commit !== before.commit
+    if (!headMoved && lockSeenAt === 0) return undefined
+    const from = branchName(before)
+    const to = branchName(head)
+    return {
+      headMoved,
+      switched: headMoved && switched(before, head),
+      ...(from ? { from } : {}),
+      ...(to ? { to } : {}),
     }
   }
 
@@ -137,7 +217,13 @@ export function watchWorkspace(root: string, options: WatchWorkspaceOptions): Wo
     quietTimer = undefined
     if (dirty.size === 0 || closed) return
     const paths = dirty
-    const info: LocalBatchInfo = { deleted, flood: paths.size > floodAt }
+    const gitInfo = gitBatch()
+    lockSeenAt = 0
+    const info: LocalBatchInfo = {
+      deleted,
+      flood: paths.size > floodAt,
+      ...(gitInfo ? { git: gitInfo } : {}),
+    }
     dirty = new Set()
     deleted = new Set()
     try {
@@ -163,12 +249,14 @@ export function watchWorkspace(root: string, options: WatchWorkspaceOptions): Wo
       return timeToReadyMs
     },
     get pending() {
-      return dirty.size
+      return dirty.size + (git?.busy() ? 1 : 0)
     },
     flush,
     async close() {
       closed = true
       if (quietTimer !== undefined) clearTimeout(quietTimer)
+      clearTimeout(headIdleTimer)
+      gitWatch?.close()
       await tree.close()
     },
   }

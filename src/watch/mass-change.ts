@@ -29,7 +29,7 @@ export type MassChangeDecision =
   | { pause: false; count: number }
   | { pause: true; reason: 'mass-change' | 'mass-delete'; count: number; threshold: number }
 
-/** When the watcher pauses: more than `files`, or more than `percent` of the tracked items. */
+/** When the watcher pauses: more than `files`, or more than `percent` of the tracked items (either). */
 export interface MassChangeThresholds {
   massChange: { files: number; percent: number }
   massDelete: { files: number; percent: number }
@@ -40,26 +40,36 @@ export const DEFAULT_THRESHOLDS: MassChangeThresholds = {
   massDelete: { files: MASS_DELETE_MIN_PATHS, percent: MASS_DELETE_SHARE * 100 },
 }
 
+/**
+ * Saving two or three files at once (a file and its translation, a rename) is an edit, never a
+ * mass change, however small the site: a batch pauses only above this many paths.
+ */
+export const MASS_CHANGE_FLOOR = 3
+
 /** Below this many paths in a batch no workspace size makes a mass change or delete. */
-export function minPausePaths(t: MassChangeThresholds = DEFAULT_THRESHOLDS): number {
-  return Math.min(t.massChange.files, t.massDelete.files)
+export function minPausePaths(_t: MassChangeThresholds = DEFAULT_THRESHOLDS): number {
+  return MASS_CHANGE_FLOOR
+}
+
+/**
+ * The count a batch must exceed: `files`, or `percent` of the tracked items when that is
+ * fewer (either trips it, as cms-sync.yaml says), never below the floor. A workspace that
+ * tracks nothing yet (the first watch) has only `files`; a percent of 0 is not used.
+ */
+function thresholdOf(limit: { files: number; percent: number }, tracked: number): number {
+  const share = tracked > 0 && limit.percent > 0 ? Math.floor((tracked * limit.percent) / 100) : Infinity
+  return Math.max(MASS_CHANGE_FLOOR, Math.min(limit.files, share))
 }
 
 export function decideMassChange(
   input: MassChangeInput,
   t: MassChangeThresholds = DEFAULT_THRESHOLDS,
 ): MassChangeDecision {
-  const deleteThreshold = Math.max(
-    t.massDelete.files,
-    Math.floor((input.tracked * t.massDelete.percent) / 100),
-  )
+  const deleteThreshold = thresholdOf(t.massDelete, input.tracked)
   if (input.deleted > deleteThreshold) {
     return { pause: true, reason: 'mass-delete', count: input.deleted, threshold: deleteThreshold }
   }
-  const changeThreshold = Math.max(
-    t.massChange.files,
-    Math.floor((input.tracked * t.massChange.percent) / 100),
-  )
+  const changeThreshold = thresholdOf(t.massChange, input.tracked)
   if (input.changed > changeThreshold) {
     return { pause: true, reason: 'mass-change', count: input.changed, threshold: changeThreshold }
   }
@@ -108,9 +118,28 @@ const SAMPLE_PATHS = 20
 export interface PauseInfo {
   /** ISO time the daemon paused. */
   since: string
-  reason: 'mass-change' | 'mass-delete' | 'unreadable-pause-file' | (string & {})
+  reason: 'mass-change' | 'mass-delete' | 'branch-switch' | 'unreadable-pause-file' | (string & {})
   count: number
   samplePaths: string[]
+  /** A branch switch: the branch the workspace now has checked out, and the one before. */
+  branch?: string
+  fromBranch?: string
+}
+
+/** The pause a branch switch makes, whatever its size: the other branch's files are not edits. */
+export function pauseForBranchSwitch(
+  git: { from?: string; to?: string },
+  paths: Iterable<string>,
+): PauseInfo {
+  const sorted = [...paths].sort()
+  return {
+    since: new Date().toISOString(),
+    reason: 'branch-switch',
+    count: sorted.length,
+    samplePaths: sorted.slice(0, SAMPLE_PATHS),
+    ...(git.to ? { branch: git.to } : {}),
+    ...(git.from ? { fromBranch: git.from } : {}),
+  }
 }
 
 export function pauseInfoFor(
@@ -142,6 +171,8 @@ export async function readPause(root: string): Promise<PauseInfo | undefined> {
         reason: parsed.reason,
         count: typeof parsed.count === 'number' ? parsed.count : 0,
         samplePaths: Array.isArray(parsed.samplePaths) ? parsed.samplePaths.map(String) : [],
+        ...(typeof parsed.branch === 'string' ? { branch: parsed.branch } : {}),
+        ...(typeof parsed.fromBranch === 'string' ? { fromBranch: parsed.fromBranch } : {}),
       }
     }
   } catch {
@@ -168,6 +199,11 @@ export const PAUSE_LIFT =
 /** One line on a pause: when, why, a few of the paths. */
 export function describePause(info: PauseInfo): string {
   if (info.reason === 'unreadable-pause-file') return `watch is paused (${PAUSE_FILE} cannot be read)`
+  if (info.reason === 'branch-switch') {
+    const from = info.fromBranch ? ` from \`${info.fromBranch}\`` : ''
+    const sample = info.samplePaths.slice(0, 3).join(', ')
+    return `watch paused pushing at ${info.since}: git switched the workspace to branch \`${info.branch ?? '(unknown)'}\`${from}, which changed ${info.count} file${info.count === 1 ? '' : 's'}${sample ? ` (${sample}${info.count > 3 ? ', ...' : ''})` : ''}; that branch's files are not pushed as edits`
+  }
   const what = info.reason === 'mass-delete' ? 'deleted' : 'changed'
   const sample = info.samplePaths.slice(0, 3).join(', ')
   const more = info.count > 3 ? ', ...' : ''

@@ -270,3 +270,81 @@ test('a checkout that spends 250 ms in unwatched folders between two kind folder
   await sleep(1200)
   expect(rec.batches.map((batch) => batch.paths.size)).toEqual([61])
 })
+
+describe('git operations', () => {
+  const SHA_A = 'a'.repeat(40)
+  const SHA_B = 'b'.repeat(40)
+  /** A workspace inside a repository's subfolder, with git's own files as git writes them. */
+  async function inRepository() {
+    const repo = await tempWorkspace({
+      '.git/HEAD': 'ref: refs/heads/main\n',
+      '.git/refs/heads/main': `${SHA_A}\n`,
+      '.git/packed-refs': `# pack-refs with: peeled fully-peeled sorted\n${SHA_B} refs/heads/other\n`,
+      'site/content/home.json': home,
+      'site/schemas/s0.json': '{}',
+    })
+    const root = path.join(repo, 'site')
+    const { gitActivity } = await import('../../src/watch/git-activity.js')
+    const git = gitActivity(root)
+    if (!git) throw new Error('the repository was not found from its subfolder')
+    return { repo, root, git }
+  }
+
+  test('the repository is found from a subfolder, and HEAD read from a loose or a packed ref, never run', async () => {
+    const { repo, git } = await inRepository()
+    expect(git.gitDir).toBe(path.join(repo, '.git'))
+    expect(git.head()).toEqual({ ref: 'refs/heads/main', commit: SHA_A })
+    await writeFile(path.join(repo, '.git/HEAD'), 'ref: refs/heads/other\n')
+    expect(git.head()).toEqual({ ref: 'refs/heads/other', commit: SHA_B })
+    await writeFile(path.join(repo, '.git/HEAD'), `${SHA_B}\n`)
+    expect(git.head()).toEqual({ commit: SHA_B })
+    // A ref that would leave the git folder is not followed.
+    await writeFile(path.join(repo, '.git/HEAD'), 'ref: refs/../../../etc/passwd\n')
+    expect(git.head()).toEqual({ ref: 'refs/../../../etc/passwd' })
+  })
+
+  test('a worktree: .git is a file naming the git folder, and refs are read from the common folder', async () => {
+    const repo = await tempWorkspace({
+      'main/.git/HEAD': 'ref: refs/heads/main\n',
+      'main/.git/refs/heads/topic': `${SHA_B}\n`,
+      'main/.git/worktrees/wt/HEAD': 'ref: refs/heads/topic\n',
+      'main/.git/worktrees/wt/commondir': '../..\n',
+      'wt/.git': `gitdir: ${path.join('..', 'main', '.git', 'worktrees', 'wt')}\n`,
+      'wt/content/home.json': home,
+    })
+    const { gitActivity } = await import('../../src/watch/git-activity.js')
+    const git = gitActivity(path.join(repo, 'wt'))
+    expect(git?.gitDir).toBe(path.join(repo, 'main/.git/worktrees/wt'))
+    expect(git?.head()).toEqual({ ref: 'refs/heads/topic', commit: SHA_B })
+  })
+
+  test('while git holds its index lock the files it writes wait, however long, and go as one batch once it is done', async () => {
+    const { repo, root, git } = await inRepository()
+    const rec = await recordBatches(root, { git })
+    await writeFile(path.join(repo, '.git/index.lock'), '')
+    await writeFile(path.join(root, 'content/home.json'), '{"title":"other branch"}\n')
+    await waitFor(() => rec.watcher.pending > 0, { what: 'the first file seen' })
+    await sleep(SETTLE_MS) // longer than any quiet a batch waits for
+    expect(rec.batches).toEqual([])
+    for (let s = 1; s <= 5; s++) await writeFile(path.join(root, `schemas/s${s}.json`), '{}')
+    await sleep(300)
+    expect(rec.batches).toEqual([])
+    // git lets go of the lock, then writes HEAD: a branch switch.
+    await rm(path.join(repo, '.git/index.lock'))
+    await writeFile(path.join(repo, '.git/HEAD'), 'ref: refs/heads/other\n')
+    await waitFor(() => rec.batches.length > 0, { what: 'the batch' })
+    await sleep(SETTLE_MS)
+    expect(rec.batches.map((b) => b.paths.size)).toEqual([6])
+    expect(rec.batches[0]!.info.git).toEqual({ headMoved: true, switched: true, from: 'main', to: 'other' })
+  })
+
+  test('HEAD moved with no file changed (a commit, a new branch) is not blamed on the next save', async () => {
+    const { repo, root, git } = await inRepository()
+    const rec = await recordBatches(root, { git })
+    await writeFile(path.join(repo, '.git/HEAD'), 'ref: refs/heads/other\n')
+    await sleep(1_500)
+    await writeFile(path.join(root, 'content/home.json'), '{"title":"a save"}\n')
+    await waitFor(() => rec.batches.length > 0, { what: 'the batch' })
+    expect(rec.batches[0]!.info.git).toBeUndefined()
+  })
+})
