@@ -231,7 +231,11 @@ export function heldByPause(info: PauseInfo, pushing?: readonly string[]): HeldC
     reason: describePause(info),
     release:
       'stop `cms-sync watch` (Ctrl-C), run `cms-sync push` (which lifts the pause) and start watch again',
-    drop: `cms-sync restore ${paths.length > 0 ? shellPaths(paths) : '<paths>'}`,
+    // A branch switch is undone by switching back; anything else by restoring the files.
+    drop:
+      guard === 'branch-switch' && info.fromBranch
+        ? `git checkout ${shellPaths([info.fromBranch])}`
+        : `cms-sync restore ${paths.length > 0 ? shellPaths(paths) : '<paths>'}`,
     since: info.since,
   }
 }

@@ -75,7 +75,9 @@ describe('watch and git', () => {
     )
     const status = await w.cli('--json', 'status')
     expect(status.json.watchPaused).toMatchObject({ reason: 'branch-switch', branch: 'other' })
-    expect(status.json.held).toEqual([expect.objectContaining({ guard: 'branch-switch', count: 24 })])
+    expect(status.json.held).toEqual([
+      expect.objectContaining({ guard: 'branch-switch', count: 24, drop: 'git checkout main' }),
+    ])
 
     git(repo, 'checkout', '-q', 'main')
     await d.waitForEvent({ event: 'resumed' }, 10_000)
