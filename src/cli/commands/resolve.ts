@@ -42,7 +42,10 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
     .addOption(
       new Option('--keep <side>', 'the side to keep').choices(['local', 'remote']).makeOptionMandatory(),
     )
-    .addHelpText('after', '\nWorks while `cms-sync watch` runs: the daemon carries the resolve out.\n')
+    .addHelpText(
+      'after',
+      '\nA deletion (one a guard holds, see `cms-sync status`) is settled too: keeping the side that\ndeleted it carries it out, keeping the other brings the item back there.\nWorks while `cms-sync watch` runs: the daemon carries the resolve out.\n',
+    )
     .action(async (paths: string[], opts: { keep: Side }, cmd: Command) => {
       const globals = globalOptions(cmd)
       const args = paths.map(splitLeaf)
