@@ -118,7 +118,9 @@ export function gitActivity(root: string): GitActivity | undefined {
     },
     watch(onChange) {
       try {
-        const watcher = watch(gitDir, (_event, name) => onChange(name === null ? '' : String(name)))
+        const watcher = watch(gitDir, { persistent: false }, (_event, name) =>
+          onChange(name === null ? '' : String(name)),
+        )
         watcher.on('error', () => {}) // the lock and HEAD are still read at each batch
         return watcher
       } catch {
