@@ -47,18 +47,19 @@ export const DEFAULT_THRESHOLDS: MassChangeThresholds = {
 export const MASS_CHANGE_FLOOR = 3
 
 /** Below this many paths in a batch no workspace size makes a mass change or delete. */
-export function minPausePaths(_t: MassChangeThresholds = DEFAULT_THRESHOLDS): number {
-  return MASS_CHANGE_FLOOR
+export function minPausePaths(t: MassChangeThresholds = DEFAULT_THRESHOLDS): number {
+  return Math.min(MASS_CHANGE_FLOOR, t.massChange.files, t.massDelete.files)
 }
 
 /**
  * The count a batch must exceed: `files`, or `percent` of the tracked items when that is
- * fewer (either trips it, as cms-sync.yaml says), never below the floor. A workspace that
- * tracks nothing yet (the first watch) has only `files`; a percent of 0 is not used.
+ * fewer (either trips it, as cms-sync.yaml says); the percent never below the floor (`files`
+ * is the user's own number). A workspace that tracks nothing yet (the first watch) has only
+ * `files`; a percent of 0 is not used.
  */
 function thresholdOf(limit: { files: number; percent: number }, tracked: number): number {
   const share = tracked > 0 && limit.percent > 0 ? Math.floor((tracked * limit.percent) / 100) : Infinity
-  return Math.max(MASS_CHANGE_FLOOR, Math.min(limit.files, share))
+  return Math.min(limit.files, Math.max(MASS_CHANGE_FLOOR, share))
 }
 
 export function decideMassChange(

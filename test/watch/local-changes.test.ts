@@ -430,7 +430,7 @@ describe('git operations', () => {
     const { repo, root, git } = await inRepository()
     const rec = await recordBatches(root, { git })
     await writeFile(path.join(repo, '.git/HEAD'), 'ref: refs/heads/other\n')
-    await sleep(1_500)
+    await sleep(2_000) // the watcher takes a HEAD that moved alone as the new start after 1 s
     await writeFile(path.join(root, 'content/home.json'), '{"title":"a save"}\n')
     await waitFor(() => rec.batches.length > 0, { what: 'the batch' })
     expect(rec.batches[0]!.info.git).toBeUndefined()

@@ -38,6 +38,12 @@ describe('mass change guard', () => {
     }
   })
 
+  test("massChange.files set below the floor is the user's choice: it counts as set", () => {
+    const t = { massChange: { files: 2, percent: 0 }, massDelete: { files: 20, percent: 10 } }
+    expect(decideMassChange({ changed: 3, deleted: 0, tracked: 100 }, t)).toMatchObject({ pause: true })
+    expect(decideMassChange({ changed: 2, deleted: 0, tracked: 100 }, t)).toMatchObject({ pause: false })
+  })
+
   test('1,000 files written at once reach the guard as a flood and pause pushing', async () => {
     const root = await tempWorkspace({ 'content/home.json': '{}\n' })
     const rec = await recordBatches(root, { maxBatchBeforeFlood: 200 })
