@@ -3,6 +3,7 @@
 // scheduled, the watcher's pause and whether the server takes the token. `status` prints it (as
 // text, or as the `--json` document) and the local page shows it: one calculation for both.
 
+import type { HeldChange } from '../engine/held.js'
 import type { ConflictLeaf } from '../engine/merge/merge-json.js'
 import type { ItemReport } from '../engine/outcome.js'
 import { publishBlocked } from '../engine/publish-plan.js'
@@ -53,6 +54,8 @@ export interface StatusRead {
   inherited: string[]
   scheduled: Array<{ date: string; type: string; path: string }>
   watchPaused: PauseInfo | undefined
+  /** What watch holds (a guard's changes, the pause): the same guards over the same plan. */
+  held: HeldChange[]
   tokenRefused: string | undefined
   /** Read without a token (`--anonymous`): nothing is claimed about one. */
   anonymous?: true
@@ -70,12 +73,14 @@ export async function readStatus(
     { upcomingSchedule },
     { predictFailures },
     { readPause },
+    { heldNow },
   ] = await Promise.all([
     import('../engine/run.js'),
     import('../engine/plan.js'),
     import('./scheduled.js'),
     import('../engine/predict.js'),
     import('../watch/mass-change.js'),
+    import('./held-now.js'),
   ])
   // Asked for alongside the listings, so the check costs no extra wait.
   // Anonymous: no token to check, and nothing claimed about one.
@@ -88,6 +93,8 @@ export async function readStatus(
   await planned.media?.dispose()
   checkScope(planned, scope)
   const pending = changesOf(planned.plan).filter((item) => inScope(item.path, scope))
+  // What watch holds: the same guards over the same plan, and the pause.
+  const held = await heldNow(deps, planned, watchPaused, scope)
   // What the run would refuse: the same checks as `--dry-run` and the executor.
   const failures = await predictFailures(deps, planned, pending)
   const changes = pending.map(
@@ -145,6 +152,7 @@ export async function readStatus(
     inherited,
     scheduled,
     watchPaused,
+    held,
     tokenRefused,
     ...(opts.anonymous ? { anonymous: true as const } : {}),
   }
@@ -155,7 +163,7 @@ export function statusDocument(
   target: { server: string; project: string; environment: string },
   read: StatusRead,
 ): Record<string, unknown> {
-  const { changes, problems, inherited, scheduled, watchPaused, tokenRefused, anonymous } = read
+  const { changes, problems, inherited, scheduled, watchPaused, held, tokenRefused, anonymous } = read
   const { server, project, environment } = target
   return {
     server,
@@ -166,6 +174,7 @@ export function statusDocument(
     ...(problems.length ? { problems } : {}),
     ...(inherited.length ? { inherited } : {}),
     ...(scheduled.length ? { scheduled } : {}),
+    ...(held.length ? { held } : {}),
     ...(watchPaused ? { watchPaused } : {}),
     ...(tokenRefused === undefined ? {} : { token: { refused: tokenRefused } }),
     ...(anonymous ? { token: { checked: false } } : {}),

@@ -1,6 +1,7 @@
 // How the watch daemon's events are shown: one line each on the terminal (what was pushed or
 // pulled, conflicts, pauses), one JSON object per line with --json, nothing but errors with -q.
 
+import { describeHeld, describeHeldCommands } from '../engine/held.js'
 import { printable } from '../util/printable.js'
 import { PAUSE_LIFT } from '../watch/mass-change.js'
 import type { WatchEvent } from '../watch/watch-events.js'
@@ -37,9 +38,21 @@ export function eventLine(e: WatchEvent): string {
     case 'failed':
       return `${pc.red('✗')} ${e.action} failed ${e.path}: ${e.error}`
     case 'paused': {
+      if (e.reason === 'branch-switch')
+        return `${pc.yellow('⏸')} paused: git switched to branch \`${e.branch ?? '(unknown)'}\`${e.fromBranch ? ` from \`${e.fromBranch}\`` : ''} (${e.count} file${e.count === 1 ? '' : 's'} changed); nothing of it is pushed; remote changes are still pulled; switch back to lift it, or ${PAUSE_LIFT}`
       const what = e.reason === 'mass-delete' ? 'deleted' : 'changed'
       return `${pc.yellow('⏸')} paused: ${e.count} files ${what} at once; remote changes are still pulled; ${PAUSE_LIFT}`
     }
+    case 'held':
+      if (e.held.length === 0) return `${pc.green('✓')} nothing is held any more`
+      return e.held
+        .map(
+          (h) =>
+            `${pc.yellow('⏸')} ${describeHeld(h)}; everything else keeps syncing; ${describeHeldCommands(h)}`,
+        )
+        .join('\n')
+    case 'resumed':
+      return `${pc.green('▶')} pushing again: ${e.reason}`
     case 'offline':
       return `${pc.yellow('⚠')} the server is out of reach (${e.error}); ${e.pending} change(s) queued, retrying`
     case 'online':

@@ -287,8 +287,9 @@ rateLimit: { requestsPerSecond: ${c.rateLimit.requestsPerSecond}, concurrency: $
 
 # watch: wait debounceMs after a local edit before pushing (600 ms at least: the file watcher
 # delivers every 500 ms while events come); poll the server every pollSeconds.
-# It pauses pushing when more than massChange.files (or percent of the items) change at once,
-# or more than massDelete.files (or percent) are deleted: a checkout, a bulk replace.
+# It pauses pushing when more than massChange.files, or more than percent of the items, change
+# at once (either trips it; the percent never 3 files or fewer), or more than massDelete.files or percent
+# are deleted: a bulk replace. A git operation is one batch, and a branch switch always pauses.
 # A published item's publish waits until its saves pause for publishQuietMs.
 watch: { debounceMs: ${c.watch.debounceMs}, pollSeconds: ${c.watch.pollSeconds}, publishQuietMs: ${c.watch.publishQuietMs}, massChange: { files: ${c.watch.massChange.files}, percent: ${c.watch.massChange.percent} }, massDelete: { files: ${c.watch.massDelete.files}, percent: ${c.watch.massDelete.percent} } }
 

@@ -1,6 +1,7 @@
 // What a run reports per item: the status item objects of design.md ({kind, id, path, local,
 // remote, action}) sorted into applied, conflicts and failed, for text and --json alike.
 
+import type { HeldChange } from './held.js'
 import type { ConflictLeaf } from './merge/merge-json.js'
 import type { PlanItem } from './plan.js'
 import { publishBlocked } from './publish-plan.js'
@@ -37,6 +38,8 @@ export interface Outcome {
   applied: ItemReport[]
   conflicts: ItemReport[]
   failed: ItemReport[]
+  /** What guards held instead of stopping the run (ApplyOptions.holdGuarded). */
+  held?: HeldChange[]
 }
 
 export function reportOf(item: PlanItem, extra: Partial<ItemReport> = {}): ItemReport {

@@ -108,6 +108,11 @@ export interface ApplyOptions {
   scope: readonly string[]
   dryRun: boolean
   allowDeletes: boolean
+  /**
+   * A guard that trips holds the entries it is about (Outcome.held) and the run carries out the
+   * rest, instead of stopping it whole (watch: one guard never freezes the daemon).
+   */
+  holdGuarded?: boolean
   /** Also report files that cannot stand for an item (commands that push). */
   reportScanProblems: boolean
   /** Also report server items that cannot be mirrored (commands that pull). */

@@ -37,6 +37,7 @@ import {
   orphanGuard,
   targetGuard,
 } from './guards.js'
+import { type HeldChange, heldChanges, itemsStoppedBy } from './held.js'
 import { adoptLandedPushes } from './landed-pushes.js'
 import { type MediaRun, snapshotMedia } from './media/media-snapshot.js'
 import { orphaningDeletes } from './orphans.js'
@@ -364,37 +365,21 @@ async function tokenAccepted(client: RemotePort): Promise<void> {
 
 export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOptions): Promise<Outcome> {
   const chosen = run.plan.items.filter((item) => opts.select(item) && inScope(item.path, opts.scope))
-  const held = deletesHeldByRenamedFiles(chosen, run.local.values())
+  const renamed = deletesHeldByRenamedFiles(chosen, run.local.values())
   const usedSchemas = deletesHeldBySchemaUse(chosen, await contentSchemasAfterRun(deps.root, run, chosen))
-  for (const [path, why] of usedSchemas) if (!held.has(path)) held.set(path, why)
-  const selected = chosen.filter((item) => !held.has(item.path))
-  // The guards count the base as the state keeps it, and read the listing only when the run
-  // deletes locally: an edit-only run pays for what it selects, not for every synced item.
-  const listed: Iterable<{ kind: Kind }> = {
-    *[Symbol.iterator]() {
-      yield* run.remote.values()
-      for (let i = 0; i < (run.media?.remoteCount ?? 0); i++) yield MEDIA
-    },
-  }
+  for (const [path, why] of usedSchemas) if (!renamed.has(path)) renamed.set(path, why)
+  let selected: PlanItem[]
+  let held: HeldChange[]
   try {
-    stopUnlessOk(listingGuard(selected, run.store, listed, { allowDeletes: opts.allowDeletes }))
-    stopUnlessOk(
-      inheritanceGuard(selected, run.store, run.remote.values(), { allowDeletes: opts.allowDeletes }),
-    )
-    stopUnlessOk(
-      deleteGuard(selected, run.store, {
-        maxDeletePercent: deps.maxDeletePercent,
-        maxDeletes: deps.maxDeletes ?? DEFAULT_MAX_DELETES,
+    ;({ selected, held } = await heldByGuards(
+      deps,
+      run,
+      chosen.filter((item) => !renamed.has(item.path)),
+      {
         allowDeletes: opts.allowDeletes,
-      }),
-    )
-    // Not a question of how many: --allow-deletes does not lift it.
-    stopUnlessOk(orphanGuard(await orphaningDeletes(deps, run, selected)))
-    stopUnlessOk(
-      formEntriesGuard(opts.allowDeletes ? [] : await formsWithEntries(deps.client, selected), {
-        allowDeletes: opts.allowDeletes,
-      }),
-    )
+        hold: opts.holdGuarded === true,
+      },
+    ))
     if (!opts.dryRun && changesServer(selected, opts.mergeWrites ?? 'both')) await tokenAccepted(deps.client)
   } catch (error) {
     await run.media?.dispose()
@@ -402,14 +387,14 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
   }
   const problems = [
     ...chosen
-      .filter((item) => held.has(item.path))
-      .map((item) => reportOf(item, { error: held.get(item.path)! })),
+      .filter((item) => renamed.has(item.path))
+      .map((item) => reportOf(item, { error: renamed.get(item.path)! })),
     ...problemReports(run, opts),
   ]
   if (opts.dryRun) {
     await run.media?.dispose()
     const planned = dryRunOutcome(selected, await predictFailures(deps, run, selected))
-    return { ...planned, failed: [...planned.failed, ...problems] }
+    return { ...planned, failed: [...planned.failed, ...problems], ...(held.length ? { held } : {}) }
   }
   if (run.rebound) await run.store.save()
   const now = opts.now ?? (() => new Date().toISOString())
@@ -482,5 +467,57 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
     { applied: outcome.applied.length, conflicts: outcome.conflicts.length, failed: outcome.failed.length },
     'run finished',
   )
-  return { ...outcome, failed: [...outcome.failed, ...problems] }
+  return { ...outcome, failed: [...outcome.failed, ...problems], ...(held.length ? { held } : {}) }
+}
+
+/**
+ * The guards every run applies, over the entries it would carry out. A guard that trips stops
+ * the run (exit 4, nothing changed), unless `hold`: then the entries it is about (those
+ * deletions, of that kind) are held out and the rest is checked again, so one guard never
+ * freezes what it is not about. `status` runs the same to show what `watch` holds.
+ */
+export async function heldByGuards(
+  deps: EngineDeps,
+  run: PlannedRun,
+  candidates: readonly PlanItem[],
+  opts: { allowDeletes: boolean; hold: boolean },
+): Promise<{ selected: PlanItem[]; held: HeldChange[] }> {
+  // The guards count the base as the state keeps it, and read the listing only when the run
+  // deletes locally: an edit-only run pays for what it selects, not for every synced item.
+  const listed: Iterable<{ kind: Kind }> = {
+    *[Symbol.iterator]() {
+      yield* run.remote.values()
+      for (let i = 0; i < (run.media?.remoteCount ?? 0); i++) yield MEDIA
+    },
+  }
+  const allowDeletes = opts.allowDeletes
+  const firstStop = async (selected: readonly PlanItem[]): Promise<GuardResult> => {
+    for (const result of [
+      listingGuard(selected, run.store, listed, { allowDeletes }),
+      inheritanceGuard(selected, run.store, run.remote.values(), { allowDeletes }),
+      deleteGuard(selected, run.store, {
+        maxDeletePercent: deps.maxDeletePercent,
+        maxDeletes: deps.maxDeletes ?? DEFAULT_MAX_DELETES,
+        allowDeletes,
+      }),
+    ])
+      if (!result.ok) return result
+    // Not a question of how many: --allow-deletes does not lift it.
+    const orphans = orphanGuard(await orphaningDeletes(deps, run, selected))
+    if (!orphans.ok) return orphans
+    return formEntriesGuard(allowDeletes ? [] : await formsWithEntries(deps.client, selected), {
+      allowDeletes,
+    })
+  }
+  let selected = [...candidates]
+  const held: HeldChange[] = []
+  for (;;) {
+    const result = await firstStop(selected)
+    if (result.ok) return { selected, held }
+    const items = opts.hold ? itemsStoppedBy(result, selected, (path) => run.store.isInherited(path)) : []
+    if (items.length === 0) throw new SafetyStopError(describeStop(result))
+    held.push(...heldChanges(result, items))
+    const out = new Set(items.map((item) => item.path))
+    selected = selected.filter((item) => !out.has(item.path))
+  }
 }

@@ -3,7 +3,8 @@
 //  - resolve: the plan is made with the kept side preferred and only the conflicts it settled
 //    under the scope are carried out; the losing version goes to .cms-sync/trash/. Named leaves
 //    (JSON Pointers per file) settle only those leaves: the item stays a conflict while other
-//    leaves still differ.
+//    leaves still differ. A deletion (one a guard holds) is settled too: keeping the side that
+//    deleted carries it out, keeping the other brings the item back (settle-deletions.ts).
 //  - restore: local edits under the scope get the server copy (the edit goes to trash).
 //  - release: held local changes under the scope are pushed, deletions allowed (what
 //    `cms-sync push --allow-deletes <paths>` does).
@@ -15,6 +16,7 @@ import type { Side } from './plan.js'
 import { restoreLocalEdits } from './restore.js'
 import { applyRun, planRun } from './run.js'
 import { type ApplyOptions, type EngineDeps, SELECT } from './run-types.js'
+import { settleDeletions } from './settle-deletions.js'
 
 /**
  * A resolve argument: a file, folder or pattern, or one leaf as `<file>#<JSON Pointer>`
@@ -65,6 +67,8 @@ export async function resolveConflicts(
       ExitCode.usage,
     )
   }
+  // A deletion (one a guard holds) is settled the same way: kept, or undone.
+  if (request.scope.length > 0) settleDeletions(planned.plan.items, request.scope, request.keep)
   return applyRun(deps, planned, {
     select: SELECT.resolve,
     scope: [...request.scope, ...(leaves?.keys() ?? [])],

@@ -127,6 +127,8 @@ export function createWatchEngine(
         scope: [...how.scope],
         dryRun: false,
         allowDeletes: false,
+        // A guard holds what it is about; the daemon reports it and syncs the rest.
+        holdGuarded: true,
         reportScanProblems: true,
         reportRemoteProblems: how.full,
         signal: how.signal,

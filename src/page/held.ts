@@ -11,35 +11,42 @@ function commands(paths: string[]): { release: string; drop: string } {
   return { release: `cms-sync push --allow-deletes ${list}`, drop: `cms-sync restore ${list}` }
 }
 
-function grouped(held: HeldInput[], kindOf: (path: string) => string | undefined): HeldView[] {
-  const groups = new Map<string, HeldView>()
-  for (const entry of held) {
-    const paths = entry.paths ?? (entry.path ? [entry.path] : [])
-    const reason = entry.reason ?? 'held'
-    const key = `${reason}\u0000${entry.since ?? ''}\u0000${entry.message ?? ''}`
-    let group = groups.get(key)
-    if (!group) {
-      group = {
-        reason,
-        ...(entry.since ? { since: entry.since } : {}),
-        ...(entry.message ? { message: entry.message } : {}),
-        items: [],
-        release: '',
-        drop: '',
-      }
-      groups.set(key, group)
-    }
-    for (const path of paths) {
-      const kind = entry.kind ?? kindOf(path)
-      group.items.push({ path, ...(kind ? { kind } : {}) })
-    }
+/**
+ * The buttons of one held change: a workspace change waits to be pushed (carry out: push it,
+ * deletions allowed; drop: restore the files), a server deletion waits to be carried out here
+ * (carry out: resolve keeping the server's side; drop: resolve keeping the files, which puts them
+ * back on the server). A delete that would orphan children has no button to carry it out.
+ */
+function actsOf(entry: HeldInput): Pick<HeldView, 'releaseAct' | 'dropAct'> {
+  if (entry.side === 'remote')
+    return { releaseAct: { op: 'resolve', keep: 'remote' }, dropAct: { op: 'resolve', keep: 'local' } }
+  if (entry.guard === 'branch-switch') return {}
+  return {
+    ...(entry.guard === 'orphans' ? {} : { releaseAct: { op: 'release' } }),
+    dropAct: { op: 'restore' },
   }
-  return [...groups.values()].map((g) => ({ ...g, ...commands(g.items.map((i) => i.path)) }))
+}
+
+function viewOf(entry: HeldInput, kindOf: (path: string) => string | undefined): HeldView {
+  const paths = entry.paths ?? (entry.path ? [entry.path] : [])
+  const fallback = commands(paths)
+  return {
+    reason: entry.reason ?? 'held',
+    ...(entry.since ? { since: entry.since } : {}),
+    ...(entry.message ? { message: entry.message } : {}),
+    items: paths.map((path) => {
+      const kind = entry.kind ?? kindOf(path)
+      return { path, ...(kind ? { kind } : {}), ...(entry.action ? { action: entry.action } : {}) }
+    }),
+    release: entry.release ?? fallback.release,
+    drop: entry.drop ?? fallback.drop,
+    ...actsOf(entry),
+  }
 }
 
 export function heldOf(status: StatusInput): HeldView[] {
   const kindOf = (path: string) => status.changes.find((c) => c.path === path)?.kind
-  if (status.held) return grouped(status.held, kindOf)
+  if (status.held) return status.held.map((entry) => viewOf(entry, kindOf))
   const pause = status.watchPaused
   if (!pause) return []
   const items = status.changes
@@ -53,6 +60,8 @@ export function heldOf(status: StatusInput): HeldView[] {
       message: `${pause.count} files ${what} at once: pushing is paused until you choose`,
       items,
       ...commands(items.map((i) => i.path)),
+      releaseAct: { op: 'release' },
+      dropAct: { op: 'restore' },
     },
   ]
 }

@@ -31,7 +31,16 @@ export interface HeldInput {
   since?: string
   message?: string
   count?: number
+  /** HeldChange (engine/held.ts): whose change waits, what it would do, and the CLI's commands. */
+  side?: 'local' | 'remote'
+  action?: string
+  guard?: string
+  release?: string
+  drop?: string
 }
+
+/** What a held group's button does, through the same engine call as the command it names. */
+export type HeldAct = { op: 'release' } | { op: 'restore' } | { op: 'resolve'; keep: 'local' | 'remote' }
 
 /** The status model the page is built from (status-model.ts's StatusRead, plus its --json document). */
 export interface StatusInput {
@@ -90,6 +99,9 @@ export interface HeldView {
   /** The commands the CLI offers for the same choice. */
   release: string
   drop: string
+  /** What "carry them out" and "drop them" do here; absent: no button (the CLI text says what to do). */
+  releaseAct?: HeldAct
+  dropAct?: HeldAct
 }
 
 export interface FeedEntry {

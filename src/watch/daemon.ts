@@ -14,13 +14,17 @@ import { RemoteError } from '../remote/errors.js'
 import { loadState } from '../state/state-file.js'
 import { type IgnoreRules, loadIgnoreRules } from '../workspace/ignore-rules.js'
 import { watchStats } from '../workspace/stat-check.js'
+import { gitActivity } from './git-activity.js'
 import { type LocalBatchInfo, type WorkspaceWatcher, watchWorkspace } from './local-changes.js'
 import {
   clearPause,
   createChangeWindow,
   decideMassChange,
+  heldByPause,
   type MassChangeThresholds,
   minPausePaths,
+  type PauseInfo,
+  pauseForBranchSwitch,
   pauseInfoFor,
   readPause,
   setPause,
@@ -203,6 +207,22 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
       rehashNext = false
       return rehash
     },
+    // What the pause holds is told with the paths it holds now; once none is left (restored,
+    // reverted, a checkout switched back), the pause lifts.
+    whilePaused: async (pushing) => {
+      const info = await readPause(root)
+      if (!info) return
+      if (pushing.length > 0 || (watcher?.pending ?? 0) > 0) {
+        reporter.pause(heldByPause(info, pushing))
+        // A batch still gathering may be the restore: the next poll looks at everything again.
+        if (pushing.length === 0) runs.requireFull()
+        return
+      }
+      await clearPause(root)
+      recent.clear()
+      emit({ event: 'resumed', reason: 'nothing the pause held is left to push (restored or reverted)' })
+      reporter.pause(undefined)
+    },
     // A batch still gathering may be a checkout under way: let the guard see it whole first.
     holdPushes: async ({ changed, deleted }) =>
       (watcher?.pending ?? 0) > 0 || (await guard(new Set(changed), new Set(deleted))),
@@ -243,6 +263,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
       else {
         const done = settled as WatchRunOutcome & { kind: 'done' }
         if (done.outcome) reporter.outcome(done.outcome, done.whole)
+        else reporter.remind()
       }
     },
   })
@@ -256,13 +277,17 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
     const tracked = engine.tracked() ?? Object.keys((await loadState(root))?.items ?? {}).length
     const decision = decideMassChange({ ...counts, tracked }, opts.thresholds)
     if (!decision.pause) return false
-    if (!(await readPause(root))) {
-      const info = pauseInfoFor(decision, changed)
-      await setPause(root, info)
-      emit({ event: 'paused', ...info })
-      recent.clear()
-    }
+    await pauseFor(pauseInfoFor(decision, changed))
     return true
+  }
+
+  /** Pauses pushing (unless paused already) and says so. */
+  async function pauseFor(info: PauseInfo): Promise<void> {
+    if (await readPause(root)) return
+    await setPause(root, info)
+    emit({ event: 'paused', ...info })
+    reporter.pause(heldByPause(info))
+    recent.clear()
   }
 
   async function onBatch(paths: Set<string>, info: LocalBatchInfo): Promise<void> {
@@ -270,7 +295,9 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
     const changed = await ownWrites.filterBatch(paths) // first, so a big pull never trips the guard
     if (changed.size === 0) return
     quiet.saved(changed)
-    await guard(changed, new Set([...info.deleted].filter((p) => changed.has(p))))
+    // A branch switch brings that branch's files: a pause naming it, never a push.
+    if (info.git?.switched) await pauseFor(pauseForBranchSwitch(info.git, changed))
+    else await guard(changed, new Set([...info.deleted].filter((p) => changed.has(p))))
     if (info.flood) {
       runs.requireFull()
       void queue.requestFull()
@@ -279,9 +306,12 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
 
   let watcher: WorkspaceWatcher | undefined
   let warnedNoSpace = false
+  // The repository the workspace is in, read (never run) to see git's operations as such.
+  const git = gitActivity(root)
   async function startWatcher(): Promise<void> {
     const next = watchWorkspace(root, {
       debounceMs: opts.debounceMs,
+      ...(git ? { git } : {}),
       ignoreRules: rules,
       onBatch,
       onError: (error) => {
@@ -339,7 +369,10 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
     throw error
   }
   const paused = await readPause(root)
-  if (paused) emit({ event: 'paused', ...paused })
+  if (paused) {
+    emit({ event: 'paused', ...paused })
+    reporter.pause(heldByPause(paused))
+  }
   emit({
     event: 'ready',
     root,

@@ -6,6 +6,7 @@
 import { mkdir, readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
 import writeFileAtomic from 'write-file-atomic'
+import { type HeldChange, shellPaths } from '../engine/held.js'
 
 /** Below this many paths a batch is an ordinary editing session, whatever the workspace size. */
 export const MASS_CHANGE_MIN_PATHS = 50
@@ -28,7 +29,7 @@ export type MassChangeDecision =
   | { pause: false; count: number }
   | { pause: true; reason: 'mass-change' | 'mass-delete'; count: number; threshold: number }
 
-/** When the watcher pauses: more than `files`, or more than `percent` of the tracked items. */
+/** When the watcher pauses: more than `files`, or more than `percent` of the tracked items (either). */
 export interface MassChangeThresholds {
   massChange: { files: number; percent: number }
   massDelete: { files: number; percent: number }
@@ -39,26 +40,37 @@ export const DEFAULT_THRESHOLDS: MassChangeThresholds = {
   massDelete: { files: MASS_DELETE_MIN_PATHS, percent: MASS_DELETE_SHARE * 100 },
 }
 
+/**
+ * Saving two or three files at once (a file and its translation, a rename) is an edit, never a
+ * mass change, however small the site: a batch pauses only above this many paths.
+ */
+export const MASS_CHANGE_FLOOR = 3
+
 /** Below this many paths in a batch no workspace size makes a mass change or delete. */
 export function minPausePaths(t: MassChangeThresholds = DEFAULT_THRESHOLDS): number {
-  return Math.min(t.massChange.files, t.massDelete.files)
+  return Math.min(MASS_CHANGE_FLOOR, t.massChange.files, t.massDelete.files)
+}
+
+/**
+ * The count a batch must exceed: `files`, or `percent` of the tracked items when that is
+ * fewer (either trips it, as cms-sync.yaml says); the percent never below the floor (`files`
+ * is the user's own number). A workspace that tracks nothing yet (the first watch) has only
+ * `files`; a percent of 0 is not used.
+ */
+function thresholdOf(limit: { files: number; percent: number }, tracked: number): number {
+  const share = tracked > 0 && limit.percent > 0 ? Math.floor((tracked * limit.percent) / 100) : Infinity
+  return Math.min(limit.files, Math.max(MASS_CHANGE_FLOOR, share))
 }
 
 export function decideMassChange(
   input: MassChangeInput,
   t: MassChangeThresholds = DEFAULT_THRESHOLDS,
 ): MassChangeDecision {
-  const deleteThreshold = Math.max(
-    t.massDelete.files,
-    Math.floor((input.tracked * t.massDelete.percent) / 100),
-  )
+  const deleteThreshold = thresholdOf(t.massDelete, input.tracked)
   if (input.deleted > deleteThreshold) {
     return { pause: true, reason: 'mass-delete', count: input.deleted, threshold: deleteThreshold }
   }
-  const changeThreshold = Math.max(
-    t.massChange.files,
-    Math.floor((input.tracked * t.massChange.percent) / 100),
-  )
+  const changeThreshold = thresholdOf(t.massChange, input.tracked)
   if (input.changed > changeThreshold) {
     return { pause: true, reason: 'mass-change', count: input.changed, threshold: changeThreshold }
   }
@@ -107,9 +119,28 @@ const SAMPLE_PATHS = 20
 export interface PauseInfo {
   /** ISO time the daemon paused. */
   since: string
-  reason: 'mass-change' | 'mass-delete' | 'unreadable-pause-file' | (string & {})
+  reason: 'mass-change' | 'mass-delete' | 'branch-switch' | 'unreadable-pause-file' | (string & {})
   count: number
   samplePaths: string[]
+  /** A branch switch: the branch the workspace now has checked out, and the one before. */
+  branch?: string
+  fromBranch?: string
+}
+
+/** The pause a branch switch makes, whatever its size: the other branch's files are not edits. */
+export function pauseForBranchSwitch(
+  git: { from?: string; to?: string },
+  paths: Iterable<string>,
+): PauseInfo {
+  const sorted = [...paths].sort()
+  return {
+    since: new Date().toISOString(),
+    reason: 'branch-switch',
+    count: sorted.length,
+    samplePaths: sorted.slice(0, SAMPLE_PATHS),
+    ...(git.to ? { branch: git.to } : {}),
+    ...(git.from ? { fromBranch: git.from } : {}),
+  }
 }
 
 export function pauseInfoFor(
@@ -141,6 +172,8 @@ export async function readPause(root: string): Promise<PauseInfo | undefined> {
         reason: parsed.reason,
         count: typeof parsed.count === 'number' ? parsed.count : 0,
         samplePaths: Array.isArray(parsed.samplePaths) ? parsed.samplePaths.map(String) : [],
+        ...(typeof parsed.branch === 'string' ? { branch: parsed.branch } : {}),
+        ...(typeof parsed.fromBranch === 'string' ? { fromBranch: parsed.fromBranch } : {}),
       }
     }
   } catch {
@@ -167,8 +200,43 @@ export const PAUSE_LIFT =
 /** One line on a pause: when, why, a few of the paths. */
 export function describePause(info: PauseInfo): string {
   if (info.reason === 'unreadable-pause-file') return `watch is paused (${PAUSE_FILE} cannot be read)`
+  if (info.reason === 'branch-switch') {
+    const from = info.fromBranch ? ` from \`${info.fromBranch}\`` : ''
+    const sample = info.samplePaths.slice(0, 3).join(', ')
+    return `watch paused pushing at ${info.since}: git switched the workspace to branch \`${info.branch ?? '(unknown)'}\`${from}, which changed ${info.count} file${info.count === 1 ? '' : 's'}${sample ? ` (${sample}${info.count > 3 ? ', ...' : ''})` : ''}; that branch's files are not pushed as edits`
+  }
   const what = info.reason === 'mass-delete' ? 'deleted' : 'changed'
   const sample = info.samplePaths.slice(0, 3).join(', ')
   const more = info.count > 3 ? ', ...' : ''
   return `watch paused pushing at ${info.since}: ${info.count} files ${what} at once${sample ? ` (${sample}${more})` : ''}`
+}
+
+/**
+ * The pause as a held change (held.ts), for `status`, `doctor` and watch's events. `pushing`:
+ * the paths it holds now, when known (status plans them); else the ones it saw.
+ */
+export function heldByPause(info: PauseInfo, pushing?: readonly string[]): HeldChange {
+  const paths = [...(pushing ?? info.samplePaths)].sort()
+  const guard =
+    info.reason === 'mass-delete'
+      ? 'mass-delete'
+      : info.reason === 'branch-switch'
+        ? 'branch-switch'
+        : 'mass-change'
+  return {
+    guard,
+    side: 'local',
+    action: 'push',
+    paths,
+    count: pushing ? paths.length : Math.max(info.count, paths.length),
+    reason: describePause(info),
+    release:
+      'stop `cms-sync watch` (Ctrl-C), run `cms-sync push` (which lifts the pause) and start watch again',
+    // A branch switch is undone by switching back; anything else by restoring the files.
+    drop:
+      guard === 'branch-switch' && info.fromBranch
+        ? `git checkout ${shellPaths([info.fromBranch])}`
+        : `cms-sync restore ${paths.length > 0 ? shellPaths(paths) : '<paths>'}`,
+    since: info.since,
+  }
 }

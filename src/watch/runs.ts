@@ -51,6 +51,18 @@ export interface WatchRuns {
 
 const PUSH_SIDE = new Set(['push', 'delete-remote', 'merge'])
 
+/**
+ * Items the plan did not call conflicts but the run found changed under it (the file, or the
+ * server copy, since they were read): a race, not a conflict of edits.
+ */
+function racedPaths(planned: PlannedRun, outcome: Outcome): string[] {
+  if (outcome.conflicts.length === 0) return []
+  const actions = new Map(planned.plan.items.map((item) => [item.path, item.action]))
+  return outcome.conflicts
+    .filter((item) => actions.has(item.path) && actions.get(item.path) !== 'conflict')
+    .map((item) => item.path)
+}
+
 export function createWatchRuns(
   engine: WatchEngine,
   deps: Pick<EngineDeps, 'client' | 'codecs' | 'media' | 'logger'>,
@@ -67,6 +79,11 @@ export function createWatchRuns(
     holdPushes?: (changes: LocalChanges) => Promise<boolean>
     /** Past this many moved paths a poll plans everything. */
     floodAt?: number
+    /**
+     * While paused, each run that planned everything tells what the pause holds now: the paths
+     * with a change to push (none: what it held was restored or reverted, and it may lift).
+     */
+    whilePaused?: (pushing: string[]) => Promise<void>
   },
 ): WatchRuns {
   const floodAt = opts.floodAt ?? DEFAULT_MAX_BATCH_BEFORE_FLOOD
@@ -74,7 +91,12 @@ export function createWatchRuns(
   /** A full run has settled everything as of the last look: polls may plan only what moved. */
   let settled = false
   let fullAsked = false
-  /** Paths whose pushes a run held (not for a pause): the next poll plans them again. */
+  /**
+   * Paths the next poll plans again whatever it finds: pushes a run held (not for a pause), and
+   * items a run found changed under it (a write that raced another edit): the next plan sees
+   * both sides as they are now, where the field merge applies, instead of a conflict that no
+   * quiet poll would ever look at again.
+   */
   const held = new Set<string>()
   /** What the looks taken ahead found moved, for the next full request. */
   let ahead: { moved: Set<string>; overflow: boolean } | undefined
@@ -107,6 +129,8 @@ export function createWatchRuns(
   /** Why a full request must plan everything, or undefined when the paths that moved will do. */
   async function fullNeeded(moved: ReadonlySet<string>, overflow: boolean, rehash: boolean) {
     if (!settled) return 'no full run has settled the workspace yet'
+    // Whether what the pause holds is still there takes the whole picture.
+    if (moved.size > 0 && opts.whilePaused && (await opts.paused())) return 'paused, and files moved'
     if (rehash) return 'the deep rescan'
     if (fullAsked) return 'asked for'
     if (overflow) return 'a flood of moved files'
@@ -156,6 +180,10 @@ export function createWatchRuns(
       // A batch that took a full plan read the listings, but settled only its own paths.
       if (!what.whole && plan.fresh !== true) settled = false
       let pullOnly = await opts.paused()
+      if (pullOnly && what.whole && opts.whilePaused)
+        await opts.whilePaused(
+          plan.plan.items.filter((item) => PUSH_SIDE.has(item.action)).map((item) => item.path),
+        )
       if (!pullOnly && context.full && opts.holdPushes) {
         const pushSide = plan.plan.items.filter((item) => PUSH_SIDE.has(item.action))
         const changed = pushSide.map((item) => item.path)
@@ -174,6 +202,7 @@ export function createWatchRuns(
         signal: context.signal,
       })
       if (what.whole && !context.signal.aborted) settled = true
+      for (const path of racedPaths(plan, applied.outcome)) held.add(path)
       return { kind: 'done', ...applied, whole: what.whole }
     } catch (error) {
       // What this run had looked at is not settled: the next poll plans everything.

@@ -3,6 +3,7 @@
 // remote poll is a full reconcile that finds the same open conflict again), so conflicts and
 // errors are reported when they appear, not on every poll.
 
+import type { HeldChange } from '../engine/held.js'
 import type { ConflictLeaf } from '../engine/merge/merge-json.js'
 import type { ItemReport, Outcome } from '../engine/outcome.js'
 import type { PauseInfo } from './mass-change.js'
@@ -21,6 +22,13 @@ export type WatchEvent =
   | { event: 'conflict'; path: string; reason?: string; leaves?: ConflictLeaf[] }
   | { event: 'failed'; path: string; action: string; error: string }
   | ({ event: 'paused' } & PauseInfo)
+  /**
+   * What guards and the pause hold (held.ts), whenever that changes and again every few minutes
+   * while anything is held; an empty list once nothing is.
+   */
+  | { event: 'held'; held: HeldChange[] }
+  /** The pause was lifted: what it held was restored or reverted (nothing is left to push). */
+  | { event: 'resumed'; reason: string }
   | { event: 'offline'; pending: number; error: string }
   | { event: 'online' }
   /** The server had refused the token; a new one from the credentials file is in use. */
@@ -32,6 +40,11 @@ export type WatchEvent =
   | { event: 'page'; url: string }
 
 export type EventSink = (event: WatchEvent) => void
+
+/** While anything is held, watch says so again this often (a calm reminder, not every poll). */
+export const HELD_REMINDER_MS = 5 * 60_000
+
+const heldKey = (h: HeldChange) => `${h.guard}\0${h.side}\0${h.kind ?? ''}\0${h.action}`
 
 function itemEvent(item: ItemReport): WatchEvent | undefined {
   switch (item.action) {
@@ -66,10 +79,60 @@ function itemEvent(item: ItemReport): WatchEvent | undefined {
  * A full run sees every open conflict, so after one, a conflict it no longer finds is settled
  * and will be told again if it comes back.
  */
-export function createOutcomeReporter(emit: EventSink) {
+export function createOutcomeReporter(
+  emit: EventSink,
+  opts: { reminderMs?: number; now?: () => number } = {},
+) {
   let conflicts = new Set<string>()
   let failures = new Map<string, string>()
   let lastError: string | undefined
+  const reminderMs = opts.reminderMs ?? HELD_REMINDER_MS
+  const now = opts.now ?? Date.now
+  /** What the guards hold, by guard, side, kind and action; and the pause's entry. */
+  let guarded = new Map<string, HeldChange>()
+  let paused: HeldChange | undefined
+  let told = '[]'
+  let toldAt = 0
+
+  function current(): HeldChange[] {
+    return [...(paused ? [paused] : []), ...[...guarded.values()].filter((h) => h.paths.length > 0)]
+  }
+
+  /** Tells what is held when it changed, or when the reminder is due. */
+  function tellHeld(): void {
+    const held = current()
+    const text = JSON.stringify(held)
+    const due = held.length > 0 && now() - toldAt >= reminderMs
+    if (text === told && !due) return
+    told = text
+    toldAt = now()
+    emit({ event: 'held', held })
+  }
+
+  /** A run's held changes: a whole run's replace the guards' list; a partial run's add to it. */
+  function heldFrom(outcome: Outcome, whole: boolean): void {
+    const next = whole ? new Map<string, HeldChange>() : new Map(guarded)
+    if (!whole) {
+      // What a partial run carried out (a resolve, a restore, an edit) is no longer held.
+      const done = new Set(outcome.applied.map((item) => item.path))
+      for (const [key, held] of next) {
+        const paths = held.paths.filter((p) => !done.has(p))
+        if (paths.length !== held.paths.length) next.set(key, { ...held, paths, count: paths.length })
+      }
+    }
+    for (const held of outcome.held ?? []) {
+      const key = heldKey(held)
+      const before = guarded.get(key)
+      const paths = whole ? held.paths : [...new Set([...(next.get(key)?.paths ?? []), ...held.paths])].sort()
+      next.set(key, {
+        ...held,
+        paths,
+        count: paths.length,
+        since: before?.since ?? new Date(now()).toISOString(),
+      })
+    }
+    guarded = next
+  }
 
   return {
     outcome(outcome: Outcome, full: boolean): void {
@@ -105,7 +168,20 @@ export function createOutcomeReporter(emit: EventSink) {
         for (const p of seenConflicts) conflicts.add(p)
         for (const [p, e] of seenFailures) failures.set(p, e)
       }
+      heldFrom(outcome, full)
+      tellHeld()
     },
+    /** The pause's entry (mass-change.ts `heldByPause`), or undefined once it is lifted. */
+    pause(entry: HeldChange | undefined): void {
+      paused = entry
+      tellHeld()
+    },
+    /** After every run, quiet polls included: the reminder, when due. */
+    remind(): void {
+      tellHeld()
+    },
+    /** What is held now (the guards' and the pause's). */
+    held: current,
     /** A run that threw (a safety stop, a refused token): told once until something changes. */
     error(message: string): void {
       if (message === lastError) return

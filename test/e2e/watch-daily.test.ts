@@ -158,17 +158,24 @@ describe('a paused watcher', { timeout: 90_000 }, () => {
     expect(await w.readJson('content/news.json')).toMatchObject({ properties: { title: 'news' } })
   })
 
-  test('a delete guard stop names the exact command, not a watch flag', async () => {
+  test('deletions a guard holds name the exact commands, not a watch flag', async () => {
     const w = await syncedWorld('spec')
     world = w
     await setWatchConfig(w.root, { debounceMs: 50, pollSeconds: 1 })
     const d = daemon(w.root, w.env)
     await d.waitForEvent({ event: 'reconciled' }, 20_000)
     for (const id of ['home', 'news', 'contact']) await w.server.remove('content', id)
-    const stop = await d.waitForEvent({ event: 'error' }, 20_000)
-    expect(stop.message).toContain('safety stop')
-    expect(stop.message).toContain('stop `cms-sync watch` (Ctrl-C), run `cms-sync sync --allow-deletes`')
-    expect(stop.message).not.toContain('re-run with')
+    const { held } = await d.waitForEvent({ event: 'held' }, 20_000)
+    const paths = 'content/contact.json content/home.json content/news.json'
+    expect(held).toEqual([
+      expect.objectContaining({
+        guard: 'max-delete',
+        release: `cms-sync resolve --keep remote ${paths}`,
+        drop: `cms-sync resolve --keep local ${paths}`,
+      }),
+    ])
+    expect(JSON.stringify(held)).not.toContain('re-run with')
+    expect(d.events.filter((e) => e.event === 'error')).toEqual([])
     expect(await w.exists('content/home.json')).toBe(true)
   })
 })

@@ -74,7 +74,7 @@ describe.each(['spec', 'upstream'] as const)('watch edit-only runs (%s dialect)'
     expect(await w.exists('.cms-sync/conflicts/content/news.json.remote')).toBe(true)
   })
 
-  test('a deleted file deletes its item; too many at once is a safety stop', async () => {
+  test('a deleted file deletes its item; too many at once are held, with the commands to settle them', async () => {
     const w = await world(dialect)
     const d = await watched(w)
     await w.remove('content/shop.json')
@@ -83,8 +83,18 @@ describe.each(['spec', 'upstream'] as const)('watch edit-only runs (%s dialect)'
 
     // Two of the three left (over safety.maxDeletePercent, 50): nothing is deleted.
     await Promise.all([w.remove('content/news.json'), w.remove('content/contact.json')])
-    const stop = await d.waitForEvent({ event: 'error' })
-    expect(stop.message).toContain('safety stop')
+    const { held } = await d.waitForEvent({ event: 'held' })
+    expect(held).toEqual([
+      expect.objectContaining({
+        guard: 'max-delete',
+        side: 'local',
+        action: 'delete-remote',
+        paths: ['content/contact.json', 'content/news.json'],
+        release: 'cms-sync resolve --keep local content/contact.json content/news.json',
+        drop: 'cms-sync restore content/contact.json content/news.json',
+      }),
+    ])
+    expect(d.events.filter((e) => e.event === 'error')).toEqual([])
     expect(await w.server.get('content', 'news')).toBeDefined()
     expect(await w.server.get('content', 'contact')).toBeDefined()
   })

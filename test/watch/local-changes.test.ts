@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { mkdir, rename, rm, unlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
@@ -254,19 +255,184 @@ describe('watchWorkspace', () => {
 // writes a checkout in path order, so after content/ it may write folders no kind watches for a
 // while before it reaches schemas/. The first file must not go out alone ahead of the rest, or
 // the mass change guard, which judges a batch of many, lets the old branch's version through.
-test('a checkout that spends 250 ms in unwatched folders between two kind folders is one batch', async () => {
+test('a git checkout that spends 250 ms in unwatched folders between two kind folders is one batch', async () => {
   const root = await tempWorkspace({
+    '.git/HEAD': 'ref: refs/heads/main\n',
     'content/home.json': '{\n  "title": "Home"\n}\n',
     'schemas/s0.json': '{}',
     'lib/x.js': '',
   })
-  const rec = await recordBatches(root)
+  const { gitActivity } = await import('../../src/watch/git-activity.js')
+  const rec = await recordBatches(root, { git: gitActivity(root)! })
+  // Like git: the index lock from the first file to the last, files in path order.
+  await writeFile(path.join(root, '.git/index.lock'), '')
   await writeFile(path.join(root, 'content/home.json'), '{"title":"old branch"}\n')
   const until = performance.now() + 250
   for (let i = 0; performance.now() < until; i++)
     await writeFile(path.join(root, `lib/f${i}.js`), 'x'.repeat(4096))
   for (let s = 1; s <= 60; s++) await writeFile(path.join(root, `schemas/s${s}.json`), '{}')
+  await rm(path.join(root, '.git/index.lock'))
   await waitFor(() => rec.seen().size === 61, { what: '61 paths' })
   await sleep(1200)
   expect(rec.batches.map((batch) => batch.paths.size)).toEqual([61])
+})
+
+describe('a lone save goes after the debounce', () => {
+  /** Three saves, one at a time: how long each took to arrive as its own batch. */
+  async function threeSaves(root: string, rec: Awaited<ReturnType<typeof recordBatches>>) {
+    const took: number[] = []
+    for (let i = 0; i < 3; i++) {
+      const saved = performance.now()
+      await writeFile(path.join(root, 'content/home.json'), `{"title":"Save ${i}"}\n`)
+      await waitFor(() => rec.batches.length === i + 1, { what: `save ${i}` })
+      took.push(performance.now() - saved)
+      await sleep(SETTLE_MS)
+    }
+    expect(rec.batches.map((b) => [...b.paths])).toEqual([
+      ['content/home.json'],
+      ['content/home.json'],
+      ['content/home.json'],
+    ])
+    return took
+  }
+
+  test("not after the watcher's 500 ms delivery gap, in a git repository or outside one", async () => {
+    const plain = await tempWorkspace(seed)
+    const took = await threeSaves(plain, await recordBatches(plain))
+    const repo = await tempWorkspace({ ...seed, '.git/HEAD': 'ref: refs/heads/main\n' })
+    const { gitActivity } = await import('../../src/watch/git-activity.js')
+    took.push(...(await threeSaves(repo, await recordBatches(repo, { git: gitActivity(repo)! }))))
+    // The best of three each, so a busy machine does not decide it; the gap takes >= 600 ms.
+    expect(Math.min(...took.slice(0, 3))).toBeLessThan(450)
+    expect(Math.min(...took.slice(3))).toBeLessThan(450)
+  })
+
+  test('but waits while git holds its index lock (a `git status`, a checkout), and goes once git is done', async () => {
+    const repo = await tempWorkspace({ ...seed, '.git/HEAD': 'ref: refs/heads/main\n' })
+    const { gitActivity } = await import('../../src/watch/git-activity.js')
+    const rec = await recordBatches(repo, { git: gitActivity(repo)! })
+    await writeFile(path.join(repo, '.git/index.lock'), '')
+    await writeFile(path.join(repo, 'content/home.json'), '{"title":"during git"}\n')
+    await sleep(SETTLE_MS)
+    expect(rec.batches).toEqual([])
+    await rm(path.join(repo, '.git/index.lock'))
+    await waitFor(() => rec.batches.length === 1, { what: 'the batch' })
+    expect(rec.batches[0]!.info.git).toEqual({ headMoved: false, switched: false, from: 'main', to: 'main' })
+  })
+
+  test("a checkout's files written one after another arrive as one batch, the first not ahead of the rest", async () => {
+    const root = await tempWorkspace(seed)
+    const rec = await recordBatches(root)
+    // One file after the other, as fast as the disk takes them. The watcher hands the first over
+    // at once and the rest later; the batch must wait for them.
+    for (let i = 0; i < 300; i++) await writeFile(path.join(root, `content/c${i}.json`), '{}')
+    await waitFor(() => rec.seen().size === 300, { what: '300 paths' })
+    await sleep(SETTLE_MS)
+    expect(rec.batches).toHaveLength(1)
+  })
+
+  test('a scripted bulk edit without git (a loop of sed -i over every file) is one batch', async () => {
+    const files = Object.fromEntries(
+      Array.from({ length: 60 }, (_, i) => [`content/p${i}.json`, '{\n  "title": "Page"\n}\n']),
+    )
+    const root = await tempWorkspace(files)
+    const rec = await recordBatches(root)
+    execFileSync('sh', ['-c', 'for f in content/*.json; do sed -i "s/Page/Draft/" "$f"; done'], { cwd: root })
+    const pages = () => [...rec.seen()].filter((p) => p.endsWith('.json'))
+    await waitFor(() => pages().length === 60, { what: '60 pages' })
+    await sleep(SETTLE_MS)
+    expect(rec.batches).toHaveLength(1)
+  })
+
+  test('a save to a kind folder made after start, and to media, waits for the delivery gap', async () => {
+    const root = await tempWorkspace(seed)
+    const rec = await recordBatches(root)
+    let saved = performance.now()
+    await writeFiles(root, { 'media/new.svg': '<svg/>' })
+    await waitFor(() => rec.batches.length === 1, { what: 'the media batch' })
+    expect(performance.now() - saved).toBeGreaterThanOrEqual(600)
+    saved = performance.now()
+    await writeFiles(root, { 'forms/contact.json': '{}' })
+    await waitFor(() => rec.batches.length === 2, { what: 'the forms batch' })
+    expect(performance.now() - saved).toBeGreaterThanOrEqual(600)
+    expect(rec.seen()).toEqual(new Set(['media/new.svg', 'forms/contact.json']))
+  })
+})
+
+describe('git operations', () => {
+  const SHA_A = 'a'.repeat(40)
+  const SHA_B = 'b'.repeat(40)
+  /** A workspace inside a repository's subfolder, with git's own files as git writes them. */
+  async function inRepository() {
+    const repo = await tempWorkspace({
+      '.git/HEAD': 'ref: refs/heads/main\n',
+      '.git/refs/heads/main': `${SHA_A}\n`,
+      '.git/packed-refs': `# pack-refs with: peeled fully-peeled sorted\n${SHA_B} refs/heads/other\n`,
+      'site/content/home.json': home,
+      'site/schemas/s0.json': '{}',
+    })
+    const root = path.join(repo, 'site')
+    const { gitActivity } = await import('../../src/watch/git-activity.js')
+    const git = gitActivity(root)
+    if (!git) throw new Error('the repository was not found from its subfolder')
+    return { repo, root, git }
+  }
+
+  test('the repository is found from a subfolder, and HEAD read from a loose or a packed ref, never run', async () => {
+    const { repo, git } = await inRepository()
+    expect(git.gitDir).toBe(path.join(repo, '.git'))
+    expect(git.head()).toEqual({ ref: 'refs/heads/main', commit: SHA_A })
+    await writeFile(path.join(repo, '.git/HEAD'), 'ref: refs/heads/other\n')
+    expect(git.head()).toEqual({ ref: 'refs/heads/other', commit: SHA_B })
+    await writeFile(path.join(repo, '.git/HEAD'), `${SHA_B}\n`)
+    expect(git.head()).toEqual({ commit: SHA_B })
+    // A ref that would leave the git folder is not followed.
+    await writeFile(path.join(repo, '.git/HEAD'), 'ref: refs/../../../etc/passwd\n')
+    expect(git.head()).toEqual({ ref: 'refs/../../../etc/passwd' })
+  })
+
+  test('a worktree: .git is a file naming the git folder, and refs are read from the common folder', async () => {
+    const repo = await tempWorkspace({
+      'main/.git/HEAD': 'ref: refs/heads/main\n',
+      'main/.git/refs/heads/topic': `${SHA_B}\n`,
+      'main/.git/worktrees/wt/HEAD': 'ref: refs/heads/topic\n',
+      'main/.git/worktrees/wt/commondir': '../..\n',
+      'wt/.git': `gitdir: ${path.join('..', 'main', '.git', 'worktrees', 'wt')}\n`,
+      'wt/content/home.json': home,
+    })
+    const { gitActivity } = await import('../../src/watch/git-activity.js')
+    const git = gitActivity(path.join(repo, 'wt'))
+    expect(git?.gitDir).toBe(path.join(repo, 'main/.git/worktrees/wt'))
+    expect(git?.head()).toEqual({ ref: 'refs/heads/topic', commit: SHA_B })
+  })
+
+  test('while git holds its index lock the files it writes wait, however long, and go as one batch once it is done', async () => {
+    const { repo, root, git } = await inRepository()
+    const rec = await recordBatches(root, { git })
+    await writeFile(path.join(repo, '.git/index.lock'), '')
+    await writeFile(path.join(root, 'content/home.json'), '{"title":"other branch"}\n')
+    await waitFor(() => rec.watcher.pending > 0, { what: 'the first file seen' })
+    await sleep(SETTLE_MS) // longer than any quiet a batch waits for
+    expect(rec.batches).toEqual([])
+    for (let s = 1; s <= 5; s++) await writeFile(path.join(root, `schemas/s${s}.json`), '{}')
+    await sleep(300)
+    expect(rec.batches).toEqual([])
+    // git lets go of the lock, then writes HEAD: a branch switch.
+    await rm(path.join(repo, '.git/index.lock'))
+    await writeFile(path.join(repo, '.git/HEAD'), 'ref: refs/heads/other\n')
+    await waitFor(() => rec.batches.length > 0, { what: 'the batch' })
+    await sleep(SETTLE_MS)
+    expect(rec.batches.map((b) => b.paths.size)).toEqual([6])
+    expect(rec.batches[0]!.info.git).toEqual({ headMoved: true, switched: true, from: 'main', to: 'other' })
+  })
+
+  test('HEAD moved with no file changed (a commit, a new branch) is not blamed on the next save', async () => {
+    const { repo, root, git } = await inRepository()
+    const rec = await recordBatches(root, { git })
+    await writeFile(path.join(repo, '.git/HEAD'), 'ref: refs/heads/other\n')
+    await sleep(2_000) // the watcher takes a HEAD that moved alone as the new start after 1 s
+    await writeFile(path.join(root, 'content/home.json'), '{"title":"a save"}\n')
+    await waitFor(() => rec.batches.length > 0, { what: 'the batch' })
+    expect(rec.batches[0]!.info.git).toBeUndefined()
+  })
 })

@@ -16,15 +16,19 @@ describe('mass change guard', () => {
   test.each([
     // changed, deleted, tracked -> pause?, reason
     [1, 0, 10, false, undefined],
-    [50, 0, 10, false, undefined], // an editing session in a small workspace
-    [51, 0, 10, true, 'mass-change'],
-    [1_500, 0, 10_000, false, undefined], // 15% of a large workspace
-    [2_001, 0, 10_000, true, 'mass-change'], // over 20%
-    [20, 20, 30, false, undefined],
-    [21, 21, 30, true, 'mass-delete'], // deleting is judged more strictly
-    [900, 900, 10_000, false, undefined],
-    [1_001, 1_001, 10_000, true, 'mass-delete'],
-    [60, 0, 0, true, 'mass-change'], // a fresh workspace with no state
+    [3, 0, 10, false, undefined], // two or three files saved at once never pause
+    [3, 3, 10, false, undefined],
+    [4, 0, 10, true, 'mass-change'], // over 20% of a small site
+    [5, 0, 25, false, undefined], // 20% of a 25-item site
+    [6, 0, 25, true, 'mass-change'],
+    [25, 0, 25, true, 'mass-change'], // a sed over every page of a small site
+    [4, 4, 25, true, 'mass-delete'], // over 10% deleted
+    [50, 0, 10_000, false, undefined],
+    [51, 0, 10_000, true, 'mass-change'], // over massChange.files in a large workspace
+    [20, 20, 10_000, false, undefined],
+    [21, 21, 10_000, true, 'mass-delete'], // deleting is judged more strictly
+    [50, 0, 0, false, undefined], // a fresh workspace with no state: files only
+    [60, 0, 0, true, 'mass-change'],
   ])('%i changed, %i deleted of %i tracked: pause %s', (changed, deleted, tracked, pause, reason) => {
     const decision = decideMassChange({ changed, deleted, tracked })
     expect(decision.pause).toBe(pause)
@@ -32,6 +36,12 @@ describe('mass change guard', () => {
       expect(decision.reason).toBe(reason)
       expect(decision.count).toBeGreaterThan(decision.threshold)
     }
+  })
+
+  test("massChange.files set below the floor is the user's choice: it counts as set", () => {
+    const t = { massChange: { files: 2, percent: 0 }, massDelete: { files: 20, percent: 10 } }
+    expect(decideMassChange({ changed: 3, deleted: 0, tracked: 100 }, t)).toMatchObject({ pause: true })
+    expect(decideMassChange({ changed: 2, deleted: 0, tracked: 100 }, t)).toMatchObject({ pause: false })
   })
 
   test('1,000 files written at once reach the guard as a flood and pause pushing', async () => {

@@ -85,3 +85,37 @@ test("a delete on the server names where the server's copy was kept", () => {
     `deleted on the server content/a.json (its server copy is kept in ${kept})`,
   )
 })
+
+test('what is held is told when it changes, again at a calm interval while it stands, and once when it is gone', () => {
+  const events: WatchEvent[] = []
+  let clock = Date.parse('2026-11-27T10:00:00Z')
+  const reporter = createOutcomeReporter((e) => events.push(e), { reminderMs: 300_000, now: () => clock })
+  const held = {
+    guard: 'max-delete' as const,
+    side: 'remote' as const,
+    kind: 'content' as const,
+    action: 'delete-local' as const,
+    paths: ['content/a.json', 'content/b.json'],
+    count: 2,
+    reason: '2 content items deleted on the server',
+    release: 'cms-sync resolve --keep remote content/a.json content/b.json',
+    drop: 'cms-sync resolve --keep local content/a.json content/b.json',
+  }
+  reporter.outcome(outcome({ held: [held] }), true)
+  clock += 10_000
+  reporter.outcome(outcome({ held: [held] }), true) // the next poll holds the same: not told again
+  reporter.remind() // a quiet poll
+  expect(events).toEqual([{ event: 'held', held: [{ ...held, since: '2026-11-27T10:00:00.000Z' }] }])
+  clock += 300_000
+  reporter.remind()
+  expect(events).toHaveLength(2)
+  expect(events[1]).toEqual(events[0])
+  // A resolve carried one of them out (a partial run): the other is still held.
+  reporter.outcome(outcome({ applied: [item('content/a.json', 'delete-local')] }), false)
+  expect(events.at(-1)).toMatchObject({ event: 'held', held: [{ paths: ['content/b.json'], count: 1 }] })
+  reporter.outcome(outcome({}), true)
+  expect(events.at(-1)).toEqual({ event: 'held', held: [] })
+  clock += 600_000
+  reporter.remind()
+  expect(events.filter((e) => e.event === 'held')).toHaveLength(4)
+})

@@ -4,6 +4,7 @@
 // server's own test (`POST /api/test`, admin) and shows its log.
 
 import type { Command } from 'commander'
+import type { HeldChange } from '../../engine/held.js'
 import { ExitCode } from '../../errors/exit-codes.js'
 import { printable } from '../../util/printable.js'
 import { pc } from '../colors.js'
@@ -16,11 +17,45 @@ interface SelfTest {
   log: string
 }
 
+/**
+ * What watch holds (held-now.ts), as a check: the same plan and guards as `status`.
+ */
+async function heldCheck(io: CliIo, cmd: Command): Promise<{ check: Check; held: HeldChange[] } | undefined> {
+  const [{ withEngine }, { planRun }, { heldNow }, { readPause }, { describeHeld, describeHeldCommands }] =
+    await Promise.all([
+      import('../engine-session.js'),
+      import('../../engine/run.js'),
+      import('../held-now.js'),
+      import('../../watch/mass-change.js'),
+      import('../../engine/held.js'),
+    ])
+  try {
+    return await withEngine(io, cmd, [], { lock: false }, async ({ deps, ws }) => {
+      const planned = await planRun(deps, {})
+      await planned.media?.dispose()
+      const held = await heldNow(deps, planned, await readPause(ws.root))
+      const check: Check =
+        held.length === 0
+          ? { name: 'held', ok: true, detail: 'nothing held' }
+          : {
+              name: 'held',
+              ok: false,
+              detail: held.map(describeHeld).join('; '),
+              hint: held.map(describeHeldCommands).join('; '),
+            }
+      return { check, held }
+    })
+  } catch (error) {
+    const detail = `could not plan the workspace to see what is held: ${(error as Error).message}`
+    return { check: { name: 'held', ok: false, detail, hint: 'see `cms-sync status`' }, held: [] }
+  }
+}
+
 async function runChecks(
   io: CliIo,
   cmd: Command,
   selfTest: boolean,
-): Promise<{ checks: Check[]; selfTest?: SelfTest }> {
+): Promise<{ checks: Check[]; selfTest?: SelfTest; held?: HeldChange[] }> {
   const checks = await import('../doctor-checks.js')
   const ws = await openWorkspace(io, cmd)
   const results: Check[] = []
@@ -49,7 +84,10 @@ async function runChecks(
     results.push(...(await checks.syncSettingsCheck(client, ws)))
     results.push(await checks.clockCheck(client))
     results.push(...(await checks.workspaceChecks(ws)))
-    if (!selfTest) return { checks: results }
+    const held = token.known ? await heldCheck(io, cmd) : undefined
+    if (held) results.push(held.check)
+    const heldList = held?.held.length ? { held: held.held } : {}
+    if (!selfTest) return { checks: results, ...heldList }
     const res = await client.request('POST', '/api/test', { responseType: 'text' })
     const log = String(res.body ?? '').trim()
     const ok = res.status === 200 && !/\bFAILED\b|Self-test failed|need to be admin/i.test(log)
@@ -59,7 +97,7 @@ async function runChecks(
       detail: ok ? 'the server passed its own test' : `the server's own test failed (${res.status})`,
       ...(ok ? {} : { hint: token.admin ? 'see the log below' : 'the self-test needs an admin token' }),
     })
-    return { checks: results, selfTest: { ok, log } }
+    return { checks: results, selfTest: { ok, log }, ...heldList }
   } finally {
     await client.close()
   }

@@ -5,8 +5,10 @@
 // may name single leaves as `<file>#<JSON Pointer>` (`content/home.json#/properties/title/de`):
 // only those are settled, and the item stays a conflict while other leaves still differ. A group
 // is a folder (a kind's folder settles every conflict of that kind) or a pattern
-// (`'content/blog/*'`, quoted so the shell leaves it): every conflict it matches. The engine
-// call is src/engine/settle-run.ts, shared with the daemon and the local page.
+// (`'content/blog/*'`, quoted so the shell leaves it): every conflict it matches. A deletion (one
+// a guard holds) is settled too: `--keep` the side that deleted it carries it out, the other side
+// brings the item back. The engine call is src/engine/settle-run.ts, shared with the daemon and
+// the local page.
 // While `cms-sync watch` holds the workspace, the daemon carries the resolve out on its own
 // state (src/watch/requests.ts): one command either way.
 
@@ -33,7 +35,10 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
     .addOption(
       new Option('--keep <side>', 'the side to keep').choices(['local', 'remote']).makeOptionMandatory(),
     )
-    .addHelpText('after', '\nWorks while `cms-sync watch` runs: the daemon carries the resolve out.\n')
+    .addHelpText(
+      'after',
+      '\nA deletion (one a guard holds, see `cms-sync status`) is settled too: keeping the side that\ndeleted it carries it out, keeping the other brings the item back there.\nWorks while `cms-sync watch` runs: the daemon carries the resolve out.\n',
+    )
     .action(async (paths: string[], opts: { keep: Side }, cmd: Command) => {
       const globals = globalOptions(cmd)
       const { splitLeaf } = await import('../../engine/settle-run.js')

@@ -29,12 +29,13 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
       const model = import('../status-model.js')
       await withEngine(io, cmd, paths, { lock: false }, async (session) => {
         const { deps } = session
-        const [{ readStatus, statusDocument }, { describePause, PAUSE_LIFT }] = await Promise.all([
-          model,
-          import('../../watch/mass-change.js'),
-        ])
+        const [
+          { readStatus, statusDocument },
+          { describePause, PAUSE_LIFT },
+          { describeHeld, describeHeldCommands },
+        ] = await Promise.all([model, import('../../watch/mass-change.js'), import('../../engine/held.js')])
         const read = await readStatus(session, { anonymous: opts.anonymous === true })
-        const { changes, problems, inherited, scheduled, watchPaused, tokenRefused } = read
+        const { changes, problems, inherited, scheduled, watchPaused, held, tokenRefused } = read
         const clean = changes.length === 0 && problems.length === 0
         const failing = changes.filter((c) => c.error !== undefined).length + problems.length
         const conflicts = changes.filter((c) => c.action === 'conflict').length
@@ -61,6 +62,9 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
           )
         if (globals.quiet) return
         if (watchPaused) io.stdout.write(`${describePause(watchPaused)}\n  ${PAUSE_LIFT}\n`)
+        // The pause was told above, with its own words.
+        for (const h of held.filter((h) => h.action !== 'push'))
+          io.stdout.write(`${printable(describeHeld(h))}\n  ${printable(describeHeldCommands(h))}\n`)
         for (const change of changes) {
           const line = itemLine({
             ...change,

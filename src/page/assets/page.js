@@ -223,6 +223,14 @@ function groupBars(conflicts) {
   return bars
 }
 
+/** A held group's choice, through the same action as the command the card names. */
+function heldAct(what, paths, verb) {
+  const n = `${paths.length} held change(s)`
+  if (what.op === 'resolve')
+    return act('resolve', { scope: paths, leaves: {}, keep: what.keep }, `${verb}: ${n}`)
+  return act(what.op, { paths }, `${verb}: ${n}`)
+}
+
 function heldCard(h) {
   const paths = h.items.map((i) => i.path)
   return el(
@@ -251,24 +259,28 @@ function heldCard(h) {
     el(
       'div',
       { class: 'actions' },
-      el(
-        'button',
-        {
-          type: 'button',
-          'data-held': 'release',
-          onclick: () => act('release', { paths }, `push ${paths.length} held change(s)`),
-        },
-        'Push them',
-      ),
-      el(
-        'button',
-        {
-          type: 'button',
-          'data-held': 'drop',
-          onclick: () => act('restore', { paths }, `restore ${paths.length} file(s)`),
-        },
-        'Restore them',
-      ),
+      h.releaseAct
+        ? el(
+            'button',
+            {
+              type: 'button',
+              'data-held': 'release',
+              onclick: () => heldAct(h.releaseAct, paths, 'carry out'),
+            },
+            h.releaseAct.op === 'release' ? 'Push them' : 'Carry them out',
+          )
+        : undefined,
+      h.dropAct
+        ? el(
+            'button',
+            {
+              type: 'button',
+              'data-held': 'drop',
+              onclick: () => heldAct(h.dropAct, paths, 'drop'),
+            },
+            h.dropAct.op === 'restore' ? 'Restore them' : 'Bring them back',
+          )
+        : undefined,
     ),
     el(
       'p',

@@ -1,0 +1,85 @@
+// `cms-sync watch` on the real server when another client deletes most of a kind: the
+// deletions are held (a held event, status's held list, the commands), everything else keeps
+// syncing both ways, and the release command carried out by the daemon deletes them here.
+
+import { stat } from 'node:fs/promises'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { contentFile, SECTION_SCHEMA } from '../helpers/fixtures.js'
+import { setWatchConfig, watchProcess } from '../helpers/watch.js'
+import { cleanupTemps, freshProject, initWorkspace, SETUP, type Upstream, type Workspace } from './harness.js'
+
+const IDS = Array.from({ length: 35 }, (_, i) => `h-${String(i).padStart(2, '0')}`)
+const GONE = IDS.slice(0, 25)
+const paths = GONE.map((id) => `content/${id}.json`)
+
+const exists = (ws: Workspace, rel: string) =>
+  stat(path.join(ws.root, rel)).then(
+    () => true,
+    () => false,
+  )
+
+describe.skipIf(!SETUP)('watch holds what a guard is about (real upstream server)', () => {
+  let up: Upstream
+  let ws: Workspace
+  let daemon: ReturnType<typeof watchProcess> | undefined
+
+  beforeAll(async () => {
+    up = await freshProject('watch-held')
+    ws = await initWorkspace(up, 'watch-held')
+    await ws.writeJson('schemas/section.json', SECTION_SCHEMA)
+    for (const id of IDS)
+      await ws.writeJson(`content/${id}.json`, contentFile(id, { properties: { title: id } }))
+    await ws.ok('sync')
+    await setWatchConfig(ws.root, { debounceMs: 100, pollSeconds: 1 })
+    daemon = watchProcess(ws.root, { ...process.env, ...ws.env, NO_COLOR: '1' })
+    await daemon.waitForEvent({ event: 'reconciled' }, 60_000)
+  })
+  afterAll(async () => {
+    if (daemon && daemon.child.exitCode === null) {
+      daemon.child.kill('SIGTERM')
+      await daemon.exited
+    }
+    await cleanupTemps()
+  })
+
+  it('25 of 36 items deleted by another client: held, told, and shown by status', async () => {
+    for (const id of GONE) await up.api.remove('content', id)
+    const { held } = await daemon!.waitForEvent({ event: 'held' }, 60_000)
+    expect(held).toEqual([
+      expect.objectContaining({
+        guard: 'max-delete',
+        side: 'remote',
+        kind: 'content',
+        action: 'delete-local',
+        paths,
+        release: `cms-sync resolve --keep remote ${paths.join(' ')}`,
+      }),
+    ])
+    const status = (await ws.cli('--json', 'status')).json as { held?: unknown[] }
+    expect(status.held).toEqual([expect.objectContaining({ guard: 'max-delete', paths })])
+    for (const rel of paths) expect(await exists(ws, rel)).toBe(true)
+    expect(daemon!.events.filter((e) => e.event === 'error')).toEqual([])
+  })
+
+  it('everything else still syncs both ways', async () => {
+    const item = await up.api.get('content', 'h-30')
+    await up.api.put('content', { ...item, properties: { title: 'edited in the UI' } })
+    await daemon!.waitForEvent({ event: 'pulled', path: 'content/h-30.json' }, 60_000)
+    await ws.writeJson('content/h-31.json', contentFile('h-31', { properties: { title: 'edited here' } }))
+    await daemon!.waitForEvent({ event: 'pushed', path: 'content/h-31.json' }, 60_000)
+    expect((await up.api.get('content', 'h-31')).properties).toEqual({ title: 'edited here' })
+  })
+
+  it('the release command, carried out by the daemon, deletes them here and nothing is held', async () => {
+    await ws.ok('resolve', '--keep', 'remote', ...paths)
+    for (const rel of paths) expect(await exists(ws, rel)).toBe(false)
+    const status = (await ws.ok('--json', 'status')).json as { held?: unknown[] }
+    expect(status.held).toBeUndefined()
+  })
+
+  it('stops cleanly on SIGTERM', async () => {
+    daemon!.child.kill('SIGTERM')
+    expect((await daemon!.exited).code).toBe(0)
+  })
+})
