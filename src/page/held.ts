@@ -27,7 +27,11 @@ function actsOf(entry: HeldInput): Pick<HeldView, 'releaseAct' | 'dropAct'> {
   }
 }
 
-function viewOf(entry: HeldInput, kindOf: (path: string) => string | undefined): HeldView {
+function viewOf(
+  entry: HeldInput,
+  kindOf: (path: string) => string | undefined,
+  actionOf: (path: string) => string | undefined,
+): HeldView {
   const paths = entry.paths ?? (entry.path ? [entry.path] : [])
   const fallback = commands(paths)
   return {
@@ -36,7 +40,9 @@ function viewOf(entry: HeldInput, kindOf: (path: string) => string | undefined):
     ...(entry.message ? { message: entry.message } : {}),
     items: paths.map((path) => {
       const kind = entry.kind ?? kindOf(path)
-      return { path, ...(kind ? { kind } : {}), ...(entry.action ? { action: entry.action } : {}) }
+      // What the plan does to the path (a pause holds deletions as well as edits).
+      const action = actionOf(path) ?? entry.action
+      return { path, ...(kind ? { kind } : {}), ...(action ? { action } : {}) }
     }),
     release: entry.release ?? fallback.release,
     drop: entry.drop ?? fallback.drop,
@@ -46,7 +52,8 @@ function viewOf(entry: HeldInput, kindOf: (path: string) => string | undefined):
 
 export function heldOf(status: StatusInput): HeldView[] {
   const kindOf = (path: string) => status.changes.find((c) => c.path === path)?.kind
-  if (status.held) return status.held.map((entry) => viewOf(entry, kindOf))
+  const actionOf = (path: string) => status.changes.find((c) => c.path === path)?.action
+  if (status.held) return status.held.map((entry) => viewOf(entry, kindOf, actionOf))
   const pause = status.watchPaused
   if (!pause) return []
   const items = status.changes

@@ -152,14 +152,21 @@ describe.each(DIALECTS)('%s: a parent deleted locally while it has children', (d
 })
 
 describe.each(DIALECTS)('%s: a parent deleted while watch runs', (dialect) => {
-  test('the delete is refused with the children named, the tree on the server stays', async () => {
+  test('the delete is held with the children named, the tree on the server stays, the rest syncs', async () => {
     world = await family(dialect)
     const w = world
     const d = await watchReconciled(w, cleanups)
     await w.remove('content/parent.json')
-    const error = await d.waitForEvent({ event: 'error' })
-    expect(error.message).toMatch(/would leave its children without a parent .*content\/child\.json/)
+    const held = await d.waitForEvent({ event: 'held' })
+    expect(held.held).toMatchObject([
+      { guard: 'orphans', side: 'local', action: 'delete-remote', paths: ['content/parent.json'] },
+    ])
+    expect(held.held[0].reason).toMatch(/still has children on the server \(content\/child\.json/)
     expect(await w.server.get('content', 'parent')).toBeDefined()
     expect((await w.server.get('content', 'child'))?.parentId).toBe('parent')
+    // Only that delete waits: an edit of the child still goes to the server
+    await w.editJson('content/child.json', { sort: 9 })
+    await d.waitForEvent({ event: 'pushed', path: 'content/child.json' })
+    expect(await w.server.get('content', 'child')).toMatchObject({ sort: 9, parentId: 'parent' })
   })
 })

@@ -183,11 +183,13 @@ describe.skipIf(!HAVE_BROWSER)('the local page in a browser', () => {
     await Promise.all(gone.map((rel) => rm(w.file(rel))))
     await daemon.waitForEvent({ event: 'paused' })
 
-    // Then the page lists exactly the held deletions, and nothing went to the server
-    const held = page.locator('article.held')
+    // Then the page lists exactly the held deletions (the pause holds them first; the delete
+    // guard, 3 of 5, holds them too), and nothing went to the server
+    const held = page.locator('article.held').first()
     await expect
       .poll(() => held.locator('li').allTextContents(), { timeout: 10_000 })
       .toEqual(gone.map((rel) => `${rel} (content, delete-remote)`))
+    expect(await held.locator('h3').textContent()).toContain('paused')
     expect(await page.locator('#daemon').textContent()).toContain('paused')
     for (const id of ['contact', 'news', 'shop']) expect(await w.server.get('content', id)).toBeDefined()
     await page.screenshot({ path: path.join(ARTIFACTS, 'held.png'), fullPage: true })

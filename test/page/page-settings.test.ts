@@ -211,28 +211,70 @@ describe('what the page lists as held', () => {
     document: {},
   }
 
-  test('the held list of the status model, grouped by reason, with the commands that release or drop it', () => {
+  test('the held list of the status model: each held change with its own commands and the buttons that do the same', () => {
     const held = heldOf({
       ...status,
       watchPaused: undefined,
       held: [
-        { path: 'content/a.json', reason: 'delete-guard', message: '1 of 2 content items deleted' },
-        { path: 'content/b.json', reason: 'mass-change' },
+        {
+          guard: 'max-delete',
+          side: 'remote',
+          kind: 'content',
+          action: 'delete-local',
+          paths: ['content/a.json'],
+          count: 1,
+          reason: '1 content item deleted on the server',
+          release: 'cms-sync resolve --keep remote content/a.json',
+          drop: 'cms-sync resolve --keep local content/a.json',
+        },
+        {
+          guard: 'orphans',
+          side: 'local',
+          kind: 'content',
+          action: 'delete-remote',
+          paths: ['content/c.json'],
+          count: 1,
+          reason: '1 content item deleted in the workspace that still has children',
+          release: 'delete the children too, or move them under another parent, in the same push',
+          drop: 'cms-sync restore content/c.json',
+        },
+        {
+          guard: 'mass-change',
+          side: 'local',
+          action: 'push',
+          paths: ['content/b.json'],
+          count: 1,
+          reason: 'watch paused pushing',
+          release: 'run `cms-sync push`',
+          drop: 'cms-sync restore content/b.json',
+          since: '2026-11-27T10:00:00.000Z',
+        },
       ],
     })
     expect(held).toEqual([
       {
-        reason: 'delete-guard',
-        message: '1 of 2 content items deleted',
-        items: [{ path: 'content/a.json', kind: 'content' }],
-        release: 'cms-sync push --allow-deletes content/a.json',
-        drop: 'cms-sync restore content/a.json',
+        reason: '1 content item deleted on the server',
+        items: [{ path: 'content/a.json', kind: 'content', action: 'delete-remote' }],
+        release: 'cms-sync resolve --keep remote content/a.json',
+        drop: 'cms-sync resolve --keep local content/a.json',
+        releaseAct: { op: 'resolve', keep: 'remote' },
+        dropAct: { op: 'resolve', keep: 'local' },
       },
       {
-        reason: 'mass-change',
-        items: [{ path: 'content/b.json', kind: 'content' }],
-        release: 'cms-sync push --allow-deletes content/b.json',
+        reason: '1 content item deleted in the workspace that still has children',
+        items: [{ path: 'content/c.json', kind: 'content', action: 'delete-remote' }],
+        release: 'delete the children too, or move them under another parent, in the same push',
+        drop: 'cms-sync restore content/c.json',
+        dropAct: { op: 'restore' },
+      },
+      {
+        reason: 'watch paused pushing',
+        since: '2026-11-27T10:00:00.000Z',
+        items: [{ path: 'content/b.json', kind: 'content', action: 'push' }],
+        release: 'run `cms-sync push`',
         drop: 'cms-sync restore content/b.json',
+        releaseAct: { op: 'release' },
+        dropAct: { op: 'restore' },
       },
     ])
     expect(heldOf({ ...status, watchPaused: undefined, held: [] })).toEqual([])
