@@ -347,6 +347,16 @@ export function createTransport(opts: TransportOptions): Transport {
     const data = { method: request.method, route: request.path, itemId: request.itemId }
     if (TIMEOUT_CODES.has(code))
       return remoteError('timeout', `the server did not answer within ${timeoutMs / 1000} s`, data, error)
+    // An https:// address on a port that speaks plain HTTP: the TLS hello is answered with an
+    // HTTP error page, which OpenSSL reads as a record of an unknown version. No certificate
+    // was ever shown, so blaming one sends the user the wrong way.
+    if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'ERR_SSL_HTTP_REQUEST')
+      return remoteError(
+        'network',
+        `${origin} does not speak TLS on that port (${code}): it looks like a plain-http server; use http:// in the server address, or the server's https port`,
+        data,
+        error,
+      )
     if (TLS_CODE.test(code))
       return remoteError(
         'network',
