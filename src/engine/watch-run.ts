@@ -12,7 +12,7 @@ import { planEdits } from './edit-run.js'
 import type { Outcome } from './outcome.js'
 import type { Side } from './plan.js'
 import { restoreLocalEdits } from './restore.js'
-import { applyRun, openState, planRun } from './run.js'
+import { applyRun, checkScope, openState, planRun } from './run.js'
 import { type EngineDeps, type PlannedRun, SELECT } from './run-types.js'
 
 /** Failures worth retrying soon: the server or the way to it, not the item. */
@@ -134,6 +134,13 @@ export function createWatchEngine(
   }): Promise<Outcome> {
     const store = await open()
     const planned = await planRun(deps, { store, prefer: request.keep })
+    // A path that names nothing is a usage error here as in a run of its own (exit 2).
+    try {
+      checkScope(planned, request.scope)
+    } catch (error) {
+      await planned.media?.dispose()
+      throw error
+    }
     if (request.command === 'restore') restoreLocalEdits(planned.plan.items, request.scope)
     return applyRun(deps, planned, {
       select: SELECT.resolve,

@@ -32,10 +32,17 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
         printOutcome(io, globals, 'restore', fromDaemon, false)
         return setExit(exitCodeFor(fromDaemon))
       }
-      const { applyRun, planRun, SELECT } = await import('../../engine/run.js')
+      const { applyRun, checkScope, planRun, SELECT } = await import('../../engine/run.js')
       const { restoreLocalEdits } = await import('../../engine/restore.js')
       await withEngine(io, cmd, paths, { lock: !opts.dryRun }, async ({ deps, scope }) => {
         const planned = await planRun(deps, { prefer: 'remote' })
+        // A path that names no file and no server item is a typo, not "nothing to restore" (exit 2).
+        try {
+          checkScope(planned, scope)
+        } catch (error) {
+          await planned.media?.dispose()
+          throw error
+        }
         const restored = restoreLocalEdits(planned.plan.items, scope)
         if (restored.length === 0) {
           await planned.media?.dispose()

@@ -45,6 +45,8 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
         import('../scheduled.js'),
         import('../../engine/predict.js'),
         import('../../watch/mass-change.js'),
+        import('../../workspace/stray-files.js'),
+        import('../../workspace/ignore-rules.js'),
       ])
       await withEngine(io, cmd, paths, { lock: false }, async ({ deps, scope, client, ws }) => {
         const [
@@ -53,6 +55,8 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
           { upcomingSchedule },
           { predictFailures },
           { readPause, describePause, PAUSE_LIFT },
+          { strayFiles },
+          { loadIgnoreRules },
         ] = await engine
         // Asked for alongside the listings, so the check costs no extra wait.
         const refusal = tokenRefusal(client)
@@ -101,7 +105,16 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
             ? planned.remoteProblems.map((p) => ({ kind: p.kind, id: p.id, problems: [p.problem] }))
             : []),
         ]
-        const clean = changes.length === 0 && problems.length === 0
+        // Files in the kind folders that no run reads (a subfolder, a name without .json).
+        const notSynced = (
+          await strayFiles(
+            ws.root,
+            deps.codecs.map((codec) => codec.kind),
+            await loadIgnoreRules(ws.root),
+          )
+        ).filter((stray) => inScope(stray.path.replace(/\/$/, ''), scope))
+        // A refused token is not clean, whatever the listings say: nothing could be pushed.
+        const clean = changes.length === 0 && problems.length === 0 && tokenRefused === undefined
         const failing = changes.filter((c) => c.error !== undefined).length + problems.length
         const conflicts = changes.filter((c) => c.action === 'conflict').length
         // A refused token is the first thing to fix (exit 2), whatever the plan says.
@@ -125,6 +138,7 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
             clean,
             changes,
             ...(problems.length ? { problems } : {}),
+            ...(notSynced.length ? { notSynced } : {}),
             ...(inherited.length ? { inherited } : {}),
             ...(scheduled.length ? { scheduled } : {}),
             ...(watchPaused ? { watchPaused } : {}),
@@ -146,6 +160,7 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
           io.stdout.write(
             `  unusable      ${p.path ?? `${p.kind} ${JSON.stringify(p.id)} on the server`}: ${p.problems.join('; ')}\n`,
           )
+        for (const stray of notSynced) io.stdout.write(`  not synced    ${stray.path}: ${stray.reason}\n`)
         if (inherited.length > 0)
           io.stdout.write(
             `${inherited.length} item${inherited.length === 1 ? '' : 's'} inherited from the parent project (locked on the server; an edit makes a local copy): ${inherited.slice(0, 10).join(', ')}${inherited.length > 10 ? `, and ${inherited.length - 10} more` : ''}\n`,
@@ -158,10 +173,19 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
           ...(failing > 0 ? [`${failing} would fail`] : []),
           ...(conflicts > 0 ? [`${conflicts} in conflict`] : []),
         ]
+        // "clean" only where everything was compared: what was not is said instead.
+        const unchecked = [
+          ...(tokenRefused !== undefined ? ['the token is refused (above): nothing can be pushed'] : []),
+          ...(notSynced.length > 0
+            ? [`${notSynced.length} file${notSynced.length === 1 ? ' is' : 's are'} not synced (above)`]
+            : []),
+        ]
         io.stdout.write(
-          clean
-            ? 'clean: the workspace and the server agree\n'
-            : `${changes.length + problems.length} to sync${why.length ? ` (${why.join(', ')})` : ''}\n`,
+          changes.length + problems.length > 0
+            ? `${changes.length + problems.length} to sync${why.length ? ` (${why.join(', ')})` : ''}\n`
+            : unchecked.length > 0
+              ? `nothing to sync in what was compared, but ${unchecked.join('; ')}\n`
+              : 'clean: the workspace and the server agree\n',
         )
       })
     })
