@@ -71,6 +71,11 @@ export interface HttpRequest {
   digest?: boolean
   /** Also give a 2xx body's bytes as they came (a listing kept for the next conditional read). */
   keepBytes?: boolean
+  /**
+   * A 3xx is this route's answer, returned like any other (upstream's logout answers 302 to its
+   * start page once the token is ended); elsewhere a redirect is refused, never followed.
+   */
+  redirectIsAnswer?: boolean
 }
 
 export interface HttpResponse {
@@ -478,7 +483,7 @@ export function createTransport(opts: TransportOptions): Transport {
         const response = await attempt(request, retry > 0)
         const { status } = response
         // 304 answers a conditional GET (If-None-Match): "what you hold is current", no redirect.
-        if (status >= 300 && status < 400 && status !== 304) {
+        if (status >= 300 && status < 400 && status !== 304 && !request.redirectIsAnswer) {
           const location = response.headers.location
           const to = typeof location === 'string' ? routeOf(location) : 'elsewhere'
           throw remoteError(
