@@ -1,6 +1,7 @@
 // What a run reports per item: the status item objects of design.md ({kind, id, path, local,
 // remote, action}) sorted into applied, conflicts and failed, for text and --json alike.
 
+import { FOLDER_OF } from '../workspace/kinds.js'
 import type { ConflictLeaf } from './merge/merge-json.js'
 import type { PlanItem } from './plan.js'
 import { type ApplyOptions, inScope, type PlannedRun } from './run-types.js'
@@ -92,7 +93,8 @@ export function problemReports(
       reports.push({
         kind: p.kind,
         id: p.id,
-        path: p.unsynced ?? '',
+        // Every failure row names a path: the item's, or its kind's folder for an id no file can hold.
+        path: p.unsynced ?? p.path ?? `${FOLDER_OF[p.kind]}/`,
         local: 'unchanged',
         remote: 'added',
         action: 'pull',

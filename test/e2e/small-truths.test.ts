@@ -4,7 +4,7 @@
 
 import { mkdir, writeFile } from 'node:fs/promises'
 import { afterEach, describe, expect, test } from 'vitest'
-import { syncedWorld, type World } from '../helpers/sync-world.js'
+import { contentOf, syncedWorld, type World } from '../helpers/sync-world.js'
 
 let world: World | undefined
 afterEach(async () => {
@@ -22,6 +22,19 @@ describe.each(['spec', 'upstream'] as const)('%s dialect', (dialect) => {
     const nothing = await world.cli('restore', 'content/home.json')
     expect(nothing.exitCode).toBe(0)
     expect(nothing.stderr).toMatch(/nothing to restore/)
+  })
+
+  test('a failure row always has its path, even for a server item no file can hold', async () => {
+    world = await syncedWorld(dialect)
+    const long = 'x'.repeat(300)
+    await world.server.put('content', long, contentOf(long))
+    const pull = await world.cli('--json', 'pull')
+    expect(pull.exitCode).toBe(1)
+    expect(pull.json.failed).toHaveLength(1)
+    expect(pull.json.failed[0]).toMatchObject({ kind: 'content', id: long, path: 'content/' })
+    expect(pull.json.failed[0].error).toMatch(/cannot be stored as a file/)
+    const text = await world.cli('pull')
+    expect(text.stdout).toMatch(/failed pull +content\/ +\(/)
   })
 
   test('a file in a nested folder or without .json is named as not synced, never "clean"', async () => {
