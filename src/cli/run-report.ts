@@ -11,6 +11,7 @@ import type { GlobalOptions } from './context.js'
 import type { CliIo } from './io.js'
 
 export function exitCodeFor(outcome: Outcome): ExitCode {
+  if (outcome.interrupted) return ExitCode.interrupted
   if (outcome.failed.length > 0) return ExitCode.failed
   if (outcome.conflicts.length > 0) return ExitCode.conflicts
   return ExitCode.ok
@@ -67,6 +68,17 @@ function count(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`
 }
 
+/**
+ * The account of a run Ctrl-C stopped, on stderr whatever the output mode (a pipe, --json, -q
+ * alike): what it applied, what it left, and that running the command again finishes it.
+ */
+export function printInterrupted(io: CliIo, command: string, outcome: Outcome | undefined): void {
+  const what = outcome
+    ? `: ${outcome.applied.length} applied, ${outcome.interrupted?.left ?? 0} left`
+    : ' before anything was applied'
+  io.stderr.write(`cms-sync: interrupted${what}; run \`cms-sync ${command}\` again\n`)
+}
+
 export function printOutcome(
   io: CliIo,
   globals: GlobalOptions,
@@ -74,6 +86,7 @@ export function printOutcome(
   outcome: Outcome,
   dryRun: boolean,
 ): void {
+  if (outcome.interrupted) printInterrupted(io, command, outcome)
   if (globals.json) {
     io.stdout.write(`${JSON.stringify(dryRun ? { dryRun: true, ...outcome } : outcome, null, 2)}\n`)
     return

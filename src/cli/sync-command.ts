@@ -1,11 +1,12 @@
 // pull, push and sync: one plan, three selections of its actions (style.md §5).
 
 import type { Command } from 'commander'
+import { ExitCode } from '../errors/exit-codes.js'
 import { globalOptions } from './context.js'
 import { withEngine } from './engine-session.js'
 import type { CliIo } from './io.js'
 import { type RunOptions, withRunOptions } from './run-options.js'
-import { exitCodeFor, printOutcome, progressFor } from './run-report.js'
+import { exitCodeFor, printInterrupted, printOutcome, progressFor } from './run-report.js'
 
 export interface SyncCommandSpec {
   /** Also names the engine's selection of plan actions (SELECT in engine/run.ts). */
@@ -24,16 +25,31 @@ export function registerSyncCommand(
       const globals = globalOptions(cmd)
       // The engine loads only when the command runs, so --help stays fast.
       const { applyRun, checkScope, planRun, SELECT } = await import('../engine/run.js')
+      // Ctrl-C stops the run between items (main.ts lets these commands end themselves), so it
+      // can say what it did and what is left; a second Ctrl-C ends the process at once.
+      const interrupt = new AbortController()
+      void io.stopSignal.then(() => interrupt.abort(new Error('interrupted')))
       await withEngine(
         io,
         cmd,
         paths,
         { lock: !opts.dryRun, checksum: !!opts.checksum },
         async ({ deps, scope }) => {
-          const planned = await planRun(deps, {
-            ...(opts.prefer ? { prefer: opts.prefer } : {}),
-            rebind: !!opts.rebind,
-          })
+          let planned: Awaited<ReturnType<typeof planRun>>
+          try {
+            planned = await planRun(deps, {
+              ...(opts.prefer ? { prefer: opts.prefer } : {}),
+              rebind: !!opts.rebind,
+              signal: interrupt.signal,
+            })
+          } catch (error) {
+            if (!interrupt.signal.aborted) throw error
+            // Stopped while the server was read: nothing was planned, so nothing was applied.
+            deps.logger.warn({}, 'interrupted before anything was applied')
+            printInterrupted(io, spec.name, undefined)
+            setExit(ExitCode.interrupted)
+            return
+          }
           try {
             checkScope(planned, scope)
           } catch (error) {
@@ -51,11 +67,14 @@ export function registerSyncCommand(
             // A merge writes both sides on sync; pull and push each write their own half.
             mergeWrites: spec.name === 'pull' ? 'local' : spec.name === 'push' ? 'remote' : 'both',
             ...(progress ? { onProgress: progress } : {}),
+            signal: interrupt.signal,
           })
           // An explicit push or sync is the go-ahead a paused watcher waits for (docs/watch.md).
-          if (spec.name !== 'pull' && !opts.dryRun && outcome.failed.length === 0) {
+          if (spec.name !== 'pull' && !opts.dryRun && outcome.failed.length === 0 && !outcome.interrupted) {
             await (await import('../watch/mass-change.js')).clearPause(deps.root)
           }
+          // A progress line cut off by the stop is cleared before the account.
+          if (progress && outcome.interrupted) io.stderr.write('\r\x1b[2K')
           printOutcome(io, globals, spec.name, outcome, !!opts.dryRun)
           setExit(exitCodeFor(outcome))
         },

@@ -31,6 +31,8 @@ export interface Outcome {
   applied: ItemReport[]
   conflicts: ItemReport[]
   failed: ItemReport[]
+  /** Asked to stop (Ctrl-C) before every selected item ran: how many were left untouched. */
+  interrupted?: { left: number }
 }
 
 export function reportOf(item: PlanItem, extra: Partial<ItemReport> = {}): ItemReport {

@@ -96,7 +96,7 @@ export interface ApplyOptions {
   /** Also report server items that cannot be mirrored (commands that pull). */
   reportRemoteProblems: boolean
   onProgress?: (done: number, total: number, item: PlanItem) => void
-  /** Stops the run between items (watch shutdown). */
+  /** Stops the run between items (watch shutdown, Ctrl-C); the outcome then says what was left. */
   signal?: AbortSignal
   /** The caller saves the state later (watch's edit-only runs); by default it is saved at the end. */
   deferSave?: boolean

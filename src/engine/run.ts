@@ -159,6 +159,8 @@ export async function planRun(
     store?: StateStore
     /** resolve --keep on single leaves (JSON Pointers per path): settles only these (merges.ts). */
     leaves?: ReadonlyMap<string, readonly string[]>
+    /** Gives the listings up (Ctrl-C while they are read): planRun then rejects with its reason. */
+    signal?: AbortSignal
   },
 ): Promise<PlannedRun> {
   // The listings are most of the wait of a run that changes nothing: all of them are asked for
@@ -166,6 +168,8 @@ export async function planRun(
   // state and the workspace are read. A run that stops meanwhile (a guard, a bad file) gives
   // them up.
   const cancel = new AbortController()
+  const giveUp = () => cancel.abort(opts.signal?.reason)
+  opts.signal?.addEventListener('abort', giveUp, { once: true })
   const listings: AllListings = {
     json: requestListings(deps.client, deps.codecs, cancel.signal),
     ...(deps.media ? { media: settleLater(deps.media.api.list({ signal: cancel.signal })) } : {}),
@@ -174,10 +178,14 @@ export async function planRun(
     const { store, rebound } = opts.store
       ? { store: opts.store, rebound: false }
       : await openState(deps, { rebind: opts.rebind ?? false })
+    // Stopped after the listings came: the plan stands, and applyRun (given the same signal)
+    // reports every item of it as left.
     return await readAndPlan(deps, opts, store, rebound, listings)
   } catch (error) {
     cancel.abort()
     throw error
+  } finally {
+    opts.signal?.removeEventListener('abort', giveUp)
   }
 }
 
@@ -469,9 +477,16 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
   }
   // Bases nothing refers to any more go, once the state that dropped them is saved.
   if (!opts.deferSave && run.bases.written > 0) await run.bases.prune(run.store)
-  deps.logger.info(
-    { applied: outcome.applied.length, conflicts: outcome.conflicts.length, failed: outcome.failed.length },
-    'run finished',
-  )
+  const counts = {
+    applied: outcome.applied.length,
+    conflicts: outcome.conflicts.length,
+    failed: outcome.failed.length,
+  }
+  if (outcome.interrupted)
+    deps.logger.warn(
+      { ...counts, left: outcome.interrupted.left },
+      `interrupted: ${counts.applied} applied, ${outcome.interrupted.left} left`,
+    )
+  else deps.logger.info(counts, 'run finished')
   return { ...outcome, failed: [...outcome.failed, ...problems] }
 }
