@@ -4,6 +4,7 @@
 
 import type { ConflictLeaf } from '../engine/merge/merge-json.js'
 import type { ItemReport, Outcome } from '../engine/outcome.js'
+import { describeReverted } from '../engine/own-pushes.js'
 import type { PlanItem } from '../engine/plan.js'
 import { ExitCode } from '../errors/exit-codes.js'
 import { pc } from './colors.js'
@@ -55,13 +56,23 @@ export function leafLines(leaves: readonly ConflictLeaf[] | undefined): string[]
 }
 
 export function itemLine(
-  item: Pick<ItemReport, 'path' | 'local' | 'remote' | 'error' | 'leaves' | 'reason'> & { action: string },
+  item: Pick<ItemReport, 'path' | 'local' | 'remote' | 'error' | 'leaves' | 'reason' | 'reverted'> & {
+    action: string
+  },
 ): string {
   const color = COLOR[item.action] ?? ((s: string) => s)
   const why = `local ${item.local}, remote ${item.remote}`
   const leaves = leafLines(item.leaves).map((line) => `\n${line}`)
   const reason = item.reason && !item.leaves?.length ? `\n      ${pc.dim(item.reason)}` : ''
-  return `  ${color(item.action.padEnd(13))} ${item.path}  ${pc.dim(`(${why})`)}${item.error ? `\n      ${pc.red(item.error)}` : ''}${reason}${leaves.join('')}`
+  const reverted = item.reverted?.length
+    ? `\n      ${pc.yellow(`reverted on the server: ${describeReverted(item.reverted)}`)}`
+    : ''
+  return `  ${color(item.action.padEnd(13))} ${item.path}  ${pc.dim(`(${why})`)}${item.error ? `\n      ${pc.red(item.error)}` : ''}${reason}${reverted}${leaves.join('')}`
+}
+
+/** How the user sends the reverted leaves of an item again. */
+export function pushAgainHint(path: string): string {
+  return `\`cms-sync push --again ${path}\` sends ours again`
 }
 
 function count(n: number, word: string): string {
@@ -98,6 +109,10 @@ export function printOutcome(
     ...outcome.failed.map((item) => itemLine({ ...item, action: `failed ${item.action}` })),
   ]
   for (const line of lines) io.stdout.write(`${line}\n`)
+  for (const item of outcome.applied.filter((applied) => applied.reverted?.length))
+    io.stdout.write(
+      `  ${pc.yellow('!')} ${item.path}: an editor's save put back what we pushed; ours is kept in .cms-sync/trash/, ${pushAgainHint(item.path)}\n`,
+    )
   const verb = dryRun ? 'would apply' : 'applied'
   const summary = `${command}${dryRun ? ' (dry run)' : ''}: ${verb} ${outcome.applied.length}, ${count(outcome.conflicts.length, 'conflict')}, ${outcome.failed.length} failed`
   io.stdout.write(

@@ -1,6 +1,7 @@
 // How the watch daemon's events are shown: one line each on the terminal (what was pushed or
 // pulled, conflicts, pauses), one JSON object per line with --json, nothing but errors with -q.
 
+import { describeReverted } from '../engine/own-pushes.js'
 import { PAUSE_LIFT } from '../watch/mass-change.js'
 import type { WatchEvent } from '../watch/watch-events.js'
 import { pc } from './colors.js'
@@ -21,6 +22,8 @@ export function eventLine(e: WatchEvent): string {
       return `${pc.green('↑')} ${e.action === 'push' ? 'pushed' : 'deleted on the server'} ${e.path}`
     case 'pulled':
       return `${pc.cyan('↓')} ${e.action === 'pull' ? 'pulled' : 'deleted locally'} ${e.path}`
+    case 'reverted':
+      return `${pc.yellow('!')} reverted on the server ${e.path}: ${describeReverted(e.leaves)} (an editor's save of an older copy); ours is kept in ${e.trash ?? '.cms-sync/trash/'}, \`cms-sync push --again ${e.path}\` sends it again`
     case 'merged':
       return `${pc.magenta('⇄')} merged ${e.path}: edits of both sides, on both sides`
     case 'conflict': {

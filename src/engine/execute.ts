@@ -129,7 +129,15 @@ export async function execute(families: readonly Family[], opts: ExecuteOptions)
   }
   for (const item of families.flatMap((family) => family.stages.flatMap((stage) => stage.items))) {
     const result = results.get(item)
-    if (result?.status === 'applied' && item.action !== 'merge-base') outcome.applied.push(reportOf(item))
+    if (result?.status === 'applied' && item.action !== 'merge-base')
+      outcome.applied.push(
+        reportOf(
+          item,
+          result.reverted
+            ? { reverted: result.reverted, ...(result.trash ? { trash: result.trash } : {}) }
+            : {},
+        ),
+      )
     if (result?.status === 'conflict') {
       const why = result.reason ? { reason: result.reason } : {}
       outcome.conflicts.push(reportOf(item, { action: 'conflict', ...why }))

@@ -1,6 +1,7 @@
 // What a run reports per item: the status item objects of design.md ({kind, id, path, local,
 // remote, action}) sorted into applied, conflicts and failed, for text and --json alike.
 
+import type { RevertedLeaf } from '../state/recent-pushes.js'
 import { FOLDER_OF } from '../workspace/kinds.js'
 import type { ConflictLeaf } from './merge/merge-json.js'
 import type { PlanItem } from './plan.js'
@@ -25,6 +26,10 @@ export interface ItemReport {
   inherited?: true
   /** A conflict of an item changed on both sides: each leaf both sides changed differently. */
   leaves?: ConflictLeaf[]
+  /** A pull that put leaves back to their values before our own recent push ("reverted on the server"). */
+  reverted?: RevertedLeaf[]
+  /** Where the version this run replaced was kept (workspace-relative), when the report names it. */
+  trash?: string
 }
 
 export interface Outcome {

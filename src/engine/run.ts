@@ -418,13 +418,15 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
   const references = await referenceContext(deps, run, selected)
   const mergeWrites = opts.mergeWrites ?? 'both'
   // Loaded only by runs that write: status and diff never need the executor's code.
-  const [{ execute }, { jsonFamily }, { mediaFamily }, { hasConflictCopies, LocalWriter }] =
+  const [{ execute }, { jsonFamily }, { mediaFamily }, { hasConflictCopies, LocalWriter }, { RecentPushes }] =
     await Promise.all([
       import('./execute.js'),
       import('./json-apply.js'),
       import('./media/media-apply.js'),
       import('../workspace/local-writes.js'),
+      import('../state/recent-pushes.js'),
     ])
+  const recent = await RecentPushes.load(deps.root)
   const writer = new LocalWriter(
     deps.root,
     now().replace(/[:.]/g, '-'),
@@ -446,6 +448,7 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
     merges: run.merges,
     mergeWrites,
     bases: run.bases,
+    recent,
   }
   let outcome: Outcome
   let stopped = true
@@ -468,7 +471,13 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
       signal: opts.signal,
     })
     stopped = false
+    for (const item of outcome.applied)
+      if (item.action === 'delete-local' || item.action === 'delete-remote') recent.forget(item.path)
   } finally {
+    // Kept whatever happened: a push the server confirmed is ours to recognise later.
+    await recent
+      .save()
+      .catch((error) => deps.logger.warn({ error: String(error) }, 'recent pushes not saved'))
     await run.media?.dispose()
     // A run that stopped (a full disk, a refused token) keeps its own error: a save failing
     // after it, the same way, would only hide it. The state on disk then stays behind the files.

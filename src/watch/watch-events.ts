@@ -5,6 +5,7 @@
 
 import type { ConflictLeaf } from '../engine/merge/merge-json.js'
 import type { ItemReport, Outcome } from '../engine/outcome.js'
+import type { RevertedLeaf } from '../state/recent-pushes.js'
 import type { PauseInfo } from './mass-change.js'
 
 export type WatchEvent =
@@ -13,6 +14,8 @@ export type WatchEvent =
   | { event: 'reconciled'; tracked: number; durationMs: number }
   | { event: 'pushed'; path: string; action: 'push' | 'delete-remote' }
   | { event: 'pulled'; path: string; action: 'pull' | 'delete-local' }
+  /** A pull put back leaves of our own recent push (an editor's stale save); ours is in trash. */
+  | { event: 'reverted'; path: string; leaves: RevertedLeaf[]; trash?: string }
   /** Both sides changed different leaves: each side now holds both edits. */
   | { event: 'merged'; path: string }
   | { event: 'conflict'; path: string; reason?: string; leaves?: ConflictLeaf[] }
@@ -63,6 +66,13 @@ export function createOutcomeReporter(emit: EventSink) {
         failures.delete(item.path)
         const event = itemEvent(item)
         if (event) emit(event)
+        if (item.reverted?.length)
+          emit({
+            event: 'reverted',
+            path: item.path,
+            leaves: item.reverted,
+            ...(item.trash ? { trash: item.trash } : {}),
+          })
       }
       for (const item of outcome.conflicts) {
         seenConflicts.add(item.path)

@@ -47,6 +47,8 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
         import('../../watch/mass-change.js'),
         import('../../workspace/stray-files.js'),
         import('../../workspace/ignore-rules.js'),
+        import('../../state/recent-pushes.js'),
+        import('../../engine/own-pushes.js'),
       ])
       await withEngine(io, cmd, paths, { lock: false }, async ({ deps, scope, client, ws }) => {
         const [
@@ -57,6 +59,8 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
           { readPause, describePause, PAUSE_LIFT },
           { strayFiles },
           { loadIgnoreRules },
+          { RecentPushes },
+          { revertedLeaves, describeReverted },
         ] = await engine
         // Asked for alongside the listings, so the check costs no extra wait.
         const refusal = tokenRefusal(client)
@@ -70,10 +74,20 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
         const pending = changesOf(planned.plan).filter((item) => inScope(item.path, scope))
         // What the run would refuse: the same checks as `--dry-run` and the executor.
         const failures = await predictFailures(deps, planned, pending)
+        // A pull that would put back leaves of our own recent push (an editor's stale save).
+        const recent = await RecentPushes.load(ws.root)
+        const revertedBy = (path: string, kind: string) => {
+          const push = recent.get(path)
+          const entry = planned.remote.get(path)
+          const codec = deps.codecs.find((c) => c.kind === kind)
+          if (!push || !entry || !codec) return []
+          return revertedLeaves(push, codec.toFile(entry.object))
+        }
         const changes = pending.map(
           ({ kind, id, path, local, remote, action, from, inherited, leaves, reason }) => {
             const problems = planned.local.get(path)?.problems
             const error = failures.get(path)
+            const reverted = action === 'pull' ? revertedBy(path, kind) : []
             return {
               kind,
               id,
@@ -87,6 +101,7 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
               ...(leaves?.length ? { leaves } : {}),
               ...(reason ? { reason } : {}),
               ...(error !== undefined ? { error } : {}),
+              ...(reverted.length ? { reverted } : {}),
             }
           },
         )
@@ -113,6 +128,18 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
             await loadIgnoreRules(ws.root),
           )
         ).filter((stray) => inScope(stray.path.replace(/\/$/, ''), scope))
+        // Our pushes an editor's stale save put back, already pulled: told until pushed again.
+        const reverted = recent
+          .reverted()
+          .filter(([path]) => inScope(path, scope))
+          .map(([path, push]) => ({
+            path,
+            kind: push.kind,
+            id: push.id,
+            at: push.reverted.at,
+            leaves: push.reverted.leaves,
+            ...(push.reverted.trash ? { trash: push.reverted.trash } : {}),
+          }))
         // A refused token is not clean, whatever the listings say: nothing could be pushed.
         const clean = changes.length === 0 && problems.length === 0 && tokenRefused === undefined
         const failing = changes.filter((c) => c.error !== undefined).length + problems.length
@@ -139,6 +166,7 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
             changes,
             ...(problems.length ? { problems } : {}),
             ...(notSynced.length ? { notSynced } : {}),
+            ...(reverted.length ? { reverted } : {}),
             ...(inherited.length ? { inherited } : {}),
             ...(scheduled.length ? { scheduled } : {}),
             ...(watchPaused ? { watchPaused } : {}),
@@ -161,6 +189,10 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
             `  unusable      ${p.path ?? `${p.kind} ${JSON.stringify(p.id)} on the server`}: ${p.problems.join('; ')}\n`,
           )
         for (const stray of notSynced) io.stdout.write(`  not synced    ${stray.path}: ${stray.reason}\n`)
+        for (const r of reverted)
+          io.stdout.write(
+            `  reverted      ${r.path}: the server put back ${describeReverted(r.leaves)} (pulled ${r.at}); ours is in ${r.trash ?? '.cms-sync/trash/'}; \`cms-sync push --again ${r.path}\` sends it again\n`,
+          )
         if (inherited.length > 0)
           io.stdout.write(
             `${inherited.length} item${inherited.length === 1 ? '' : 's'} inherited from the parent project (locked on the server; an edit makes a local copy): ${inherited.slice(0, 10).join(', ')}${inherited.length > 10 ? `, and ${inherited.length - 10} more` : ''}\n`,
@@ -178,6 +210,11 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
           ...(tokenRefused !== undefined ? ['the token is refused (above): nothing can be pushed'] : []),
           ...(notSynced.length > 0
             ? [`${notSynced.length} file${notSynced.length === 1 ? ' is' : 's are'} not synced (above)`]
+            : []),
+          ...(reverted.length > 0
+            ? [
+                `${reverted.length} of our pushes ${reverted.length === 1 ? 'was' : 'were'} reverted on the server (above)`,
+              ]
             : []),
         ]
         io.stdout.write(
