@@ -25,7 +25,7 @@ async function docs(): Promise<string[]> {
 }
 
 /** Path-like words of a text: with a folder, or a bare file name of ours. */
-export function namedPaths(text: string): string[] {
+function namedPaths(text: string): string[] {
   // A word right after `$` or `<...>` is a variable's or a placeholder's tail, not a path.
   const words = text.match(/(?<![$>A-Za-z0-9_.@/-])[A-Za-z0-9_.@-]+(?:\/[A-Za-z0-9_.@-]+)*\/?/g) ?? []
   return [

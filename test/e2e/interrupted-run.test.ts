@@ -9,6 +9,7 @@ import { afterEach, beforeAll, describe, expect, test } from 'vitest'
 import { ensureBuilt, MAIN_JS } from '../helpers/build.js'
 import { contentFile } from '../helpers/fixtures.js'
 import { startWorld, type World, writeConfig } from '../helpers/sync-world.js'
+import { serverTitle } from '../helpers/watch.js'
 import { waitFor } from '../watch/helpers.js'
 
 const IDS = Array.from({ length: 25 }, (_, i) => `page-${String(i).padStart(2, '0')}`)
@@ -71,9 +72,7 @@ describe.each(['spec', 'upstream'] as const)('Ctrl-C in a pipe (%s dialect)', (d
     expect(run.stdout.match(/^ +push +content\//gm)).toHaveLength(applied)
     // The server holds exactly what was reported.
     let onServer = 0
-    for (const id of IDS)
-      if (((await w.server.get('content', id))?.properties as { title: string }).title === `${id}!`)
-        onServer++
+    for (const id of IDS) if ((await serverTitle(w.server, id)) === `${id}!`) onServer++
     expect(onServer).toBe(applied)
     // The log says so too, and ends the command line.
     const log = await readFile(w.file('.cms-sync/logs/cms-sync.log'), 'utf8')
