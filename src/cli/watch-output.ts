@@ -12,8 +12,13 @@ function clock(date: Date): string {
   return date.toTimeString().slice(0, 8)
 }
 
-export function eventLine(e: WatchEvent): string {
+export function eventLine(e: WatchEvent): string | undefined {
   switch (e.event) {
+    case 'verified':
+      // Bytes found as they were are the quiet case (a line a minute would drown the rest).
+      return e.same
+        ? undefined
+        : `${pc.yellow('!')} the server holds other bytes for ${e.path} than at the last sync (replaced in the CMS?): reading them`
     case 'ready':
       return `${pc.green('●')} watching ${e.root} (${e.tracked} items, ready in ${e.timeToReadyMs} ms); Ctrl-C stops`
     case 'reconciled':
@@ -63,6 +68,7 @@ export function watchPrinter(io: CliIo, globals: GlobalOptions, now: () => Date 
     const problem = e.event === 'error' || e.event === 'failed'
     if (globals.quiet && !problem) return
     const stream = problem ? io.stderr : io.stdout
-    stream.write(`${pc.dim(clock(now()))} ${eventLine(e)}\n`)
+    const line = eventLine(e)
+    if (line !== undefined) stream.write(`${pc.dim(clock(now()))} ${line}\n`)
   }
 }

@@ -37,6 +37,11 @@ export interface MediaDeps {
   checksum: boolean
   /** Transfers at a time. */
   concurrency: number
+  /**
+   * Ids whose server bytes the next full run reads again whatever the listing says (watch's
+   * verifier found other bytes there); the run takes them out.
+   */
+  recheck?: Set<string>
 }
 
 export interface PlannedRun {

@@ -37,6 +37,7 @@ import {
 } from './guards.js'
 import { adoptLandedPushes } from './landed-pushes.js'
 import { type MediaRun, snapshotMedia } from './media/media-snapshot.js'
+import { recordVerified } from './media/media-verified.js'
 import { dryRunOutcome, type Outcome, problemReports, reportOf } from './outcome.js'
 import type { PlanItem, Side } from './plan.js'
 import { planSides } from './planned-run.js'
@@ -280,6 +281,7 @@ async function mediaSide(
       track: (paths) => keepTracked(deps.root, paths),
       checksum: media.checksum,
       concurrency: media.concurrency,
+      ...(media.recheck ? { recheck: media.recheck } : {}),
     })
   } catch (error) {
     if (error instanceof RemoteError && error.code === 'listing') {
@@ -471,6 +473,8 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
       signal: opts.signal,
     })
     stopped = false
+    // Media bytes this run read and found unchanged: status can say since when they agree.
+    recordVerified(run.store, run.media, now())
     for (const item of outcome.applied)
       if (item.action === 'delete-local' || item.action === 'delete-remote') recent.forget(item.path)
   } finally {

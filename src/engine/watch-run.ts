@@ -54,6 +54,13 @@ export interface WatchEngine {
   saveState(): Promise<void>
   /** Items the state tracks; undefined before the first run. */
   tracked(): number | undefined
+  /**
+   * The synced media whose server bytes the listing cannot vouch for (no revision: upstream),
+   * with what re-reading them should find and when that was last checked.
+   */
+  mediaToVerify(): { id: string; path: string; sha256: string; size: number; verifiedAt: string | null }[]
+  /** The server's bytes of `path` were read just now and are `sha256`: recorded if that is still its base. */
+  markVerified(path: string, sha256: string, at: string): boolean
 }
 
 /**
@@ -162,5 +169,24 @@ export function createWatchEngine(
     },
     saveState,
     tracked: () => store?.size,
+    mediaToVerify: () =>
+      (store?.items('media') ?? []).flatMap((item) =>
+        item.media && item.remoteRev === ''
+          ? [
+              {
+                id: item.id,
+                path: item.path,
+                sha256: item.media.sha256,
+                size: item.stat?.size ?? 0,
+                verifiedAt: item.verifiedAt ?? null,
+              },
+            ]
+          : [],
+      ),
+    markVerified: (path, sha256, at) => {
+      if (store?.get(path)?.media?.sha256 !== sha256) return false
+      store.verified(path, at)
+      return true
+    },
   }
 }

@@ -22,6 +22,7 @@ import {
   readPause,
   setPause,
 } from './mass-change.js'
+import { startMediaVerifier, type VerifyBudget } from './media-verifier.js'
 import { createOwnWrites } from './own-writes.js'
 import { startPoller } from './poller.js'
 import { serveRequests } from './requests.js'
@@ -52,6 +53,8 @@ export interface DaemonOptions {
   thresholds?: MassChangeThresholds
   /** The credentials file renewToken reads: a change to it retries a refused run at once. */
   credentialsFile?: string
+  /** The budget for re-reading media bytes the server cannot vouch for (watch.verifyMedia). */
+  verifyMedia?: VerifyBudget
 }
 
 /**
@@ -317,6 +320,30 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
     },
     onError: logRetry,
   })
+  // Media bytes the listing cannot vouch for (upstream) are re-read, paced, oldest first.
+  const media = deps.media
+  const recheck = media ? (media.recheck ??= new Set()) : undefined
+  const verifier =
+    media && recheck && opts.verifyMedia
+      ? startMediaVerifier({
+          budget: opts.verifyMedia,
+          candidates: () => (offline || stopping ? [] : engine.mediaToVerify()),
+          hash: (id) => media.api.hash(id),
+          verified: (item, at) => {
+            if (engine.markVerified(item.path, item.sha256, at)) saver.unsaved()
+            emit({ event: 'verified', path: item.path, same: true })
+          },
+          changed: (item) => {
+            emit({ event: 'verified', path: item.path, same: false })
+            recheck.add(item.id)
+            // The listing looks as before: only a full plan reads the item again.
+            runs.requireFull()
+            void queue.requestFull()
+          },
+          onError: (error) =>
+            logger.warn({ error: messageOf(error) }, 'watch: re-reading media bytes failed'),
+        })
+      : undefined
 
   const report = await shutdownOnStop(
     stopped,
@@ -326,7 +353,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
         stopServing()
         credentialsWatch?.close()
         await restarting
-        await Promise.all([watcher?.close(), poll.stop(0), rescan.stop(0)])
+        await Promise.all([watcher?.close(), poll.stop(0), rescan.stop(0), verifier?.stop(0)])
       },
       drain: (ms) => queue.drain(ms),
       // The engine commits state per confirmed item; edit-only runs leave the save for later.

@@ -14,6 +14,11 @@ export type WatchEvent =
   | { event: 'reconciled'; tracked: number; durationMs: number }
   | { event: 'pushed'; path: string; action: 'push' | 'delete-remote' }
   | { event: 'pulled'; path: string; action: 'pull' | 'delete-local' }
+  /**
+   * The verifier re-read a media item's bytes on the server (watch.verifyMedia): the same as the
+   * last sync, or other bytes, which the full run that follows pulls (or finds in conflict).
+   */
+  | { event: 'verified'; path: string; same: boolean }
   /** A pull put back leaves of our own recent push (an editor's stale save); ours is in trash. */
   | { event: 'reverted'; path: string; leaves: RevertedLeaf[]; trash?: string }
   /** Both sides changed different leaves: each side now holds both edits. */

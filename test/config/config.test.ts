@@ -37,6 +37,7 @@ describe('loading cms-sync.yaml', () => {
         pollSeconds: 10,
         massChange: { files: 50, percent: 20 },
         massDelete: { files: 20, percent: 10 },
+        verifyMedia: { requestsPerHour: 60, megabytesPerHour: 200 },
       },
       safety: { maxDeletePercent: 50, maxDeletes: 20 },
       dialect: 'auto',
@@ -72,7 +73,19 @@ describe('loading cms-sync.yaml', () => {
     ],
     [
       'watch: 5',
-      'cms-sync.yaml: watch: expected a mapping with debounceMs, pollSeconds, massChange and massDelete, got 5 (number)',
+      'cms-sync.yaml: watch: expected a mapping with debounceMs, pollSeconds, massChange, massDelete and verifyMedia, got 5 (number)',
+    ],
+    [
+      'watch: { verifyMedia: { requestsPerHour: -1 } }',
+      'cms-sync.yaml: watch.verifyMedia.requestsPerHour: expected a whole number of requests from 0 (off) to 3600, got -1 (number)',
+    ],
+    [
+      'watch: { verifyMedia: { megabytesPerHour: "lots" } }',
+      'cms-sync.yaml: watch.verifyMedia.megabytesPerHour: expected a whole number of megabytes from 1 to 1000000, got "lots" (string)',
+    ],
+    [
+      'watch: { verifyMedia: { perDay: 3 } }',
+      'cms-sync.yaml: watch.verifyMedia.perDay: unknown key (expected one of requestsPerHour, megabytesPerHour)',
     ],
     [
       'watch: { massDelete: { files: 0 } }',

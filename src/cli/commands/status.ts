@@ -27,6 +27,21 @@ async function tokenRefusal(client: RemoteClient): Promise<string | undefined> {
     throw error
   }
 }
+/**
+ * The media whose bytes were not compared with the server's, and since when (the oldest): the
+ * upstream server lists media without dates or sizes, so only reading them shows a replacement.
+ */
+function unverifiedLine(unverified: readonly { verifiedAt: string | null }[]): string {
+  const never = unverified.filter((u) => u.verifiedAt === null).length
+  const oldest = unverified.find((u) => u.verifiedAt !== null)?.verifiedAt
+  const since = [
+    ...(oldest ? [`last compared ${oldest} at the oldest`] : []),
+    ...(never > 0 ? [`${never} never compared here`] : []),
+  ].join(', ')
+  const n = unverified.length
+  return `  unverified    ${n} media item${n === 1 ? '' : 's'}: the server's bytes were not compared (${since}); the server gives no dates to tell a replacement by; \`cms-sync status --checksum\` compares them, \`cms-sync watch\` re-reads them within watch.verifyMedia`
+}
+
 /** status --exit-code: the workspace and the server differ (for CI gates). */
 export const PENDING_EXIT = 6
 
@@ -36,7 +51,11 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
     .description('Show what changed locally and on the server since the last sync')
     .argument('[paths...]', 'only these files or folders')
     .option('--exit-code', `also exit ${PENDING_EXIT} when anything is to sync (for CI gates)`)
-    .action(async (paths: string[], opts: { exitCode?: boolean }, cmd: Command) => {
+    .option(
+      '--checksum',
+      "read the server's media bytes the listing cannot vouch for (upstream has no media dates) and compare them",
+    )
+    .action(async (paths: string[], opts: { exitCode?: boolean; checksum?: boolean }, cmd: Command) => {
       const globals = globalOptions(cmd)
       // Loaded while the workspace and its config are opened.
       const engine = Promise.all([
@@ -49,8 +68,10 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
         import('../../workspace/ignore-rules.js'),
         import('../../state/recent-pushes.js'),
         import('../../engine/own-pushes.js'),
+        import('../../engine/media/media-verified.js'),
       ])
-      await withEngine(io, cmd, paths, { lock: false }, async ({ deps, scope, client, ws }) => {
+      const checksum = opts.checksum === true
+      await withEngine(io, cmd, paths, { lock: false, checksum }, async ({ deps, scope, client, ws }) => {
         const [
           { planRun, inScope, checkScope },
           { changesOf },
@@ -61,6 +82,7 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
           { loadIgnoreRules },
           { RecentPushes },
           { revertedLeaves, describeReverted },
+          { unverifiedMedia },
         ] = await engine
         // Asked for alongside the listings, so the check costs no extra wait.
         const refusal = tokenRefusal(client)
@@ -128,6 +150,13 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
             await loadIgnoreRules(ws.root),
           )
         ).filter((stray) => inScope(stray.path.replace(/\/$/, ''), scope))
+        // Media bytes nothing compared in this run (upstream lists no dates): never called "agree".
+        const changed = new Set(changes.map((c) => c.path))
+        const unverified = unverifiedMedia(
+          planned.store,
+          planned.media,
+          (path) => !inScope(path, scope) || changed.has(path),
+        )
         // Our pushes an editor's stale save put back, already pulled: told until pushed again.
         const reverted = recent
           .reverted()
@@ -167,6 +196,7 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
             ...(problems.length ? { problems } : {}),
             ...(notSynced.length ? { notSynced } : {}),
             ...(reverted.length ? { reverted } : {}),
+            ...(unverified.length ? { unverified } : {}),
             ...(inherited.length ? { inherited } : {}),
             ...(scheduled.length ? { scheduled } : {}),
             ...(watchPaused ? { watchPaused } : {}),
@@ -189,6 +219,7 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
             `  unusable      ${p.path ?? `${p.kind} ${JSON.stringify(p.id)} on the server`}: ${p.problems.join('; ')}\n`,
           )
         for (const stray of notSynced) io.stdout.write(`  not synced    ${stray.path}: ${stray.reason}\n`)
+        if (unverified.length > 0) io.stdout.write(`${unverifiedLine(unverified)}\n`)
         for (const r of reverted)
           io.stdout.write(
             `  reverted      ${r.path}: the server put back ${describeReverted(r.leaves)} (pulled ${r.at}); ours is in ${r.trash ?? '.cms-sync/trash/'}; \`cms-sync push --again ${r.path}\` sends it again\n`,
@@ -214,6 +245,11 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
           ...(reverted.length > 0
             ? [
                 `${reverted.length} of our pushes ${reverted.length === 1 ? 'was' : 'were'} reverted on the server (above)`,
+              ]
+            : []),
+          ...(unverified.length > 0
+            ? [
+                `the bytes of ${unverified.length} media item${unverified.length === 1 ? ' were' : 's were'} not compared (above)`,
               ]
             : []),
         ]

@@ -50,6 +50,7 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
           ...(fromEnv ? {} : { credentialsFile: credentialsPath(io.env) }),
           deps,
           thresholds: { massChange: ws.config.watch.massChange, massDelete: ws.config.watch.massDelete },
+          verifyMedia: ws.config.watch.verifyMedia,
           debounceMs: ws.config.watch.debounceMs,
           pollMs: ws.config.watch.pollSeconds * 1000,
           rescanMs: opts.rescanSeconds * 1000,
