@@ -322,7 +322,8 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
   })
   // Media bytes the listing cannot vouch for (upstream) are re-read, paced, oldest first.
   const media = deps.media
-  const recheck = media ? (media.recheck ??= new Set()) : undefined
+  if (media && !media.recheck) media.recheck = new Set()
+  const recheck = media?.recheck
   const verifier =
     media && recheck && opts.verifyMedia
       ? startMediaVerifier({

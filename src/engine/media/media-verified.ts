@@ -46,7 +46,7 @@ export function unverifiedMedia(
   const found: UnverifiedMedia[] = []
   for (const [id, base] of media.base) {
     const remote = media.match.remote.get(id)
-    if (!remote || remote.rev !== '' || media.verified.has(id)) continue
+    if (remote?.rev !== '' || media.verified.has(id)) continue
     const path = mediaPath(base.rel)
     if (skip(path)) continue
     found.push({ path, id, verifiedAt: store.get(path)?.verifiedAt ?? null })
