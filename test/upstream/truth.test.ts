@@ -61,10 +61,12 @@ describe.skipIf(!SETUP)('status and watch never claim unread media bytes (real u
     expect(status.stdout).toMatch(
       /unverified +1 media item: the server's bytes were not compared \(last compared .*\)/,
     )
-    const json = await ws.ok('--json', 'status')
+    // biome-ignore lint/suspicious/noExplicitAny: parsed --json output
+    const json = (await ws.ok('--json', 'status')) as { json: any }
     expect(json.json.changes).toEqual([])
     expect(json.json.unverified).toMatchObject([{ path: 'media/images/hero.png', id }])
-    const checked = await ws.ok('--json', 'status', '--checksum')
+    // biome-ignore lint/suspicious/noExplicitAny: parsed --json output
+    const checked = (await ws.ok('--json', 'status', '--checksum')) as { json: any }
     expect(checked.json.changes).toMatchObject([{ path: 'media/images/hero.png', action: 'pull' }])
     expect(checked.json.unverified).toBeUndefined()
   })
