@@ -177,3 +177,19 @@ describe('finding and writing the workspace', () => {
     await expect(readFile(path.join(root, CONFIG_FILE))).rejects.toThrow()
   })
 })
+
+test("the generated cms-sync.yaml's comments say what the code does", async () => {
+  const root = await mkdtemp(path.join(os.tmpdir(), 'cms-sync-comments-'))
+  await writeNewConfig(root, { server: 'http://127.0.0.1:8080', project: 'demo', environment: 'live' })
+  const text = await readFile(path.join(root, CONFIG_FILE), 'utf8')
+  // The quiet spell every batch waits for, whatever debounceMs says (src/watch/local-changes.ts).
+  const source = await readFile(path.join(import.meta.dirname, '../../src/watch/local-changes.ts'), 'utf8')
+  const gap = /const SOURCE_DELIVERY_GAP_MS = ([\d_]+)/.exec(source)?.[1]?.replaceAll('_', '')
+  expect(gap).toBeDefined()
+  expect(text).toMatch(new RegExp(`debounceMs after a local edit before pushing \\(${gap} ms at least`))
+  // The media re-read budget the template names is the one the schema fills in.
+  const { watch } = parseConfig(text)
+  expect(text).toContain(
+    `watch.verifyMedia: { requestsPerHour: ${watch.verifyMedia.requestsPerHour}, megabytesPerHour: ${watch.verifyMedia.megabytesPerHour} }`,
+  )
+})
