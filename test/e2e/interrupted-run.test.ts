@@ -4,9 +4,10 @@
 // as a process behind the counting proxy, and SIGINT goes once the server has seen the Nth write.
 
 import { spawn } from 'node:child_process'
-import { readdir, readFile } from 'node:fs/promises'
+import { readdir, readFile, writeFile } from 'node:fs/promises'
 import { afterEach, beforeAll, describe, expect, test } from 'vitest'
 import { ensureBuilt, MAIN_JS } from '../helpers/build.js'
+import { runBuiltInTty } from '../helpers/built-cli.js'
 import { contentFile } from '../helpers/fixtures.js'
 import { startWorld, type World, writeConfig } from '../helpers/sync-world.js'
 import { serverTitle } from '../helpers/watch.js'
@@ -100,4 +101,29 @@ describe.each(['spec', 'upstream'] as const)('Ctrl-C in a pipe (%s dialect)', (d
     const log = await readFile(w.file('.cms-sync/logs/cms-sync.log'), 'utf8')
     expect(log.trim().split('\n').at(-1)).toMatch(/"exitCode":130/)
   })
+})
+
+test('on a terminal, Ctrl-C clears the progress line before the account', async () => {
+  const w = await startWorld('spec', { content: IDS })
+  world = w
+  expect((await w.cli('sync')).exitCode).toBe(0)
+  for (const id of IDS)
+    await w.writeJson(`content/${id}.json`, contentFile(id, { properties: { title: `${id}!` } }))
+  const config = await readFile(w.file('cms-sync.yaml'), 'utf8')
+  await writeFile(
+    w.file('cms-sync.yaml'),
+    config.replace(/^rateLimit:.*$/m, 'rateLimit: { requestsPerSecond: 8, concurrency: 1 }'),
+  )
+  // Ctrl-C typed once the progress line shows the third item.
+  const run = await runBuiltInTty(['-C', w.root, 'push'], {
+    cwd: w.root,
+    env: w.env,
+    input: '\x03',
+    waitFor: '[3/',
+  })
+  expect(run.code).toBe(130)
+  const lines = run.output.split('\n')
+  const account = lines.find((line) => line.includes('interrupted:'))!
+  expect(account).toMatch(/\x1b\[2Kcms-sync: interrupted: \d+ applied, \d+ left; run `cms-sync push` again$/)
+  expect(account.slice(account.lastIndexOf('\x1b[2K') + 4)).not.toContain('[')
 })
