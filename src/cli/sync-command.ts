@@ -14,86 +14,91 @@ export interface SyncCommandSpec {
   summary: string
 }
 
+/** push --again: sends the leaves an editor's stale save reverted (engine/push-again.ts). */
+function withPushAgain(cmd: Command, name: SyncCommandSpec['name']): Command {
+  if (name !== 'push') return cmd
+  return cmd.option(
+    '--again',
+    "put back and send our values of the leaves an editor's stale save reverted on the server (see `cms-sync status`)",
+  )
+}
+
 export function registerSyncCommand(
   program: Command,
   io: CliIo,
   setExit: (code: number) => void,
   spec: SyncCommandSpec,
 ): void {
-  const command = withRunOptions(program.command(spec.name).description(spec.summary))
-  if (spec.name === 'push')
-    command.option(
-      '--again',
-      "put back and send our values of the leaves an editor's stale save reverted on the server (see `cms-sync status`)",
-    )
-  command.action(async (paths: string[], opts: RunOptions & { again?: boolean }, cmd: Command) => {
-    const globals = globalOptions(cmd)
-    // The engine loads only when the command runs, so --help stays fast.
-    const { applyRun, checkScope, planRun, SELECT } = await import('../engine/run.js')
-    // Ctrl-C stops the run between items (main.ts lets these commands end themselves), so it
-    // can say what it did and what is left; a second Ctrl-C ends the process at once.
-    const interrupt = new AbortController()
-    void io.stopSignal.then(() => interrupt.abort(new Error('interrupted')))
-    await withEngine(
-      io,
-      cmd,
-      paths,
-      { lock: !opts.dryRun, checksum: !!opts.checksum },
-      async ({ deps, scope: given }) => {
-        // push --again: the reverted leaves go back into their files first, then are pushed.
-        let scope = given
-        if (opts.again && !opts.dryRun) {
-          const { putBackReverted } = await import('../engine/push-again.js')
-          const again = await putBackReverted(
-            deps.root,
-            given,
-            new Date().toISOString().replace(/[:.]/g, '-'),
-          )
-          if (given.length === 0) scope = again
-        }
-        let planned: Awaited<ReturnType<typeof planRun>>
-        try {
-          planned = await planRun(deps, {
-            ...(opts.prefer ? { prefer: opts.prefer } : {}),
-            rebind: !!opts.rebind,
+  withPushAgain(withRunOptions(program.command(spec.name).description(spec.summary)), spec.name).action(
+    async (paths: string[], opts: RunOptions & { again?: boolean }, cmd: Command) => {
+      const globals = globalOptions(cmd)
+      // The engine loads only when the command runs, so --help stays fast.
+      const { applyRun, checkScope, planRun, SELECT } = await import('../engine/run.js')
+      // Ctrl-C stops the run between items (main.ts lets these commands end themselves), so it
+      // can say what it did and what is left; a second Ctrl-C ends the process at once.
+      const interrupt = new AbortController()
+      void io.stopSignal.then(() => interrupt.abort(new Error('interrupted')))
+      await withEngine(
+        io,
+        cmd,
+        paths,
+        { lock: !opts.dryRun, checksum: !!opts.checksum },
+        async ({ deps, scope: given }) => {
+          // push --again: the reverted leaves go back into their files first, then are pushed.
+          let scope = given
+          if (opts.again && !opts.dryRun) {
+            const { putBackReverted } = await import('../engine/push-again.js')
+            const again = await putBackReverted(
+              deps.root,
+              given,
+              new Date().toISOString().replace(/[:.]/g, '-'),
+            )
+            if (given.length === 0) scope = again
+          }
+          let planned: Awaited<ReturnType<typeof planRun>>
+          try {
+            planned = await planRun(deps, {
+              ...(opts.prefer ? { prefer: opts.prefer } : {}),
+              rebind: !!opts.rebind,
+              signal: interrupt.signal,
+            })
+          } catch (error) {
+            if (!interrupt.signal.aborted) throw error
+            // Stopped while the server was read: nothing was planned, so nothing was applied.
+            deps.logger.warn({}, 'interrupted before anything was applied')
+            printInterrupted(io, spec.name, undefined)
+            setExit(ExitCode.interrupted)
+            return
+          }
+          try {
+            checkScope(planned, scope)
+          } catch (error) {
+            await planned.media?.dispose()
+            throw error
+          }
+          const progress = progressFor(io, globals)
+          const outcome = await applyRun(deps, planned, {
+            select: SELECT[spec.name],
+            scope,
+            dryRun: !!opts.dryRun,
+            allowDeletes: !!opts.allowDeletes,
+            reportScanProblems: spec.name !== 'pull',
+            reportRemoteProblems: spec.name !== 'push',
+            // A merge writes both sides on sync; pull and push each write their own half.
+            mergeWrites: spec.name === 'pull' ? 'local' : spec.name === 'push' ? 'remote' : 'both',
+            ...(progress ? { onProgress: progress } : {}),
             signal: interrupt.signal,
           })
-        } catch (error) {
-          if (!interrupt.signal.aborted) throw error
-          // Stopped while the server was read: nothing was planned, so nothing was applied.
-          deps.logger.warn({}, 'interrupted before anything was applied')
-          printInterrupted(io, spec.name, undefined)
-          setExit(ExitCode.interrupted)
-          return
-        }
-        try {
-          checkScope(planned, scope)
-        } catch (error) {
-          await planned.media?.dispose()
-          throw error
-        }
-        const progress = progressFor(io, globals)
-        const outcome = await applyRun(deps, planned, {
-          select: SELECT[spec.name],
-          scope,
-          dryRun: !!opts.dryRun,
-          allowDeletes: !!opts.allowDeletes,
-          reportScanProblems: spec.name !== 'pull',
-          reportRemoteProblems: spec.name !== 'push',
-          // A merge writes both sides on sync; pull and push each write their own half.
-          mergeWrites: spec.name === 'pull' ? 'local' : spec.name === 'push' ? 'remote' : 'both',
-          ...(progress ? { onProgress: progress } : {}),
-          signal: interrupt.signal,
-        })
-        // An explicit push or sync is the go-ahead a paused watcher waits for (docs/watch.md).
-        if (spec.name !== 'pull' && !opts.dryRun && outcome.failed.length === 0 && !outcome.interrupted) {
-          await (await import('../watch/mass-change.js')).clearPause(deps.root)
-        }
-        // A progress line cut off by the stop is cleared before the account.
-        if (progress && outcome.interrupted) io.stderr.write('\r\x1b[2K')
-        printOutcome(io, globals, spec.name, outcome, !!opts.dryRun)
-        setExit(exitCodeFor(outcome))
-      },
-    )
-  })
+          // An explicit push or sync is the go-ahead a paused watcher waits for (docs/watch.md).
+          if (spec.name !== 'pull' && !opts.dryRun && outcome.failed.length === 0 && !outcome.interrupted) {
+            await (await import('../watch/mass-change.js')).clearPause(deps.root)
+          }
+          // A progress line cut off by the stop is cleared before the account.
+          if (progress && outcome.interrupted) io.stderr.write('\r\x1b[2K')
+          printOutcome(io, globals, spec.name, outcome, !!opts.dryRun)
+          setExit(exitCodeFor(outcome))
+        },
+      )
+    },
+  )
 }
