@@ -32,6 +32,15 @@ export function registerSyncCommand(
   withPushAgain(withRunOptions(program.command(spec.name).description(spec.summary)), spec.name).action(
     async (paths: string[], opts: RunOptions & { again?: boolean }, cmd: Command) => {
       const globals = globalOptions(cmd)
+      // push --again while watch runs: the daemon does it on its own state, as resolve.
+      if (opts.again && !opts.dryRun) {
+        const { viaDaemon } = await import('./via-daemon.js')
+        const fromDaemon = await viaDaemon(io, cmd, paths, { command: 'again', keep: 'local' })
+        if (fromDaemon) {
+          printOutcome(io, globals, spec.name, fromDaemon, false)
+          return setExit(exitCodeFor(fromDaemon))
+        }
+      }
       // The engine loads only when the command runs, so --help stays fast.
       const { applyRun, checkScope, planRun, SELECT } = await import('../engine/run.js')
       // Ctrl-C stops the run between items (main.ts lets these commands end themselves), so it

@@ -11,6 +11,7 @@ import { loadIgnoreRules } from '../workspace/ignore-rules.js'
 import { planEdits } from './edit-run.js'
 import type { Outcome } from './outcome.js'
 import type { Side } from './plan.js'
+import { putBackReverted } from './push-again.js'
 import { restoreLocalEdits } from './restore.js'
 import { applyRun, checkScope, openState, planRun } from './run.js'
 import { type EngineDeps, type PlannedRun, SELECT } from './run-types.js'
@@ -49,7 +50,7 @@ export interface WatchEngine {
    * plan with the kept side preferred, carrying out only what it settled under `scope`. The
    * caller runs it between two runs (WorkQueue.exclusive).
    */
-  settle(request: { command: 'resolve' | 'restore'; scope: string[]; keep: Side }): Promise<Outcome>
+  settle(request: { command: 'resolve' | 'restore' | 'again'; scope: string[]; keep: Side }): Promise<Outcome>
   /** Saves what edit-only runs left unsaved (shutdown). */
   saveState(): Promise<void>
   /** Items the state tracks; undefined before the first run. */
@@ -135,11 +136,12 @@ export function createWatchEngine(
   }
 
   async function settle(request: {
-    command: 'resolve' | 'restore'
+    command: 'resolve' | 'restore' | 'again'
     scope: string[]
     keep: Side
   }): Promise<Outcome> {
     const store = await open()
+    if (request.command === 'again') return pushAgain(store, request.scope)
     const planned = await planRun(deps, { store, prefer: request.keep })
     // A path that names nothing is a usage error here as in a run of its own (exit 2).
     try {
@@ -157,6 +159,22 @@ export function createWatchEngine(
       allowDeletes: true,
       reportScanProblems: false,
       reportRemoteProblems: false,
+    })
+  }
+
+  /** push --again on the daemon's state: the files get our reverted leaves back, then are pushed. */
+  async function pushAgain(store: StateStore, scope: string[]): Promise<Outcome> {
+    const runId = new Date().toISOString().replace(/[:.]/g, '-')
+    const paths = await putBackReverted(deps.root, scope, runId)
+    const planned = await planRun(deps, { store })
+    return applyRun(deps, planned, {
+      select: SELECT.push,
+      scope: scope.length > 0 ? scope : paths,
+      dryRun: false,
+      allowDeletes: false,
+      reportScanProblems: false,
+      reportRemoteProblems: false,
+      mergeWrites: 'remote',
     })
   }
 

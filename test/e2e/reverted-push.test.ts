@@ -93,5 +93,9 @@ describe.each(['spec', 'upstream'] as const)('%s dialect', (dialect) => {
     const event = await d.waitForEvent({ event: 'reverted', path: 'content/news.json' })
     expect(event.leaves).toEqual([{ pointer: '/properties/title', ours: 'Developer news', server: 'news' }])
     expect(event.trash).toMatch(/^\.cms-sync\/trash\//)
+    // push --again while watch holds the workspace: the daemon carries it out.
+    const again = await w.cli('push', '--again', 'content/news.json')
+    expect(again.exitCode, again.stderr).toBe(0)
+    expect(await serverTitle(w.server, 'news')).toBe('Developer news')
   })
 })
