@@ -459,7 +459,9 @@ export async function mergeItem(ctx: ApplyContext, item: PlanItem, codec: Codec)
     // so the next listing reads it and the server's edits are still to pull.
     await commit(ctx, item, merge.before.local, stored?.object ?? entry.object, codec, vouch, false, '')
   }
-  return applied
+  // The server's side may have put back leaves of our own push (an editor's stale save, met by a
+  // local edit of other leaves): told as for a pull once the file holds the merge.
+  return ctx.mergeWrites === 'remote' ? applied : revertCheck(ctx, item, entry.object, codec)
 }
 
 async function writeMergeToServer(

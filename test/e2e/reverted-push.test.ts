@@ -71,6 +71,22 @@ describe.each(['spec', 'upstream'] as const)('%s dialect', (dialect) => {
     expect(settled.json.reverted).toBeUndefined()
   })
 
+  test('a revert that meets a local edit of another field (a merge) is told too', async () => {
+    const w = await syncedWorld(dialect)
+    world = w
+    const stale = await editorLoads(w, 'home')
+    await w.editJson('content/home.json', { properties: { title: 'Developer title' } })
+    expect((await w.cli('push')).exitCode).toBe(0)
+    await w.server.put('content', 'home', stale)
+    await w.editJson('content/home.json', { sort: 9 })
+    const sync = await w.cli('--json', 'sync')
+    expect(sync.exitCode, sync.stdout).toBe(0)
+    expect(sync.json.applied).toMatchObject([
+      { path: 'content/home.json', action: 'merge', reverted: [{ pointer: '/properties/title' }] },
+    ])
+    expect((await w.cli('--json', 'status')).json.reverted).toMatchObject([{ path: 'content/home.json' }])
+  })
+
   test('an editor who changes the same field to a new value is an edit, not a revert', async () => {
     const w = await syncedWorld(dialect)
     world = w

@@ -109,7 +109,7 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
           ({ kind, id, path, local, remote, action, from, inherited, leaves, reason }) => {
             const problems = planned.local.get(path)?.problems
             const error = failures.get(path)
-            const reverted = action === 'pull' ? revertedBy(path, kind) : []
+            const reverted = action === 'pull' || action === 'merge' ? revertedBy(path, kind) : []
             return {
               kind,
               id,
