@@ -8,6 +8,7 @@ import type { StateStore, Target } from '../state/state-file.js'
 import type { Codec } from '../workspace/codec.js'
 import type { BeforeLocalWrite } from '../workspace/local-writes.js'
 import type { LocalEntry, ScanProblem } from '../workspace/scan.js'
+import type { StrayFile } from '../workspace/stray-files.js'
 import type { MediaRun } from './media/media-snapshot.js'
 import type { BaseFallback, PlannedMerge } from './merges.js'
 import type { Plan, PlanItem } from './plan.js'
@@ -51,6 +52,8 @@ export interface PlannedRun {
   remote: Map<string, RemoteEntry>
   scanProblems: ScanProblem[]
   remoteProblems: RemoteSnapshot['problems']
+  /** Files in the kind folders a full scan found that no run reads (a subfolder, not .json). */
+  strays?: StrayFile[]
   /** True when --rebind dropped a base bound to another target. */
   rebound: boolean
   /** The media side of the run, when media are synced; its items are in `plan` too. */

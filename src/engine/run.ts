@@ -261,7 +261,8 @@ async function readAndPlan(
       ? { media: (planOptions) => mediaSide(deps, media, store, planOptions, rules, listings.media!) }
       : {}),
   })
-  return snapshot.markListings ? { ...run, markListings: snapshot.markListings } : run
+  const withStrays = { ...run, strays: scan.strays }
+  return snapshot.markListings ? { ...withStrays, markListings: snapshot.markListings } : withStrays
 }
 
 async function mediaSide(

@@ -64,8 +64,6 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
         import('../scheduled.js'),
         import('../../engine/predict.js'),
         import('../../watch/mass-change.js'),
-        import('../../workspace/stray-files.js'),
-        import('../../workspace/ignore-rules.js'),
         import('../../state/recent-pushes.js'),
         import('../../engine/own-pushes.js'),
         import('../../engine/media/media-verified.js'),
@@ -78,8 +76,6 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
           { upcomingSchedule },
           { predictFailures },
           { readPause, describePause, PAUSE_LIFT },
-          { strayFiles },
-          { loadIgnoreRules },
           { RecentPushes },
           { revertedLeaves, describeReverted },
           { unverifiedMedia },
@@ -143,13 +139,9 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
             : []),
         ]
         // Files in the kind folders that no run reads (a subfolder, a name without .json).
-        const notSynced = (
-          await strayFiles(
-            ws.root,
-            deps.codecs.map((codec) => codec.kind),
-            await loadIgnoreRules(ws.root),
-          )
-        ).filter((stray) => inScope(stray.path.replace(/\/$/, ''), scope))
+        const notSynced = (planned.strays ?? []).filter((stray) =>
+          inScope(stray.path.replace(/\/$/, ''), scope),
+        )
         // Media bytes nothing compared in this run (upstream lists no dates): never called "agree".
         const changed = new Set(changes.map((c) => c.path))
         const unverified = unverifiedMedia(
