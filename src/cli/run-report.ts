@@ -83,11 +83,9 @@ function count(n: number, word: string): string {
  * The account of a run Ctrl-C stopped, on stderr whatever the output mode (a pipe, --json, -q
  * alike): what it applied, what it left, and that running the command again finishes it.
  */
-export function printInterrupted(io: CliIo, command: string, outcome: Outcome | undefined): void {
-  const what = outcome
-    ? `: ${outcome.applied.length} applied, ${outcome.interrupted?.left ?? 0} left`
-    : ' before anything was applied'
-  io.stderr.write(`cms-sync: interrupted${what}; run \`cms-sync ${command}\` again\n`)
+export function printInterrupted(io: CliIo, command: string, outcome: Outcome): void {
+  const what = `${outcome.applied.length} applied, ${outcome.interrupted?.left ?? 0} left`
+  io.stderr.write(`cms-sync: interrupted: ${what}; run \`cms-sync ${command}\` again\n`)
 }
 
 export function printOutcome(

@@ -1,12 +1,12 @@
 // pull, push and sync: one plan, three selections of its actions (style.md §5).
 
 import type { Command } from 'commander'
-import { ExitCode } from '../errors/exit-codes.js'
+import { CliError, ExitCode } from '../errors/exit-codes.js'
 import { globalOptions } from './context.js'
 import { withEngine } from './engine-session.js'
 import type { CliIo } from './io.js'
 import { type RunOptions, withRunOptions } from './run-options.js'
-import { exitCodeFor, printInterrupted, printOutcome, progressFor } from './run-report.js'
+import { exitCodeFor, printOutcome, progressFor } from './run-report.js'
 
 export interface SyncCommandSpec {
   /** Also names the engine's selection of plan actions (SELECT in engine/run.ts). */
@@ -73,11 +73,12 @@ export function registerSyncCommand(
             })
           } catch (error) {
             if (!interrupt.signal.aborted) throw error
-            // Stopped while the server was read: nothing was planned, so nothing was applied.
-            deps.logger.warn({}, 'interrupted before anything was applied')
-            printInterrupted(io, spec.name, undefined)
-            setExit(ExitCode.interrupted)
-            return
+            // Stopped while the server was read: nothing was planned, so nothing was applied
+            // (a stop like any other: the message, the log's end line, --json's error document).
+            throw new CliError(
+              `interrupted before anything was applied; run \`cms-sync ${spec.name}\` again`,
+              ExitCode.interrupted,
+            )
           }
           try {
             checkScope(planned, scope)

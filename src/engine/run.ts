@@ -170,7 +170,8 @@ export async function planRun(
   // them up.
   const cancel = new AbortController()
   const giveUp = () => cancel.abort(opts.signal?.reason)
-  opts.signal?.addEventListener('abort', giveUp, { once: true })
+  if (opts.signal?.aborted) giveUp()
+  else opts.signal?.addEventListener('abort', giveUp, { once: true })
   const listings: AllListings = {
     json: requestListings(deps.client, deps.codecs, cancel.signal),
     ...(deps.media ? { media: settleLater(deps.media.api.list({ signal: cancel.signal })) } : {}),
