@@ -64,6 +64,13 @@ describe('upstream: bytes the listing cannot vouch for', () => {
     ])
     for (const u of json.json.unverified) expect(Date.parse(u.verifiedAt)).toBeGreaterThan(0)
 
+    // doctor says it too, from the records alone.
+    const doctor = await w.cli('--json', 'doctor')
+    expect(doctor.json.checks.find((c: { name: string }) => c.name === 'media bytes')).toMatchObject({
+      detail: expect.stringMatching(
+        /^2 media items the server lists without dates: .*the oldest last compared \d{4}-/,
+      ),
+    })
     const checked = await w.cli('--json', 'status', '--checksum')
     expect(checked.json.changes).toMatchObject([
       { path: 'media/photo.png', local: 'unchanged', remote: 'modified', action: 'pull' },

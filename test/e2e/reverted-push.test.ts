@@ -60,6 +60,12 @@ describe.each(['spec', 'upstream'] as const)('%s dialect', (dialect) => {
     expect(JSON.parse(await readFile(w.file(trash), 'utf8')).properties.title).toBe('Developer title')
     const text = await w.cli('status')
     expect(text.stdout).toMatch(/reverted +content\/home.json: the server put back \/properties\/title/)
+    const doctor = await w.cli('--json', 'doctor')
+    expect(doctor.json.checks.find((c: { name: string }) => c.name === 'reverted')).toMatchObject({
+      ok: false,
+      detail: expect.stringContaining('content/home.json'),
+      hint: expect.stringContaining('cms-sync push --again'),
+    })
     expect(text.stdout).not.toMatch(/^clean/m)
 
     const again = await w.cli('push', '--again', 'content/home.json')
