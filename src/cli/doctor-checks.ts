@@ -4,7 +4,7 @@
 import { readdir } from 'node:fs/promises'
 import type { RemoteClient } from '../remote/client.js'
 import { checkTarget, describeChoices, parentSettings } from '../remote/server-group.js'
-import { loadState, sameTarget } from '../state/state-file.js'
+import { type ItemState, loadState, sameTarget } from '../state/state-file.js'
 import { syncDirPath } from '../workspace/layout.js'
 import type { Workspace } from './context.js'
 
@@ -163,6 +163,7 @@ export async function workspaceChecks(ws: Workspace): Promise<Check[]> {
   checks.push(
     pause === undefined ? pass('watch', 'not paused') : fail('watch', describePause(pause), PAUSE_LIFT),
   )
+  if (state && !(state instanceof Error)) checks.push(...(await truthChecks(ws.root, state.items)))
   const conflicts = await countFiles(syncDirPath(ws.root, 'conflicts'))
   checks.push(
     conflicts === 0
@@ -173,6 +174,41 @@ export async function workspaceChecks(ws: Workspace): Promise<Check[]> {
           'see `cms-sync status`, then `cms-sync resolve <paths> --keep local|remote`',
         ),
   )
+  return checks
+}
+
+/**
+ * What status would name beside its changes, from the local records alone: media bytes the
+ * server cannot vouch for and since when they were last compared, and our pushes an editor's
+ * stale save reverted.
+ */
+async function truthChecks(root: string, items: Record<string, ItemState>): Promise<Check[]> {
+  const checks: Check[] = []
+  const undated = Object.values(items).filter((item) => item.kind === 'media' && item.remoteRev === '')
+  if (undated.length > 0) {
+    const times = undated.flatMap((item) => (item.verifiedAt ? [item.verifiedAt] : [])).sort()
+    const never = undated.length - times.length
+    const since = [
+      ...(times[0] ? [`the oldest last compared ${times[0]}`] : []),
+      ...(never > 0 ? [`${never} never compared here`] : []),
+    ].join(', ')
+    checks.push(
+      pass(
+        'media bytes',
+        `${undated.length} media items the server lists without dates: their bytes are compared only when read (${since}); \`cms-sync status --checksum\` compares them all, \`cms-sync watch\` re-reads them within watch.verifyMedia`,
+      ),
+    )
+  }
+  const { RecentPushes } = await import('../state/recent-pushes.js')
+  const reverted = (await RecentPushes.load(root)).reverted()
+  if (reverted.length > 0)
+    checks.push(
+      fail(
+        'reverted',
+        `${reverted.length} of our pushes reverted on the server by an editor's save: ${reverted.map(([path]) => path).join(', ')}`,
+        'see `cms-sync status`; `cms-sync push --again <paths>` sends ours again',
+      ),
+    )
   return checks
 }
 

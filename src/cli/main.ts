@@ -1,12 +1,21 @@
 #!/usr/bin/env node
-import { reportInternalError, run } from './program.js'
+import { commandNamed, reportInternalError, run } from './program.js'
 
-// SIGINT/SIGTERM: a command that reads io.stopSignal (watch, emulator) stops gracefully on the
-// first one and a second one means "now"; any other command ends at once (128 + signal number),
-// as a one-shot tool should. The listeners stay for the life of the process: with `once`,
-// signal-exit (loaded by proper-lockfile) would find itself the last listener and re-raise the
-// signal, killing a daemon that had shut down cleanly.
-let graceful = false
+const argv = process.argv.slice(2)
+
+/**
+ * Commands that end themselves on a stop signal: watch and the emulator shut down (exit 0);
+ * pull, push and sync stop between items and give an account (exit 130). Known from the command
+ * line, so a signal that comes while the command's modules still load is theirs too.
+ */
+const STOPS_ITSELF = new Set(['watch', 'emulator', 'pull', 'push', 'sync'])
+
+// SIGINT/SIGTERM: a command that reads io.stopSignal stops gracefully on the first one and a
+// second one means "now"; any other command ends at once (128 + signal number), as a one-shot
+// tool should. The listeners stay for the life of the process: with `once`, signal-exit (loaded
+// by proper-lockfile) would find itself the last listener and re-raise the signal, killing a
+// daemon that had shut down cleanly.
+let graceful = STOPS_ITSELF.has(commandNamed(argv) ?? '')
 let stopRequested = false
 const stopSignal = new Promise<void>((resolve) => {
   const onSignal = (signal: NodeJS.Signals) => {
@@ -28,7 +37,6 @@ for (const stream of [process.stdout, process.stderr]) {
   })
 }
 
-const argv = process.argv.slice(2)
 const io = {
   stdout: process.stdout,
   stderr: process.stderr,

@@ -4,6 +4,7 @@
 
 import type { ConflictLeaf } from '../engine/merge/merge-json.js'
 import type { ItemReport, Outcome } from '../engine/outcome.js'
+import { describeReverted } from '../engine/own-pushes.js'
 import type { PlanItem } from '../engine/plan.js'
 import { ExitCode } from '../errors/exit-codes.js'
 import { printable } from '../util/printable.js'
@@ -12,6 +13,7 @@ import type { GlobalOptions } from './context.js'
 import type { CliIo } from './io.js'
 
 export function exitCodeFor(outcome: Outcome): ExitCode {
+  if (outcome.interrupted) return ExitCode.interrupted
   if (outcome.failed.length > 0) return ExitCode.failed
   if (outcome.conflicts.length > 0) return ExitCode.conflicts
   return ExitCode.ok
@@ -59,7 +61,16 @@ export function leafLines(leaves: readonly ConflictLeaf[] | undefined): string[]
 export function itemLine(
   item: Pick<
     ItemReport,
-    'path' | 'local' | 'remote' | 'error' | 'leaves' | 'reason' | 'kept' | 'connection' | 'governedBy'
+    | 'path'
+    | 'local'
+    | 'remote'
+    | 'error'
+    | 'leaves'
+    | 'reason'
+    | 'kept'
+    | 'connection'
+    | 'governedBy'
+    | 'reverted'
   > & {
     action: string
   },
@@ -71,7 +82,15 @@ export function itemLine(
   const reason = item.reason && !item.leaves?.length ? `\n      ${pc.dim(printable(item.reason))}` : ''
   const kept = item.kept ? `\n      ${pc.dim(`the server's copy is kept in ${printable(item.kept)}`)}` : ''
   const error = item.error ? `\n      ${pc.red(printable(item.error))}` : ''
-  return `  ${color(item.action.padEnd(13))} ${printable(item.path)}  ${pc.dim(`(${why})`)}${error}${reason}${kept}${leaves.join('')}`
+  const reverted = item.reverted?.length
+    ? `\n      ${pc.yellow(printable(`reverted on the server: ${describeReverted(item.reverted)}`))}`
+    : ''
+  return `  ${color(item.action.padEnd(13))} ${printable(item.path)}  ${pc.dim(`(${why})`)}${error}${reason}${kept}${reverted}${leaves.join('')}`
+}
+
+/** How the user sends the reverted leaves of an item again. */
+export function pushAgainHint(path: string): string {
+  return `\`cms-sync push --again ${printable(path)}\` sends ours again`
 }
 
 /** Where a publish or unpublish goes: its connection, and the parent that decides it. */
@@ -94,6 +113,15 @@ function count(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`
 }
 
+/**
+ * The account of a run Ctrl-C stopped, on stderr whatever the output mode (a pipe, --json, -q
+ * alike): what it applied, what it left, and that running the command again finishes it.
+ */
+export function printInterrupted(io: CliIo, command: string, outcome: Outcome): void {
+  const what = `${outcome.applied.length} applied, ${outcome.interrupted?.left ?? 0} left`
+  io.stderr.write(`cms-sync: interrupted: ${what}; run \`cms-sync ${command}\` again\n`)
+}
+
 export function printOutcome(
   io: CliIo,
   globals: GlobalOptions,
@@ -101,6 +129,7 @@ export function printOutcome(
   outcome: Outcome,
   dryRun: boolean,
 ): void {
+  if (outcome.interrupted) printInterrupted(io, command, outcome)
   if (globals.json) {
     io.stdout.write(`${JSON.stringify(dryRun ? { dryRun: true, ...outcome } : outcome, null, 2)}\n`)
     return
@@ -112,6 +141,10 @@ export function printOutcome(
     ...outcome.failed.map((item) => itemLine({ ...item, action: `failed ${item.action}` })),
   ]
   for (const line of lines) io.stdout.write(`${line}\n`)
+  for (const item of outcome.applied.filter((applied) => applied.reverted?.length))
+    io.stdout.write(
+      `  ${pc.yellow('!')} ${item.path}: an editor's save put back what we pushed; ours is kept in .cms-sync/trash/, ${pushAgainHint(item.path)}\n`,
+    )
   const verb = dryRun ? 'would apply' : 'applied'
   const summary = `${command}${dryRun ? ' (dry run)' : ''}: ${verb} ${outcome.applied.length}${deployments(outcome.applied)}, ${count(outcome.conflicts.length, 'conflict')}, ${outcome.failed.length} failed`
   io.stdout.write(

@@ -9,6 +9,7 @@ import type { ItemReport } from '../engine/outcome.js'
 import { publishBlocked } from '../engine/publish-plan.js'
 import { RemoteError } from '../remote/errors.js'
 import type { RemoteClient } from '../remote/index.js'
+import type { RevertedLeaf } from '../state/recent-pushes.js'
 import type { PauseInfo } from '../watch/mass-change.js'
 import type { EngineSession } from './engine-session.js'
 
@@ -30,7 +31,7 @@ async function tokenRefusal(client: RemoteClient): Promise<string | undefined> {
 
 export type StatusChange = Pick<
   ItemReport,
-  'kind' | 'id' | 'path' | 'local' | 'remote' | 'action' | 'connection' | 'governedBy'
+  'kind' | 'id' | 'path' | 'local' | 'remote' | 'action' | 'connection' | 'governedBy' | 'reverted'
 > & {
   from?: string
   inherited?: true
@@ -59,6 +60,24 @@ export interface StatusRead {
   tokenRefused: string | undefined
   /** Read without a token (`--anonymous`): nothing is claimed about one. */
   anonymous?: true
+  /** Files in the kind folders that no run reads (a subfolder, a name without .json), and why. */
+  notSynced: Array<{ path: string; reason: string }>
+  /** Our pushes an editor's stale save put back, already pulled: told until pushed again. */
+  reverted: Array<{
+    path: string
+    kind: string
+    id: string
+    at: string
+    leaves: RevertedLeaf[]
+    trash?: string
+  }>
+  /** Media whose bytes nothing compared (upstream lists no dates): never called "agree". */
+  unverified: Array<{ path: string; verifiedAt: string | null }>
+}
+
+/** Nothing to sync and nothing left unsaid: a refused token is not clean, whatever the listings say. */
+export function isClean(read: StatusRead): boolean {
+  return read.changes.length === 0 && read.problems.length === 0 && read.tokenRefused === undefined
 }
 
 /** Reads the status of `session.scope` (everything when empty); read-only, no lock needed. */
@@ -74,6 +93,9 @@ export async function readStatus(
     { predictFailures },
     { readPause },
     { heldNow },
+    { RecentPushes },
+    { revertedLeaves },
+    { unverifiedMedia },
   ] = await Promise.all([
     import('../engine/run.js'),
     import('../engine/plan.js'),
@@ -81,6 +103,9 @@ export async function readStatus(
     import('../engine/predict.js'),
     import('../watch/mass-change.js'),
     import('./held-now.js'),
+    import('../state/recent-pushes.js'),
+    import('../engine/own-pushes.js'),
+    import('../engine/media/media-verified.js'),
   ])
   // Asked for alongside the listings, so the check costs no extra wait.
   // Anonymous: no token to check, and nothing claimed about one.
@@ -97,6 +122,15 @@ export async function readStatus(
   const held = await heldNow(deps, planned, watchPaused, scope)
   // What the run would refuse: the same checks as `--dry-run` and the executor.
   const failures = await predictFailures(deps, planned, pending)
+  // A pull that would put back leaves of our own recent push (an editor's stale save).
+  const recent = await RecentPushes.load(ws.root)
+  const revertedBy = (path: string, kind: string) => {
+    const push = recent.get(path)
+    const entry = planned.remote.get(path)
+    const codec = deps.codecs.find((c) => c.kind === kind)
+    if (!push || !entry || !codec) return []
+    return revertedLeaves(push, codec.toFile(entry.object))
+  }
   const changes = pending.map(
     ({
       kind,
@@ -113,6 +147,7 @@ export async function readStatus(
     }): StatusChange => {
       const problems = planned.local.get(path)?.problems
       const error = failures.get(path) ?? publishBlocked({ path, action, publishing })
+      const reverted = action === 'pull' || action === 'merge' ? revertedBy(path, kind) : []
       return {
         kind,
         id,
@@ -128,6 +163,7 @@ export async function readStatus(
         ...(publishing ? { connection: publishing.connection } : {}),
         ...(publishing?.governedBy ? { governedBy: publishing.governedBy } : {}),
         ...(error !== undefined ? { error } : {}),
+        ...(reverted.length ? { reverted } : {}),
       }
     },
   )
@@ -146,9 +182,33 @@ export async function readStatus(
       ? planned.remoteProblems.map((p) => ({ kind: p.kind, id: p.id, problems: [p.problem] }))
       : []),
   ]
+  // Files in the kind folders that no run reads (a subfolder, a name without .json).
+  const notSynced = (planned.strays ?? []).filter((stray) => inScope(stray.path.replace(/\/$/, ''), scope))
+  // Media bytes nothing compared in this run (upstream lists no dates): never called "agree".
+  const changed = new Set(changes.map((c) => c.path))
+  const unverified = unverifiedMedia(
+    planned.store,
+    planned.media,
+    (path) => !inScope(path, scope) || changed.has(path),
+  )
+  // Our pushes an editor's stale save put back, already pulled: told until pushed again.
+  const reverted = recent
+    .reverted()
+    .filter(([path]) => inScope(path, scope))
+    .map(([path, push]) => ({
+      path,
+      kind: push.kind,
+      id: push.id,
+      at: push.reverted.at,
+      leaves: push.reverted.leaves,
+      ...(push.reverted.trash ? { trash: push.reverted.trash } : {}),
+    }))
   return {
     changes,
     problems,
+    notSynced,
+    reverted,
+    unverified,
     inherited,
     scheduled,
     watchPaused,
@@ -164,14 +224,18 @@ export function statusDocument(
   read: StatusRead,
 ): Record<string, unknown> {
   const { changes, problems, inherited, scheduled, watchPaused, held, tokenRefused, anonymous } = read
+  const { notSynced, reverted, unverified } = read
   const { server, project, environment } = target
   return {
     server,
     project,
     environment,
-    clean: changes.length === 0 && problems.length === 0,
+    clean: isClean(read),
     changes,
     ...(problems.length ? { problems } : {}),
+    ...(notSynced.length ? { notSynced } : {}),
+    ...(reverted.length ? { reverted } : {}),
+    ...(unverified.length ? { unverified } : {}),
     ...(inherited.length ? { inherited } : {}),
     ...(scheduled.length ? { scheduled } : {}),
     ...(held.length ? { held } : {}),

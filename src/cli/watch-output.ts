@@ -2,6 +2,7 @@
 // pulled, conflicts, pauses), one JSON object per line with --json, nothing but errors with -q.
 
 import { describeHeld, describeHeldCommands } from '../engine/held.js'
+import { describeReverted } from '../engine/own-pushes.js'
 import { printable } from '../util/printable.js'
 import { PAUSE_LIFT } from '../watch/mass-change.js'
 import type { WatchEvent } from '../watch/watch-events.js'
@@ -13,8 +14,13 @@ function clock(date: Date): string {
   return date.toTimeString().slice(0, 8)
 }
 
-export function eventLine(e: WatchEvent): string {
+export function eventLine(e: WatchEvent): string | undefined {
   switch (e.event) {
+    case 'verified':
+      // Bytes found as they were are the quiet case (a line a minute would drown the rest).
+      return e.same
+        ? undefined
+        : `${pc.yellow('!')} the server holds other bytes for ${e.path} than at the last sync (replaced in the CMS?): reading them`
     case 'ready':
       return `${pc.green('●')} watching ${e.root} (${e.tracked} items, ready in ${e.timeToReadyMs} ms); Ctrl-C stops`
     case 'reconciled':
@@ -27,6 +33,8 @@ export function eventLine(e: WatchEvent): string {
       const through = e.connection ? ` through connection ${JSON.stringify(e.connection)}` : ''
       return `${pc.green('⇡')} ${e.action === 'publish' ? 'published' : 'unpublished'} ${e.path}${through}`
     }
+    case 'reverted':
+      return `${pc.yellow('!')} reverted on the server ${e.path}: ${describeReverted(e.leaves)} (an editor's save of an older copy); ours is kept in ${e.trash ?? '.cms-sync/trash/'}, \`cms-sync push --again ${e.path}\` sends it again`
     case 'merged':
       return `${pc.magenta('⇄')} merged ${e.path}: edits of both sides, on both sides`
     case 'conflict': {
@@ -93,6 +101,7 @@ export function watchPrinter(io: CliIo, globals: GlobalOptions, now: () => Date 
     const problem = e.event === 'error' || e.event === 'failed'
     if (globals.quiet && !problem) return
     const stream = problem ? io.stderr : io.stdout
-    stream.write(`${pc.dim(clock(now()))} ${eventLine(printableEvent(e))}\n`)
+    const line = eventLine(printableEvent(e))
+    if (line !== undefined) stream.write(`${pc.dim(clock(now()))} ${line}\n`)
   }
 }

@@ -36,7 +36,7 @@ const EXPECTED: Record<string, string> = {
   rateLimit: 'a mapping with requestsPerSecond and concurrency',
   'rateLimit.requestsPerSecond': 'a number from 1 to 1000',
   'rateLimit.concurrency': 'a whole number from 1 to 64',
-  watch: 'a mapping with debounceMs, pollSeconds, publishQuietMs, massChange and massDelete',
+  watch: 'a mapping with debounceMs, pollSeconds, publishQuietMs, massChange, massDelete and verifyMedia',
   'watch.publishQuietMs': 'a whole number of milliseconds from 0 to 3600000',
   'watch.debounceMs': 'a whole number of milliseconds from 0 to 60000',
   'watch.pollSeconds': 'a number of seconds from 1 to 86400',
@@ -46,6 +46,9 @@ const EXPECTED: Record<string, string> = {
   'watch.massDelete': 'a mapping with files and percent',
   'watch.massDelete.files': 'a whole number of files from 1 to 1000000',
   'watch.massDelete.percent': 'a number from 0 to 100',
+  'watch.verifyMedia': 'a mapping with requestsPerHour and megabytesPerHour',
+  'watch.verifyMedia.requestsPerHour': 'a whole number of requests from 0 (off) to 3600',
+  'watch.verifyMedia.megabytesPerHour': 'a whole number of megabytes from 1 to 1000000',
   safety: 'a mapping with maxDeletePercent and maxDeletes',
   'safety.maxDeletePercent': 'a number from 0 to 100',
   'safety.maxDeletes': 'a whole number from 0 up',
@@ -141,6 +144,15 @@ const schema = z.strictObject({
       // The watcher pauses pushing past more than `files` changed, or `percent` of the items.
       massChange: pauseThreshold(50, 20),
       massDelete: pauseThreshold(20, 10),
+      // Re-reading media bytes the server gives nothing to compare cheaply for (upstream): the
+      // daemon's budget per hour (src/watch/media-verifier.ts); 0 requests turns it off.
+      verifyMedia: z.prefault(
+        z.strictObject({
+          requestsPerHour: z._default(z.int().check(z.minimum(0), z.maximum(3600)), 60),
+          megabytesPerHour: z._default(z.int().check(z.minimum(1), z.maximum(1_000_000)), 200),
+        }),
+        {},
+      ),
     }),
     {},
   ),
@@ -296,6 +308,10 @@ watch: { debounceMs: ${c.watch.debounceMs}, pollSeconds: ${c.watch.pollSeconds},
 # Stop (exit 4) instead of deleting this share of a kind or more, or more than maxDeletes of it,
 # in one run (--allow-deletes lifts it).
 safety: { maxDeletePercent: ${c.safety.maxDeletePercent}, maxDeletes: ${c.safety.maxDeletes} }
+
+# Media bytes a server cannot vouch for (upstream gives media no dates) are re-read by watch,
+# the least recently verified first, within watch.verifyMedia: { requestsPerHour: ${c.watch.verifyMedia.requestsPerHour}, megabytesPerHour: ${c.watch.verifyMedia.megabytesPerHour} }
+# (requestsPerHour: 0 turns it off); \`cms-sync status --checksum\` compares them all at once.
 
 dialect: ${c.dialect}          # auto | spec | upstream
 

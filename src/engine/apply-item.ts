@@ -3,8 +3,10 @@
 // made since the listing, or a local edit made since the scan, turns into a conflict instead of
 // being overwritten. State for the item is committed only after the change is done.
 
+import { itemLogger } from '../log/item-lines.js'
 import { RemoteError } from '../remote/errors.js'
 import type { BaseStore } from '../state/base-store.js'
+import type { RecentPushes, RevertedLeaf } from '../state/recent-pushes.js'
 import { createDateOf, type ItemState, type StateStore, type StatSnapshot } from '../state/state-file.js'
 import { FileAppearedError } from '../workspace/atomic-write.js'
 import {
@@ -27,6 +29,7 @@ import {
 import { type LocalWriter, removeConflictCopy, writeConflictCopy } from '../workspace/local-writes.js'
 import type { LocalEntry } from '../workspace/scan.js'
 import type { PlannedMerge, SideText } from './merges.js'
+import { describeReverted, leafChanges, revertedLeaves } from './own-pushes.js'
 import type { PlanItem } from './plan.js'
 import type { EngineLogger, RemotePort } from './remote-port.js'
 import { fullObject, type RemoteEntry } from './remote-snapshot.js'
@@ -69,11 +72,13 @@ export interface ApplyContext {
    * its delete), by path: the hash of their file form, a base as good as the planned one.
    */
   ownCopies?: ReadonlyMap<string, string>
+  /** What this workspace recently pushed, leaf by leaf: a pull that puts one back is told. */
+  recent?: RecentPushes
 }
 
 export type ItemResult =
   /** kept: where the server's copy went before it was deleted (workspace-relative, in trash). */
-  | { status: 'applied'; kept?: string }
+  | { status: 'applied'; kept?: string; reverted?: RevertedLeaf[]; trash?: string }
   | { status: 'conflict'; reason?: string }
   | { status: 'failed'; error: string; code?: string }
 
@@ -272,7 +277,17 @@ export async function pushItem(
     throw error
   }
   ctx.onServerWrite?.(item.path, body, stored)
-  const storedBytes = fileBytes(codec.fromWriteAnswer(stored, file))
+  const storedFile = codec.fromWriteAnswer(stored, file)
+  const storedBytes = fileBytes(storedFile)
+  // What this push changed, leaf by leaf, so an editor's stale full save of it can be told.
+  // Connections are left out: nothing of theirs is kept beside the state but ${ENV} references.
+  if (remote.current && item.kind !== 'connection')
+    ctx.recent?.pushed(item.path, {
+      kind: item.kind,
+      id: item.id,
+      at: ctx.now(),
+      leaves: leafChanges(codec.toFile(remote.current), storedFile),
+    })
   // The server normalised something (a recomputed sort, a renamed editor): mirror it now, so
   // the file equals the base and the next run sees no echo.
   if (storedBytes.text === parsed.text) {
@@ -327,7 +342,30 @@ export async function pullItem(ctx: ApplyContext, item: PlanItem, codec: Codec):
     throw error
   }
   await commit(ctx, item, bytes, object, codec, { written }, entry.inherited)
-  return applied
+  return revertCheck(ctx, item, object, codec)
+}
+
+/**
+ * A pull that puts leaves back to their values before our own recent push (an editor saved the
+ * whole item as loaded before it): applied as any pull, and told, with the file as pushed kept
+ * in trash (the write just put it there) for `cms-sync push --again`.
+ */
+function revertCheck(ctx: ApplyContext, item: PlanItem, object: JsonObject, codec: Codec): ItemResult {
+  const push = ctx.recent?.get(item.path)
+  if (!push || !ctx.recent) return applied
+  const reverted = revertedLeaves(push, codec.toFile(object))
+  if (reverted.length === 0) {
+    // The server moved on from what we pushed some other way: no longer ours to tell about.
+    if (push.reverted) ctx.recent.forget(item.path)
+    return applied
+  }
+  const trash = ctx.writer.trashedCopyOf(item.path)
+  ctx.recent.markReverted(item.path, { at: ctx.now(), leaves: reverted, trash })
+  itemLogger(ctx.logger).warn(
+    { path: item.path, reverted, trash },
+    `reverted on the server: ${item.path} ${describeReverted(reverted)}; ours is kept in ${trash}; \`cms-sync push --again ${item.path}\` sends it again`,
+  )
+  return { status: 'applied', reverted, trash }
 }
 
 export async function deleteLocalItem(ctx: ApplyContext, item: PlanItem, codec: Codec): Promise<ItemResult> {
@@ -529,7 +567,9 @@ export async function mergeItem(ctx: ApplyContext, item: PlanItem, codec: Codec)
     // so the next listing reads it and the server's edits are still to pull.
     await commit(ctx, item, merge.before.local, stored?.object ?? entry.object, codec, vouch, false, '')
   }
-  return applied
+  // The server's side may have put back leaves of our own push (an editor's stale save, met by a
+  // local edit of other leaves): told as for a pull once the file holds the merge.
+  return ctx.mergeWrites === 'remote' ? applied : revertCheck(ctx, item, entry.object, codec)
 }
 
 async function writeMergeToServer(

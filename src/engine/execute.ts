@@ -120,10 +120,24 @@ export async function execute(families: readonly Family[], opts: ExecuteOptions)
   if (stop) throw stop
   // The reports in family and stage order, as if every item had run one after the other.
   const outcome: Outcome = { applied: [], conflicts: [], failed: [] }
+  if (opts.signal?.aborted) {
+    // What the stop left: items that had something to do and never ran (their state is untouched).
+    const left = families
+      .flatMap((family) => family.stages.flatMap((stage) => stage.items))
+      .filter((item) => item.action !== 'none' && item.action !== 'merge-base' && !results.has(item)).length
+    outcome.interrupted = { left }
+  }
   for (const item of families.flatMap((family) => family.stages.flatMap((stage) => stage.items))) {
     const result = results.get(item)
     if (result?.status === 'applied' && item.action !== 'merge-base')
-      outcome.applied.push(reportOf(item, result.kept ? { kept: result.kept } : {}))
+      outcome.applied.push(
+        reportOf(item, {
+          ...(result.kept ? { kept: result.kept } : {}),
+          ...(result.reverted
+            ? { reverted: result.reverted, ...(result.trash ? { trash: result.trash } : {}) }
+            : {}),
+        }),
+      )
     if (result?.status === 'conflict') {
       const why = result.reason ? { reason: result.reason } : {}
       outcome.conflicts.push(reportOf(item, { action: 'conflict', ...why }))

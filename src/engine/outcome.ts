@@ -1,6 +1,8 @@
 // What a run reports per item: the status item objects of design.md ({kind, id, path, local,
 // remote, action}) sorted into applied, conflicts and failed, for text and --json alike.
 
+import type { RevertedLeaf } from '../state/recent-pushes.js'
+import { FOLDER_OF } from '../workspace/kinds.js'
 import type { HeldChange } from './held.js'
 import type { ConflictLeaf } from './merge/merge-json.js'
 import type { PlanItem } from './plan.js'
@@ -32,6 +34,10 @@ export interface ItemReport {
   connection?: string | null
   /** publish / unpublish: the parent whose settings.publishing has applyToChildren and decides the connection. */
   governedBy?: string
+  /** A pull that put leaves back to their values before our own recent push ("reverted on the server"). */
+  reverted?: RevertedLeaf[]
+  /** Where the version this run replaced was kept (workspace-relative), when the report names it. */
+  trash?: string
 }
 
 export interface Outcome {
@@ -40,6 +46,8 @@ export interface Outcome {
   failed: ItemReport[]
   /** What guards held instead of stopping the run (ApplyOptions.holdGuarded). */
   held?: HeldChange[]
+  /** Asked to stop (Ctrl-C) before every selected item ran: how many were left untouched. */
+  interrupted?: { left: number }
 }
 
 export function reportOf(item: PlanItem, extra: Partial<ItemReport> = {}): ItemReport {
@@ -104,7 +112,8 @@ export function problemReports(
       reports.push({
         kind: p.kind,
         id: p.id,
-        path: p.unsynced ?? '',
+        // Every failure row names a path: the item's, or its kind's folder for an id no file can hold.
+        path: p.unsynced ?? p.path ?? `${FOLDER_OF[p.kind]}/`,
         local: 'unchanged',
         remote: 'added',
         action: 'pull',

@@ -177,6 +177,26 @@ export function decideTwice(
   return settle(first.local, first.remote, opts.prefer)
 }
 
+const WAYS_OUT = (path: string, file: string) =>
+  `\`cms-sync resolve ${path} --keep local\` sends ${file} to the server; \`cms-sync restore ${path}\` takes the server's into the file`
+
+/**
+ * Why decideTwice found a conflict where each base alone sees one side moved, in opposite ways:
+ * the one thing git can do that cms-sync cannot see. With the state's base (the last sync here)
+ * the file moved; with the lock's (what git checked out) the server did: the lock is older than
+ * the last sync here, as after `git checkout` of an older commit or another branch. The other
+ * way round, the lock names a server version this workspace never synced (another clone's sync).
+ */
+function twoBasesReason(path: string, byState: Decision, byLock: Decision): string | undefined {
+  if (byState.action === 'conflict' || byLock.action === 'conflict') return undefined
+  const localMoved = (d: Decision) => d.local !== 'unchanged' && d.remote === 'unchanged'
+  if (localMoved(byState) && !localMoved(byLock))
+    return `the committed cms-sync.lock is older than the last sync here (a git checkout of an older commit or a branch switch): the file is that older version, the server still holds what was synced last. ${WAYS_OUT(path, 'the checked-out version')}`
+  if (localMoved(byLock) && !localMoved(byState))
+    return `cms-sync.lock names a server version this workspace never synced (a sync from another clone, brought by git), while the file is what was synced here last. ${WAYS_OUT(path, "the file's version")}`
+  return undefined
+}
+
 export function plan(
   base: ReadonlyMap<string, BaseVersion>,
   local: ReadonlyMap<string, Version>,
@@ -193,7 +213,11 @@ export function plan(
       b?.alt !== undefined
         ? decideTwice(b.hash, b.alt ?? undefined, l?.hash, r?.hash, opts)
         : decide(b?.hash, l?.hash, r?.hash, opts)
-    return { kind: known.kind, id: known.id, path, ...decision }
+    const why =
+      decision.action === 'conflict' && b?.alt !== undefined
+        ? twoBasesReason(path, decide(b.hash, l?.hash, r?.hash), decide(b.alt ?? undefined, l?.hash, r?.hash))
+        : undefined
+    return { kind: known.kind, id: known.id, path, ...decision, ...(why ? { reason: why } : {}) }
   })
   return { items }
 }

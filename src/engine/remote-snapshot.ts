@@ -22,7 +22,7 @@ import type { ItemState } from '../state/state-file.js'
 import { type Codec, type FileBytes, fileBytes, type JsonObject, sortedHash } from '../workspace/codec.js'
 import { UnsafeIdError } from '../workspace/file-names.js'
 import { nestsDeeperThan, tooDeepMessage } from '../workspace/json-depth.js'
-import type { Kind } from '../workspace/kinds.js'
+import { FOLDER_OF, type Kind } from '../workspace/kinds.js'
 import { itemPath } from '../workspace/layout.js'
 import type { Version } from './plan.js'
 import type { ListingRead, RemotePort } from './remote-port.js'
@@ -54,6 +54,8 @@ export interface RemoteProblem {
   problem: string
   /** The item's path, when it has one that the run must leave alone on both sides (see ScanProblem). */
   unsynced?: string
+  /** Where the item's file is or would be; the kind's folder (`content/`) for an id no file name can hold. */
+  path?: string
 }
 
 export class ListingFailedError extends Error {
@@ -142,7 +144,12 @@ export async function snapshotRemote(
     for (const listedObject of listed) {
       const id = listedObject.id
       if (typeof id !== 'string' || id === '') {
-        problems.push({ kind: codec.kind, id: String(id), problem: 'the server holds an item without an id' })
+        problems.push({
+          kind: codec.kind,
+          id: String(id),
+          problem: 'the server holds an item without an id',
+          path: `${FOLDER_OF[codec.kind]}/`,
+        })
         continue
       }
       let path: string
@@ -150,7 +157,7 @@ export async function snapshotRemote(
         path = itemPath(codec.kind, id)
       } catch (error) {
         if (!(error instanceof UnsafeIdError)) throw error
-        problems.push({ kind: codec.kind, id, problem: error.message })
+        problems.push({ kind: codec.kind, id, problem: error.message, path: `${FOLDER_OF[codec.kind]}/` })
         continue
       }
       // The server may hold two documents with one id (upstream §7.2); the first one listed wins.
@@ -181,7 +188,7 @@ export async function snapshotRemote(
       }
       if (skipped) continue
       for (const problem of codec.remoteProblems?.(listedObject) ?? []) {
-        problems.push({ kind: codec.kind, id, problem: `${path}: ${problem}` })
+        problems.push({ kind: codec.kind, id, problem: `${path}: ${problem}`, path })
       }
       const complete = !codec.listIsIncomplete(client.dialect)
       const known = state.baseAt(path, rev)

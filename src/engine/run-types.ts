@@ -8,6 +8,7 @@ import type { StateStore, Target } from '../state/state-file.js'
 import type { Codec } from '../workspace/codec.js'
 import type { BeforeLocalWrite } from '../workspace/local-writes.js'
 import type { LocalEntry, ScanProblem } from '../workspace/scan.js'
+import type { StrayFile } from '../workspace/stray-files.js'
 import type { MediaRun } from './media/media-snapshot.js'
 import type { BaseFallback, PlannedMerge } from './merges.js'
 import type { Plan, PlanItem } from './plan.js'
@@ -52,6 +53,11 @@ export interface MediaDeps {
    * downloaded to): a base from cms-sync.lock is trusted for an overwrite or delete only then.
    */
   history?: (relativePath: string, file: string) => Promise<boolean>
+  /**
+   * Ids whose server bytes the next full run reads again whatever the listing says (watch's
+   * verifier found other bytes there); the run takes them out.
+   */
+  recheck?: Set<string>
 }
 
 export interface PlannedRun {
@@ -61,6 +67,8 @@ export interface PlannedRun {
   remote: Map<string, RemoteEntry>
   scanProblems: ScanProblem[]
   remoteProblems: RemoteSnapshot['problems']
+  /** Files in the kind folders a full scan found that no run reads (a subfolder, not .json). */
+  strays?: StrayFile[]
   /** True when --rebind dropped a base bound to another target. */
   rebound: boolean
   /** The media side of the run, when media are synced; its items are in `plan` too. */
@@ -118,7 +126,7 @@ export interface ApplyOptions {
   /** Also report server items that cannot be mirrored (commands that pull). */
   reportRemoteProblems: boolean
   onProgress?: (done: number, total: number, item: PlanItem) => void
-  /** Stops the run between items (watch shutdown). */
+  /** Stops the run between items (watch shutdown, Ctrl-C); the outcome then says what was left. */
   signal?: AbortSignal
   /** The caller saves the state later (watch's edit-only runs); by default it is saved at the end. */
   deferSave?: boolean

@@ -40,6 +40,7 @@ import {
 import { type HeldChange, heldChanges, itemsStoppedBy } from './held.js'
 import { adoptLandedPushes } from './landed-pushes.js'
 import { type MediaRun, snapshotMedia } from './media/media-snapshot.js'
+import { recordVerified } from './media/media-verified.js'
 import { orphaningDeletes } from './orphans.js'
 import { dryRunOutcome, type Outcome, problemReports, reportOf } from './outcome.js'
 import type { PlanItem, Side } from './plan.js'
@@ -163,6 +164,8 @@ export async function planRun(
     store?: StateStore
     /** resolve --keep on single leaves (JSON Pointers per path): settles only these (merges.ts). */
     leaves?: ReadonlyMap<string, readonly string[]>
+    /** Gives the listings up (Ctrl-C while they are read): planRun then rejects with its reason. */
+    signal?: AbortSignal
   },
 ): Promise<PlannedRun> {
   // The listings are most of the wait of a run that changes nothing: all of them are asked for
@@ -170,6 +173,9 @@ export async function planRun(
   // state and the workspace are read. A run that stops meanwhile (a guard, a bad file) gives
   // them up.
   const cancel = new AbortController()
+  const giveUp = () => cancel.abort(opts.signal?.reason)
+  if (opts.signal?.aborted) giveUp()
+  else opts.signal?.addEventListener('abort', giveUp, { once: true })
   const listings: AllListings = {
     json: requestListings(deps.client, deps.codecs, cancel.signal),
     ...(deps.media ? { media: settleLater(deps.media.api.list({ signal: cancel.signal })) } : {}),
@@ -178,10 +184,14 @@ export async function planRun(
     const { store, rebound } = opts.store
       ? { store: opts.store, rebound: false }
       : await openState(deps, { rebind: opts.rebind ?? false })
+    // Stopped after the listings came: the plan stands, and applyRun (given the same signal)
+    // reports every item of it as left.
     return await readAndPlan(deps, opts, store, rebound, listings)
   } catch (error) {
     cancel.abort()
     throw error
+  } finally {
+    opts.signal?.removeEventListener('abort', giveUp)
   }
 }
 
@@ -256,7 +266,8 @@ async function readAndPlan(
       ? { media: (planOptions) => mediaSide(deps, media, store, planOptions, rules, listings.media!) }
       : {}),
   })
-  return snapshot.markListings ? { ...run, markListings: snapshot.markListings } : run
+  const withStrays = { ...run, strays: scan.strays }
+  return snapshot.markListings ? { ...withStrays, markListings: snapshot.markListings } : withStrays
 }
 
 async function mediaSide(
@@ -277,6 +288,7 @@ async function mediaSide(
       checksum: media.checksum,
       concurrency: media.concurrency,
       ...(media.history ? { history: media.history } : {}),
+      ...(media.recheck ? { recheck: media.recheck } : {}),
     })
   } catch (error) {
     if (error instanceof RemoteError && error.code === 'listing') {
@@ -401,13 +413,15 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
   const references = await referenceContext(deps, run, selected)
   const mergeWrites = opts.mergeWrites ?? 'both'
   // Loaded only by runs that write: status and diff never need the executor's code.
-  const [{ execute }, { jsonFamily }, { mediaFamily }, { hasConflictCopies, LocalWriter }] =
+  const [{ execute }, { jsonFamily }, { mediaFamily }, { hasConflictCopies, LocalWriter }, { RecentPushes }] =
     await Promise.all([
       import('./execute.js'),
       import('./json-apply.js'),
       import('./media/media-apply.js'),
       import('../workspace/local-writes.js'),
+      import('../state/recent-pushes.js'),
     ])
+  const recent = await RecentPushes.load(deps.root)
   const writer = new LocalWriter(
     deps.root,
     now().replace(/[:.]/g, '-'),
@@ -432,6 +446,7 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
     baseText: async (item: PlanItem, hash: string, codec: Codec) =>
       (await run.bases.read(hash)) ?? (await deps.baseFallback?.(item, hash, codec, [])),
     ...(opts.deferPublish ? { deferPublish: opts.deferPublish } : {}),
+    recent,
   }
   let outcome: Outcome
   let stopped = true
@@ -454,7 +469,15 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
       signal: opts.signal,
     })
     stopped = false
+    // Media bytes this run read and found unchanged: status can say since when they agree.
+    recordVerified(run.store, run.media, now())
+    for (const item of outcome.applied)
+      if (item.action === 'delete-local' || item.action === 'delete-remote') recent.forget(item.path)
   } finally {
+    // Kept whatever happened: a push the server confirmed is ours to recognise later.
+    await recent
+      .save()
+      .catch((error) => deps.logger.warn({ error: String(error) }, 'recent pushes not saved'))
     await run.media?.dispose()
     // A run that stopped (a full disk, a refused token) keeps its own error: a save failing
     // after it, the same way, would only hide it. The state on disk then stays behind the files.
@@ -463,10 +486,17 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
   }
   // Bases nothing refers to any more go, once the state that dropped them is saved.
   if (!opts.deferSave && run.bases.written > 0) await run.bases.prune(run.store)
-  deps.logger.info(
-    { applied: outcome.applied.length, conflicts: outcome.conflicts.length, failed: outcome.failed.length },
-    'run finished',
-  )
+  const counts = {
+    applied: outcome.applied.length,
+    conflicts: outcome.conflicts.length,
+    failed: outcome.failed.length,
+  }
+  if (outcome.interrupted)
+    deps.logger.warn(
+      { ...counts, left: outcome.interrupted.left },
+      `interrupted: ${counts.applied} applied, ${outcome.interrupted.left} left`,
+    )
+  else deps.logger.info(counts, 'run finished')
   return { ...outcome, failed: [...outcome.failed, ...problems], ...(held.length ? { held } : {}) }
 }
 

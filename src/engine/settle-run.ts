@@ -14,7 +14,7 @@ import type { StateStore } from '../state/state-file.js'
 import type { Outcome } from './outcome.js'
 import type { Side } from './plan.js'
 import { restoreLocalEdits } from './restore.js'
-import { applyRun, planRun } from './run.js'
+import { applyRun, checkScope, planRun } from './run.js'
 import { type ApplyOptions, type EngineDeps, SELECT } from './run-types.js'
 import { settleDeletions } from './settle-deletions.js'
 
@@ -87,6 +87,13 @@ export async function restoreEdits(
   opts: { store?: StateStore; dryRun?: boolean; onProgress?: ApplyOptions['onProgress'] } = {},
 ): Promise<Outcome> {
   const planned = await planRun(deps, { prefer: 'remote', ...(opts.store ? { store: opts.store } : {}) })
+  // A path that names no file and no server item is a typo, not "nothing to restore" (exit 2).
+  try {
+    checkScope(planned, scope)
+  } catch (error) {
+    await planned.media?.dispose()
+    throw error
+  }
   if (restoreLocalEdits(planned.plan.items, scope).length === 0) {
     await planned.media?.dispose()
     return { applied: [], conflicts: [], failed: [] }

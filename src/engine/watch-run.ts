@@ -11,6 +11,7 @@ import { loadIgnoreRules } from '../workspace/ignore-rules.js'
 import { planEdits } from './edit-run.js'
 import type { Outcome } from './outcome.js'
 import type { Side } from './plan.js'
+import { putBackReverted } from './push-again.js'
 import { applyRun, openState, planRun } from './run.js'
 import { type EngineDeps, type PlannedRun, SELECT } from './run-types.js'
 import { releaseHeld, resolveConflicts, restoreEdits } from './settle-run.js'
@@ -50,7 +51,7 @@ export interface WatchEngine {
    * caller runs it between two runs (WorkQueue.exclusive).
    */
   settle(request: {
-    command: 'resolve' | 'restore'
+    command: 'resolve' | 'restore' | 'again'
     scope: string[]
     keep: Side
     /** resolve on single leaves: JSON Pointers per file. */
@@ -66,6 +67,13 @@ export interface WatchEngine {
   saveState(): Promise<void>
   /** Items the state tracks; undefined before the first run. */
   tracked(): number | undefined
+  /**
+   * The synced media whose server bytes the listing cannot vouch for (no revision: upstream),
+   * with what re-reading them should find and when that was last checked.
+   */
+  mediaToVerify(): { id: string; path: string; sha256: string; size: number; verifiedAt: string | null }[]
+  /** The server's bytes of `path` were read just now and are `sha256`: recorded if that is still its base. */
+  markVerified(path: string, sha256: string, at: string): boolean
 }
 
 /**
@@ -145,12 +153,13 @@ export function createWatchEngine(
   }
 
   async function settle(request: {
-    command: 'resolve' | 'restore'
+    command: 'resolve' | 'restore' | 'again'
     scope: string[]
     keep: Side
     leaves?: Readonly<Record<string, readonly string[]>>
   }): Promise<Outcome> {
     const store = await open()
+    if (request.command === 'again') return pushAgain(store, request.scope)
     if (request.command === 'restore') return restoreEdits(deps, request.scope, { store })
     const leaves = new Map(Object.entries(request.leaves ?? {}))
     return resolveConflicts(deps, { scope: request.scope, keep: request.keep, leaves }, { store })
@@ -158,6 +167,22 @@ export function createWatchEngine(
 
   async function release(scope: string[]): Promise<Outcome> {
     return releaseHeld(deps, scope, { store: await open() })
+  }
+
+  /** push --again on the daemon's state: the files get our reverted leaves back, then are pushed. */
+  async function pushAgain(store: StateStore, scope: string[]): Promise<Outcome> {
+    const runId = new Date().toISOString().replace(/[:.]/g, '-')
+    const paths = await putBackReverted(deps.root, scope, runId)
+    const planned = await planRun(deps, { store })
+    return applyRun(deps, planned, {
+      select: SELECT.push,
+      scope: scope.length > 0 ? scope : paths,
+      dryRun: false,
+      allowDeletes: false,
+      reportScanProblems: false,
+      reportRemoteProblems: false,
+      mergeWrites: 'remote',
+    })
   }
 
   return {
@@ -170,5 +195,24 @@ export function createWatchEngine(
     },
     saveState,
     tracked: () => store?.size,
+    mediaToVerify: () =>
+      (store?.items('media') ?? []).flatMap((item) =>
+        item.media && item.remoteRev === ''
+          ? [
+              {
+                id: item.id,
+                path: item.path,
+                sha256: item.media.sha256,
+                size: item.stat?.size ?? 0,
+                verifiedAt: item.verifiedAt ?? null,
+              },
+            ]
+          : [],
+      ),
+    markVerified: (path, sha256, at) => {
+      if (store?.get(path)?.media?.sha256 !== sha256) return false
+      store.verified(path, at)
+      return true
+    },
   }
 }

@@ -8,6 +8,8 @@ export const ExitCode = {
   conflicts: 3,
   safetyStop: 4,
   locked: 5,
+  /** Stopped by Ctrl-C (SIGINT), 128 + 2 as shells report it; the run said what it left. */
+  interrupted: 130,
 } as const
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode]
 

@@ -149,8 +149,9 @@ export async function endToken(opts: {
       path: '/api/user/logout',
       responseType: 'text',
       idempotent: true,
+      redirectIsAnswer: true,
     })
-    // The server answers with a redirect to its start page.
+    // The server answers with a redirect to its start page (302) once the token is ended.
     return res.status < 400
   } catch {
     return false

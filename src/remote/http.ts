@@ -71,6 +71,11 @@ export interface HttpRequest {
   digest?: boolean
   /** Also give a 2xx body's bytes as they came (a listing kept for the next conditional read). */
   keepBytes?: boolean
+  /**
+   * A 3xx is this route's answer, returned like any other (upstream's logout answers 302 to its
+   * start page once the token is ended); elsewhere a redirect is refused, never followed.
+   */
+  redirectIsAnswer?: boolean
 }
 
 export interface HttpResponse {
@@ -347,6 +352,16 @@ export function createTransport(opts: TransportOptions): Transport {
     const data = { method: request.method, route: request.path, itemId: request.itemId }
     if (TIMEOUT_CODES.has(code))
       return remoteError('timeout', `the server did not answer within ${timeoutMs / 1000} s`, data, error)
+    // An https:// address on a port that speaks plain HTTP: the TLS hello is answered with an
+    // HTTP error page, which OpenSSL reads as a record of an unknown version. No certificate
+    // was ever shown, so blaming one sends the user the wrong way.
+    if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'ERR_SSL_HTTP_REQUEST')
+      return remoteError(
+        'network',
+        `${origin} does not speak TLS on that port (${code}): it looks like a plain-http server; use http:// in the server address, or the server's https port`,
+        data,
+        error,
+      )
     if (TLS_CODE.test(code))
       return remoteError(
         'network',
@@ -468,7 +483,7 @@ export function createTransport(opts: TransportOptions): Transport {
         const response = await attempt(request, retry > 0)
         const { status } = response
         // 304 answers a conditional GET (If-None-Match): "what you hold is current", no redirect.
-        if (status >= 300 && status < 400 && status !== 304) {
+        if (status >= 300 && status < 400 && status !== 304 && !request.redirectIsAnswer) {
           const location = response.headers.location
           const to = typeof location === 'string' ? routeOf(location) : 'elsewhere'
           throw remoteError(

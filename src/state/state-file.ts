@@ -38,6 +38,12 @@ export interface ItemState {
   createDate?: string | null
   /** media only: the bytes' sha256, and the name and folder the server held at the last sync. */
   media?: MediaBase
+  /**
+   * media only: when the server's bytes were last read (a download, an upload, a hash) and found
+   * to be the base, as an ISO time. Upstream lists media without dates or sizes, so between two
+   * reads a replacement in the UI is not seen: status says how long that has been (never: absent).
+   */
+  verifiedAt?: string
   /** The server lists the item from the parent project it inherits from (locked there). */
   inherited?: true
   /**
@@ -293,6 +299,17 @@ export class StateStore {
    */
   adopt(item: ItemState): void {
     this.replace(item.path, item)
+    this.unsaved++
+  }
+
+  /**
+   * The server's bytes of a media item were read and are its base: when, for status. In memory at
+   * once, on disk with the next save (the daemon's verifier, a --checksum run); never saved here.
+   */
+  verified(path: string, at: string): void {
+    const item = this.get(path)
+    if (item?.kind !== 'media') return
+    this.replace(path, { ...item, verifiedAt: at })
     this.unsaved++
   }
 

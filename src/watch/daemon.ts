@@ -29,6 +29,7 @@ import {
   readPause,
   setPause,
 } from './mass-change.js'
+import { startMediaVerifier, type VerifyBudget } from './media-verifier.js'
 import { createOwnWrites } from './own-writes.js'
 import { startPoller } from './poller.js'
 import { createPublishQuiet } from './publish-quiet.js'
@@ -66,6 +67,8 @@ export interface DaemonOptions {
   publishQuietMs?: number
   /** Given once the daemon serves requests: the local page's handle on it (src/page/). */
   onControl?: (control: DaemonControl) => void
+  /** The budget for re-reading media bytes the server cannot vouch for (watch.verifyMedia). */
+  verifyMedia?: VerifyBudget
 }
 
 /** What the daemon is doing right now, for the local page. */
@@ -447,6 +450,31 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
     },
     onError: logRetry,
   })
+  // Media bytes the listing cannot vouch for (upstream) are re-read, paced, oldest first.
+  const media = deps.media
+  if (media && !media.recheck) media.recheck = new Set()
+  const recheck = media?.recheck
+  const verifier =
+    media && recheck && opts.verifyMedia
+      ? startMediaVerifier({
+          budget: opts.verifyMedia,
+          candidates: () => (offline || stopping ? [] : engine.mediaToVerify()),
+          hash: (id) => media.api.hash(id),
+          verified: (item, at) => {
+            if (engine.markVerified(item.path, item.sha256, at)) saver.unsaved()
+            emit({ event: 'verified', path: item.path, same: true })
+          },
+          changed: (item) => {
+            emit({ event: 'verified', path: item.path, same: false })
+            recheck.add(item.id)
+            // The listing looks as before: only a full plan reads the item again.
+            runs.requireFull()
+            void queue.requestFull()
+          },
+          onError: (error) =>
+            logger.warn({ error: messageOf(error) }, 'watch: re-reading media bytes failed'),
+        })
+      : undefined
 
   const report = await shutdownOnStop(
     stopped,
@@ -458,7 +486,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
         // Publishes still waiting for quiet stay owed in the state: the next run does them.
         quiet.close()
         await restarting
-        await Promise.all([watcher?.close(), poll.stop(0), rescan.stop(0)])
+        await Promise.all([watcher?.close(), poll.stop(0), rescan.stop(0), verifier?.stop(0)])
       },
       drain: (ms) => queue.drain(ms),
       // The engine commits state per confirmed item; edit-only runs leave the save for later.

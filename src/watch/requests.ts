@@ -16,7 +16,8 @@ import { CliError, ExitCode } from '../errors/exit-codes.js'
 import { syncDirPath } from '../workspace/layout.js'
 
 export interface SettleRequest {
-  command: 'resolve' | 'restore'
+  /** `again`: push --again (the leaves an editor's stale save reverted go back and are pushed). */
+  command: 'resolve' | 'restore' | 'again'
   /** Workspace-relative paths (or folders). */
   scope: string[]
   keep: Side
@@ -39,7 +40,7 @@ function isRequest(value: unknown): value is SettleRequest {
   return (
     typeof r === 'object' &&
     r !== null &&
-    (r.command === 'resolve' || r.command === 'restore') &&
+    (r.command === 'resolve' || r.command === 'restore' || r.command === 'again') &&
     Array.isArray(r.scope) &&
     r.scope.every((p) => typeof p === 'string') &&
     (r.keep === 'local' || r.keep === 'remote') &&

@@ -6,6 +6,7 @@
 import type { HeldChange } from '../engine/held.js'
 import type { ConflictLeaf } from '../engine/merge/merge-json.js'
 import type { ItemReport, Outcome } from '../engine/outcome.js'
+import type { RevertedLeaf } from '../state/recent-pushes.js'
 import type { PauseInfo } from './mass-change.js'
 
 export type WatchEvent =
@@ -17,6 +18,13 @@ export type WatchEvent =
   | { event: 'pulled'; path: string; action: 'pull' | 'delete-local' }
   /** Deployed through its connection (or taken off the site). */
   | { event: 'published'; path: string; action: 'publish' | 'unpublish'; connection?: string | null }
+  /**
+   * The verifier re-read a media item's bytes on the server (watch.verifyMedia): the same as the
+   * last sync, or other bytes, which the full run that follows pulls (or finds in conflict).
+   */
+  | { event: 'verified'; path: string; same: boolean }
+  /** A pull put back leaves of our own recent push (an editor's stale save); ours is in trash. */
+  | { event: 'reverted'; path: string; leaves: RevertedLeaf[]; trash?: string }
   /** Both sides changed different leaves: each side now holds both edits. */
   | { event: 'merged'; path: string }
   | { event: 'conflict'; path: string; reason?: string; leaves?: ConflictLeaf[] }
@@ -144,6 +152,13 @@ export function createOutcomeReporter(
         failures.delete(item.path)
         const event = itemEvent(item)
         if (event) emit(event)
+        if (item.reverted?.length)
+          emit({
+            event: 'reverted',
+            path: item.path,
+            leaves: item.reverted,
+            ...(item.trash ? { trash: item.trash } : {}),
+          })
       }
       for (const item of outcome.conflicts) {
         seenConflicts.add(item.path)

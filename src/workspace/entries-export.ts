@@ -15,13 +15,21 @@ export function entryColumns(inputs: readonly string[], entries: readonly JsonOb
   return [...columns, 'time']
 }
 
-function csvCell(value: unknown): string {
-  const text =
+/**
+ * A cell a spreadsheet would read as a formula (OWASP's CSV injection list): a form is filled in
+ * by strangers, and `=HYPERLINK(...)` opened in Excel or Calc runs as one. A leading ' makes it
+ * text there; the JSON export, and CSV with `rawFormulas`, keep the value as sent.
+ */
+const FORMULA_START = /^[=+\-@\t\r]/
+
+function csvCell(value: unknown, rawFormulas: boolean): string {
+  const given =
     value === undefined || value === null
       ? ''
       : typeof value === 'object'
         ? JSON.stringify(value)
         : String(value)
+  const text = !rawFormulas && FORMULA_START.test(given) ? `'${given}` : given
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text
 }
 
@@ -29,9 +37,11 @@ export function entriesText(
   format: EntriesFormat,
   inputs: readonly string[],
   entries: readonly JsonObject[],
+  opts: { rawFormulas?: boolean } = {},
 ): string {
   if (format === 'json') return `${JSON.stringify(entries, null, 2)}\n`
   const columns = entryColumns(inputs, entries)
   const rows = [columns, ...entries.map((entry) => columns.map((column) => entry[column]))]
-  return rows.map((row) => `${row.map(csvCell).join(',')}\r\n`).join('')
+  const cell = (value: unknown) => csvCell(value, opts.rawFormulas === true)
+  return rows.map((row) => `${row.map(cell).join(',')}\r\n`).join('')
 }

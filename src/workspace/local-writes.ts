@@ -47,6 +47,11 @@ export class LocalWriter {
     return syncDirPath(this.root, 'trash', this.runId, ...`${relativePath}${suffix}`.split('/'))
   }
 
+  /** Where this run keeps the copy of a file it replaced, workspace-relative (for messages). */
+  trashedCopyOf(relativePath: string): string {
+    return [SYNC_DIR, 'trash', this.runId, relativePath].join('/')
+  }
+
   /** Copies the current file to trash; false when there was none. */
   async keepInTrash(relativePath: string): Promise<boolean> {
     // copyFile follows a link: the trash would get a copy of whatever it points at.

@@ -12,6 +12,7 @@ import type { KnownFile, StatSnapshot } from './known-file.js'
 import { absolute } from './layout.js'
 import { hashAgainst, notAFile, plainFileStat, readLocalFile, sameStat } from './local-file.js'
 import { linkOnPath, linkProblem, SymbolicLinkError } from './no-follow.js'
+import { type StrayFile, strayFilesOf } from './stray-files.js'
 
 export interface LocalEntry {
   kind: Kind
@@ -38,18 +39,22 @@ export interface ScanProblem {
   unsynced?: true
 }
 
-async function namesIn(folder: string): Promise<string[]> {
+/** The names of a kind folder like an item's file, and the entries that are not (strays). */
+async function namesIn(
+  folder: string,
+): Promise<{ names: string[]; others: { name: string; dir: boolean }[] }> {
   try {
-    return (
-      (await readdir(folder, { withFileTypes: true }))
-        // Everything named like an item's file, FIFOs and folders too: one that is no file must not
-        // look like a deleted item (scanOne reports it as not synced).
-        .filter((entry) => entry.name.endsWith('.json'))
-        .map((entry) => entry.name)
-        .sort()
-    )
+    const entries = await readdir(folder, { withFileTypes: true })
+    const names: string[] = []
+    const others: { name: string; dir: boolean }[] = []
+    // Everything named like an item's file, FIFOs and folders too: one that is no file must not
+    // look like a deleted item (scanOne reports it as not synced). The rest no run reads.
+    for (const entry of entries)
+      if (entry.name.endsWith('.json')) names.push(entry.name)
+      else others.push({ name: entry.name, dir: entry.isDirectory() })
+    return { names: names.sort(), others }
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { names: [], others: [] }
     throw error
   }
 }
@@ -64,9 +69,10 @@ export async function scanWorkspace(
   codecs: readonly Codec[],
   cached: (path: string) => KnownFile | undefined,
   ignored: (path: string) => boolean = () => false,
-): Promise<{ entries: LocalEntry[]; problems: ScanProblem[] }> {
+): Promise<{ entries: LocalEntry[]; problems: ScanProblem[]; strays: StrayFile[] }> {
   const entries: LocalEntry[] = []
   const problems: ScanProblem[] = []
+  const strays: StrayFile[] = []
   for (const codec of codecs) {
     const folder = FOLDER_OF[codec.kind]
     // A linked kind folder (`content -> ../other`), or a file in its place, is not read: its
@@ -76,7 +82,9 @@ export async function scanWorkspace(
       problems.push(notSynced(codec, folder, folderProblem).problem!)
       continue
     }
-    const paths = (await namesIn(absolute(root, folder)))
+    const listed = await namesIn(absolute(root, folder))
+    strays.push(...strayFilesOf(folder, listed.others, ignored))
+    const paths = listed.names
       .map((name) => ({ name, path: `${folder}/${name}` }))
       .filter(({ path }) => !ignored(path))
     // One slot per file, read back in name order. A plain file whose stat equals the cache is
@@ -97,7 +105,7 @@ export async function scanWorkspace(
       if (problem) problems.push(problem)
     }
   }
-  return { entries, problems }
+  return { entries, problems, strays }
 }
 
 const JSON_SUFFIX = '.json'.length

@@ -38,6 +38,7 @@ describe('loading cms-sync.yaml', () => {
         publishQuietMs: 5000,
         massChange: { files: 50, percent: 20 },
         massDelete: { files: 20, percent: 10 },
+        verifyMedia: { requestsPerHour: 60, megabytesPerHour: 200 },
       },
       safety: { maxDeletePercent: 50, maxDeletes: 20 },
       dialect: 'auto',
@@ -75,12 +76,24 @@ describe('loading cms-sync.yaml', () => {
     ],
     [
       'watch: 5',
-      'cms-sync.yaml: watch: expected a mapping with debounceMs, pollSeconds, publishQuietMs, massChange and massDelete, got 5 (number)',
+      'cms-sync.yaml: watch: expected a mapping with debounceMs, pollSeconds, publishQuietMs, massChange, massDelete and verifyMedia, got 5 (number)',
     ],
     ['publishing: never', 'cms-sync.yaml: publishing: expected one of auto, manual, got "never" (string)'],
     [
       'watch: { publishQuietMs: -1 }',
       'cms-sync.yaml: watch.publishQuietMs: expected a whole number of milliseconds from 0 to 3600000, got -1 (number)',
+    ],
+    [
+      'watch: { verifyMedia: { requestsPerHour: -1 } }',
+      'cms-sync.yaml: watch.verifyMedia.requestsPerHour: expected a whole number of requests from 0 (off) to 3600, got -1 (number)',
+    ],
+    [
+      'watch: { verifyMedia: { megabytesPerHour: "lots" } }',
+      'cms-sync.yaml: watch.verifyMedia.megabytesPerHour: expected a whole number of megabytes from 1 to 1000000, got "lots" (string)',
+    ],
+    [
+      'watch: { verifyMedia: { perDay: 3 } }',
+      'cms-sync.yaml: watch.verifyMedia.perDay: unknown key (expected one of requestsPerHour, megabytesPerHour)',
     ],
     [
       'watch: { massDelete: { files: 0 } }',
@@ -171,4 +184,20 @@ describe('finding and writing the workspace', () => {
     )
     await expect(readFile(path.join(root, CONFIG_FILE))).rejects.toThrow()
   })
+})
+
+test("the generated cms-sync.yaml's comments say what the code does", async () => {
+  const root = await mkdtemp(path.join(os.tmpdir(), 'cms-sync-comments-'))
+  await writeNewConfig(root, { server: 'http://127.0.0.1:8080', project: 'demo', environment: 'live' })
+  const text = await readFile(path.join(root, CONFIG_FILE), 'utf8')
+  // The quiet spell every batch waits for, whatever debounceMs says (src/watch/local-changes.ts).
+  const source = await readFile(path.join(import.meta.dirname, '../../src/watch/local-changes.ts'), 'utf8')
+  const gap = /const SOURCE_DELIVERY_GAP_MS = ([\d_]+)/.exec(source)?.[1]?.replaceAll('_', '')
+  expect(gap).toBeDefined()
+  expect(text).toMatch(new RegExp(`debounceMs after a local edit before pushing \\(${gap} ms at least`))
+  // The media re-read budget the template names is the one the schema fills in.
+  const { watch } = parseConfig(text)
+  expect(text).toContain(
+    `watch.verifyMedia: { requestsPerHour: ${watch.verifyMedia.requestsPerHour}, megabytesPerHour: ${watch.verifyMedia.megabytesPerHour} }`,
+  )
 })

@@ -124,6 +124,28 @@ describe.each(['spec', 'upstream'] as const)('forms and connections (%s dialect)
     expect((await w.cli('entries', 'contact', '--format', 'xml')).exitCode).toBe(2)
   })
 
+  test("CSV neutralises a stranger's spreadsheet formula by default; --raw-formulas keeps it as sent", async () => {
+    const w = await synced()
+    await submit(w, 'contact', { name: '=HYPERLINK("http://evil.example","click")', message: '+1 555' })
+    await submit(w, 'contact', { name: '@SUM(A1)', message: '-2' })
+    await submit(w, 'contact', { name: '\tTab', message: '\rcr' })
+    const csv = await w.cli('entries', 'contact', '--format', 'csv')
+    expect(csv.exitCode, csv.stderr).toBe(0)
+    const lines = csv.stdout.split('\r\n')
+    expect(lines[1]).toMatch(/^"'=HYPERLINK\(""http:\/\/evil.example"",""click""\)",'\+1 555,/)
+    expect(lines[2]).toMatch(/^'@SUM\(A1\),'-2,/)
+    expect(lines[3]).toMatch(/^'\tTab,"'\rcr",/)
+    // The JSON export is the data as the server holds it; so is CSV on request.
+    expect(JSON.parse((await w.cli('entries', 'contact')).stdout)[0].name).toBe(
+      '=HYPERLINK("http://evil.example","click")',
+    )
+    const raw = await w.cli('entries', 'contact', '--format', 'csv', '--raw-formulas')
+    expect(raw.exitCode, raw.stderr).toBe(0)
+    expect(raw.stdout.split('\r\n')[1]).toMatch(
+      /^"=HYPERLINK\(""http:\/\/evil.example"",""click""\)",\+1 555,/,
+    )
+  })
+
   test('a connection secret becomes an env variable reference: never in a file, resolved on push', async () => {
     const w = await synced()
     const rel = 'connections/site.json'

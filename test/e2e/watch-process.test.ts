@@ -104,3 +104,26 @@ test('after a kill -9 the next start takes over the lock and reconciles only wha
   restarted.child.kill('SIGTERM')
   expect((await restarted.exited).code).toBe(0)
 })
+
+test('Ctrl-C while watch is still starting (its modules loading, the first reconcile) exits 0, never 130', async () => {
+  world = await syncedWorld('spec')
+  await setWatchConfig(world.root)
+  // How long a start takes here, then signals spread over it: each lands in a different phase.
+  const probe = watchProcess(world.root, world.env)
+  daemons.push(probe)
+  const startedAt = Date.now()
+  await probe.waitForEvent({ event: 'ready' }, 15_000)
+  const startMs = Date.now() - startedAt
+  probe.child.kill('SIGINT')
+  expect((await probe.exited).code).toBe(0)
+  for (const share of [0.4, 0.55, 0.7, 0.85]) {
+    const d = watchProcess(world.root, world.env)
+    daemons.push(d)
+    await new Promise((resolve) => setTimeout(resolve, startMs * share))
+    d.child.kill('SIGINT')
+    const exit = await d.exited
+    // Before Node runs our first line, its default ends the process by the signal itself.
+    if (exit.signal === 'SIGINT') expect(d.events).toEqual([])
+    else expect({ share, ...exit }).toEqual({ share, code: 0, signal: null })
+  }
+})

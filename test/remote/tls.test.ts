@@ -51,3 +51,21 @@ test('tls.insecure lets the workspace talk to that server anyway', async () => {
     await client.close()
   }
 })
+
+test('an https:// address on a plain-http port says so, instead of blaming a certificate', async () => {
+  const { createServer: createHttpServer } = await import('node:http')
+  const plain = createHttpServer((_req, res) => res.writeHead(200).end('[]'))
+  await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', () => resolve()))
+  const port = (plain.address() as AddressInfo).port
+  const client = await createRemoteClient({ ...options(), server: `https://127.0.0.1:${port}` })
+  try {
+    const error = await client.list('content').catch((e: unknown) => e)
+    expect((error as Error).message).toMatch(/does not speak TLS on that port.*use http:\/\//)
+    expect((error as Error).message).not.toMatch(/certificate/)
+    expect(client.stats().requests).toBe(1)
+  } finally {
+    await client.close()
+    plain.closeAllConnections()
+    await new Promise((resolve) => plain.close(resolve))
+  }
+})

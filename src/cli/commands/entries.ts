@@ -17,6 +17,7 @@ interface EntriesOptions {
   output?: string
   clear?: boolean
   yes?: boolean
+  rawFormulas?: boolean
 }
 
 function formatOf(opts: EntriesOptions): EntriesFormat {
@@ -35,6 +36,10 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
     .option('-o, --output <file>', 'write to this file instead of stdout')
     .option('--clear', 'delete the entries on the server after exporting them (needs --yes)')
     .option('--yes', 'confirm --clear')
+    .option(
+      '--raw-formulas',
+      "CSV: keep cells that start with = + - @ as sent (by default they get a leading ' so a spreadsheet shows them as text)",
+    )
     .action(async (formId: string, opts: EntriesOptions, cmd: Command) => {
       const ws = await openWorkspace(io, cmd)
       const format = formatOf(opts)
@@ -50,7 +55,7 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
         const entries = form ? await client.formEntries(formId) : undefined
         if (!form || !entries) throw new CliError(`the server has no form "${formId}"`)
         const inputs = Object.keys((form.inputs as JsonObject | undefined) ?? {})
-        const text = entriesText(format, inputs, entries)
+        const text = entriesText(format, inputs, entries, { rawFormulas: opts.rawFormulas === true })
         if (opts.output) await writeFileAtomic(path.resolve(io.cwd, opts.output), text)
         else io.stdout.write(text)
         if (opts.clear) {

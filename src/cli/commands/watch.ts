@@ -67,6 +67,7 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
           ...(fromEnv ? {} : { credentialsFile: credentialsPath(io.env) }),
           deps,
           thresholds: { massChange: ws.config.watch.massChange, massDelete: ws.config.watch.massDelete },
+          verifyMedia: ws.config.watch.verifyMedia,
           debounceMs: ws.config.watch.debounceMs,
           publishQuietMs: ws.config.watch.publishQuietMs,
           pollMs: ws.config.watch.pollSeconds * 1000,

@@ -97,8 +97,12 @@ async function commit(
    * would see the edit (issue 14 item 11).
    */
   stat: StatSnapshot,
+  /** The server's bytes were read or written by this run (else the item keeps its earlier time). */
+  bytesSeen: boolean,
 ): Promise<void> {
   const base = ctx.run.base.get(id)
+  const seen = bytesSeen || ctx.run.verified.has(id)
+  const verifiedAt = seen ? new Date().toISOString() : ctx.store.get(mediaPath(base?.rel ?? rel))?.verifiedAt
   // The new record first, the old path's after: a state save may fall between the two (saves
   // are batched), and a state holding neither would leave the next run with an id media.yaml
   // places at a vanished path and no base to find the renamed file by: it would upload the
@@ -111,6 +115,7 @@ async function commit(
     remoteRev: remote.rev,
     stat,
     media: { sha256, name: remote.name, folder: remote.folder },
+    ...(verifiedAt ? { verifiedAt } : {}),
   })
   if (base && base.rel !== rel) await ctx.store.forget(mediaPath(base.rel))
   setIndex(ctx, id, rel)
@@ -214,6 +219,7 @@ async function pushMedia(ctx: MediaApplyContext, item: PlanItem): Promise<ItemRe
   refuseLinks(ctx.root, mediaPath(local.rel))
   const file = { path: absolute(ctx.root, mediaPath(local.rel)), size: local.size, name }
   let id = local.id
+  let uploaded = false
   if (!remote) {
     // A new item: its id, then its tree item, then its bytes (which make it appear in the
     // listing). Placed first, it appears where it belongs, so a kill between two steps never
@@ -228,6 +234,7 @@ async function pushMedia(ctx: MediaApplyContext, item: PlanItem): Promise<ItemRe
     }
     await api.move(id, folder)
     id = (await api.upload({ ...file, sha256: local.sha256 }, id)).id
+    uploaded = true
     // The report names the id the new item got (the plan could not know it).
     item.id = id
   } else if (local.sha256 !== (remote.sha256 ?? base?.sha256)) {
@@ -237,6 +244,7 @@ async function pushMedia(ctx: MediaApplyContext, item: PlanItem): Promise<ItemRe
     }
     // New bytes: the upload also sets the name.
     id = (await api.upload({ ...file, sha256: local.sha256 }, id)).id
+    uploaded = true
   } else if ((base ? base.name : remote.name) !== name) {
     await api.rename(remote.id, name)
   }
@@ -258,6 +266,8 @@ async function pushMedia(ctx: MediaApplyContext, item: PlanItem): Promise<ItemRe
     local.sha256,
     { name: stored.name, folder: stored.folder, rev: stored.updateDate ?? '' },
     local.stat,
+    // An upload sends the bytes; a rename or a move leaves them as they were read, or not.
+    uploaded,
   )
   return applied
 }
@@ -275,7 +285,9 @@ async function pullMedia(ctx: MediaApplyContext, item: PlanItem): Promise<ItemRe
   }
   // A move keeps the file's stat (rename keeps inode, size and mtime): the scan's still vouches.
   let written = local?.stat
+  let downloaded = false
   if (!local || local.sha256 !== remote.sha256) {
+    downloaded = true
     const bytes = await serverBytes(ctx, remote.id)
     try {
       written = await ctx.writer.place(mediaPath(remote.rel), bytes.file, {
@@ -288,7 +300,7 @@ async function pullMedia(ctx: MediaApplyContext, item: PlanItem): Promise<ItemRe
     }
     sha256 = bytes.sha256
   }
-  await commit(ctx, remote.id, remote.rel, sha256!, remote, written!)
+  await commit(ctx, remote.id, remote.rel, sha256!, remote, written!, downloaded)
   return applied
 }
 
@@ -350,7 +362,7 @@ async function mergeOrKeep(ctx: MediaApplyContext, item: PlanItem): Promise<Item
     !sameStat(known.stat, local.stat) ||
     !ctx.run.index.has(local.rel)
   )
-    await commit(ctx, item.id, local.rel, local.sha256, remote, local.stat)
+    await commit(ctx, item.id, local.rel, local.sha256, remote, local.stat, false)
   return item.action === 'merge-base' ? applied : undefined
 }
 

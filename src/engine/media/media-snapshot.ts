@@ -130,6 +130,8 @@ export async function snapshotMedia(
     concurrency: number
     /** MediaDeps.history: whether a commit of a path held a file's bytes. */
     history?: (relativePath: string, file: string) => Promise<boolean>
+    /** Ids to read again whatever the listing says (MediaDeps.recheck); emptied here. */
+    recheck?: Set<string>
     /** The listing, when already asked for. */
     listing?: Promise<RemoteMedia[]>
   },
@@ -207,7 +209,8 @@ export async function snapshotMedia(
   // A conflict stays until it is resolved: upstream's listing cannot show the byte change that
   // made it (found by --checksum or by the check before an overwrite), so while its server copy
   // is kept in .cms-sync/conflicts/ the server's bytes are looked at again on every run.
-  const recheck = new Set<string>()
+  const recheck = new Set<string>(opts.recheck)
+  opts.recheck?.clear()
   if (await hasConflictCopies(root, MEDIA_FOLDER))
     for (const [id, item] of base)
       if (await fileExists(conflictCopyPath(root, `${MEDIA_FOLDER}/${item.rel}`))) recheck.add(id)
