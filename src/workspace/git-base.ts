@@ -154,3 +154,16 @@ export async function baseTextFromGit(
   }
   return undefined
 }
+
+/**
+ * The files under `.cms-sync/` that git tracks (workspace-relative), when the workspace is in a
+ * repository. That folder is this machine's own record (the state, its bases, the journals, kept
+ * listings): a commit that holds it hands every clone and every CI checkout bases a pull request
+ * wrote, which would make a push delete or overwrite server items on their word alone.
+ */
+export async function committedSyncFiles(root: string): Promise<string[]> {
+  if (lstatSync(path.join(root, '.cms-sync'), { throwIfNoEntry: false }) === undefined) return []
+  const listed = await git(root, ['ls-files', '-z', '--', '.cms-sync'])
+  if (!listed) return []
+  return listed.split('\0').filter((name) => name !== '')
+}

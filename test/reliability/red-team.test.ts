@@ -1,0 +1,88 @@
+// The red team's attacks on a CI job (docs/reliability.md "Hostile pull request: found by the red
+// team"): each one a pull request's files, committed to a real repository, cloned as a CI
+// checkout, and the built CLI run there as its own process with a real token and `CI=true`.
+
+import { execFileSync } from 'node:child_process'
+import { readFile, rm, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { afterEach, describe, expect, test } from 'vitest'
+import { contentOf, startWorld, type World } from '../helpers/sync-world.js'
+import { runCli } from './processes.js'
+import { report } from './support.js'
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', ['-c', 'user.email=t@example.invalid', '-c', 'user.name=t', ...args], {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' },
+  })
+}
+
+describe.each(['spec', 'upstream'] as const)('the red team against a CI job (%s dialect)', (dialect) => {
+  let world: World | undefined
+  afterEach(async () => {
+    await world?.close()
+    world = undefined
+  })
+
+  /**
+   * A synced workspace in site/ of a repository whose .gitignore keeps .cms-sync/ out, committed;
+   * `ci` is the environment of the recipe's push job against it.
+   */
+  async function committed(): Promise<{ w: World; repo: string; ci: NodeJS.ProcessEnv }> {
+    const w = await startWorld(dialect, { resources: ['schemas', 'content'] })
+    world = w
+    const repo = path.dirname(w.root)
+    await writeFile(path.join(repo, '.gitignore'), 'xdg/\nsite/.cms-sync/\nci/\n')
+    expect((await w.cli('sync')).exitCode).toBe(0)
+    git(repo, 'init', '-q')
+    git(repo, 'add', '-A')
+    git(repo, 'commit', '-q', '-m', 'synced')
+    const ci = {
+      ...w.env,
+      CI: 'true',
+      CMS_SYNC_SERVER: w.proxy.url,
+      CMS_SYNC_PROJECT: 'demo',
+      CMS_SYNC_ENVIRONMENT: 'live',
+    }
+    return { w, repo, ci }
+  }
+
+  /** The CI checkout of the repository's HEAD: a fresh clone, site/ in it. */
+  function checkout(repo: string): string {
+    const at = path.join(repo, 'ci')
+    git(repo, 'clone', '-q', repo, at)
+    return path.join(at, 'site')
+  }
+
+  test('a committed .cms-sync/state.json is no base: it cannot delete a server item the repository never held', async () => {
+    const { w, repo, ci } = await committed()
+    // An editor's page, made on the server after the last commit; the repository never held it.
+    await w.server.put('content', 'pricing', contentOf('pricing', { properties: { title: 'by an editor' } }))
+    // The pull request's author syncs their own copy (an anonymous read would do as well), so
+    // their state and lock name the page at the server's revision; then deletes the file and
+    // commits the state with the rest, past .gitignore.
+    expect((await w.cli('sync')).exitCode).toBe(0)
+    await w.remove('content/pricing.json')
+    git(repo, 'add', '-A')
+    git(repo, 'add', '-f', 'site/.cms-sync/state.json')
+    git(repo, 'commit', '-q', '-m', 'pull request: tidy up')
+    const site = checkout(repo)
+
+    w.proxy.seen.length = 0
+    const run = await runCli(['-C', site, 'push'], ci).done
+    const said = `${run.code}: ${run.stderr}${run.stdout}`
+    // The editor's page is still on the server, as it was.
+    expect((await w.server.get('content', 'pricing'))?.properties, said).toMatchObject({
+      title: 'by an editor',
+    })
+    expect(run.code, said).toBe(2)
+    expect(run.stderr, said).toContain('.cms-sync/state.json')
+    expect(run.stderr, said).toMatch(/committed/)
+    expect(
+      w.proxy.seen.filter((r) => !r.startsWith('GET ')),
+      said,
+    ).toEqual([])
+    report(`attacks/red-team/committed-state/${dialect}`, { refused: true })
+  })
+})
