@@ -19,6 +19,7 @@
 
 import { execFile } from 'node:child_process'
 import { lstatSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { sortedJson } from './canonical-json.js'
@@ -77,10 +78,14 @@ async function git(root: string, args: string[]): Promise<string | undefined> {
   const repo = enclosingRepository(root)
   if (!repo) return undefined
   try {
+    // Started outside the workspace, then told where to work (-C): Windows looks for a bare
+    // program name in the starting folder before PATH, and a pull request can commit a git.exe
+    // there. The .git folder is git's own (never checked out); a gitlink file is not a folder.
+    const startIn = lstatSync(repo.gitDir).isDirectory() ? repo.gitDir : tmpdir()
     const { stdout } = await run(
       'git',
-      [...SAFE_CONFIG, `--git-dir=${repo.gitDir}`, `--work-tree=${repo.workTree}`, ...args],
-      { cwd: root, env: gitEnv(), maxBuffer: 64 * 1024 * 1024, timeout: 30_000 },
+      ['-C', root, ...SAFE_CONFIG, `--git-dir=${repo.gitDir}`, `--work-tree=${repo.workTree}`, ...args],
+      { cwd: startIn, env: gitEnv(), maxBuffer: 64 * 1024 * 1024, timeout: 30_000 },
     )
     return stdout
   } catch {
