@@ -3,7 +3,7 @@
 // checkout, and the built CLI run there as its own process with a real token and `CI=true`.
 
 import { execFileSync } from 'node:child_process'
-import { readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { contentOf, startWorld, type World } from '../helpers/sync-world.js'
@@ -84,5 +84,29 @@ describe.each(['spec', 'upstream'] as const)('the red team against a CI job (%s 
       said,
     ).toEqual([])
     report(`attacks/red-team/committed-state/${dialect}`, { refused: true })
+  })
+
+  test('no program cms-sync starts is handed the token or a connection secret', async () => {
+    const { w, repo, ci } = await committed()
+    // The programs a run may start (git for a base, coreutils `sync` for durability), each a
+    // stand-in first on PATH that writes down its environment and then does nothing.
+    const bin = path.join(repo, 'ci-bin')
+    const heard = path.join(repo, 'ci-heard')
+    await mkdir(bin)
+    for (const name of ['sync', 'git'])
+      await writeFile(path.join(bin, name), `#!/bin/sh\nenv >> '${heard}'\nexit 1\n`, { mode: 0o755 })
+    const secret = 'connection-secret-value-4711'
+    const env = {
+      ...ci,
+      PATH: `${bin}${path.delimiter}${process.env.PATH}`,
+      CMS_SYNC_SECRET_WEBSITE_PASSWORD: secret,
+    }
+    await w.server.put('content', 'pricing', contentOf('pricing'))
+    const run = await runCli(['-C', w.root, 'pull'], env).done
+    expect(run.code, run.stderr).toBe(0)
+    const seen = await readFile(heard, 'utf8').catch(() => '')
+    expect(seen, 'no program was started: the test proves nothing').not.toBe('')
+    expect(seen.includes(ci.CMS_SYNC_TOKEN!), 'the token').toBe(false)
+    expect(seen.includes(secret), 'a connection secret').toBe(false)
   })
 })
