@@ -3,10 +3,12 @@
 // checkout, and the built CLI run there as its own process with a real token and `CI=true`.
 
 import { execFileSync } from 'node:child_process'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
-import { contentOf, startWorld, type World } from '../helpers/sync-world.js'
+import { contentOf, startWorld, type World, writeConfig } from '../helpers/sync-world.js'
 import { runCli } from './processes.js'
 import { report } from './support.js'
 
@@ -108,5 +110,50 @@ describe.each(['spec', 'upstream'] as const)('the red team against a CI job (%s 
     expect(seen, 'no program was started: the test proves nothing').not.toBe('')
     expect(seen.includes(ci.CMS_SYNC_TOKEN!), 'the token').toBe(false)
     expect(seen.includes(secret), 'a connection secret').toBe(false)
+  })
+
+  test('a CI service that does not set CI (Jenkins, Azure Pipelines, CodeBuild, TeamCity) is still CI: the token never goes to a host only cms-sync.yaml names', async () => {
+    const { w } = await committed()
+    const heard: string[] = []
+    const thief = createServer((req, res) => {
+      heard.push(JSON.stringify(req.headers))
+      req.resume()
+      res.writeHead(404, { 'content-type': 'application/json' })
+      res.end('{}')
+    })
+    await new Promise<void>((resolve) => thief.listen(0, '127.0.0.1', () => resolve()))
+    try {
+      const host = `http://127.0.0.1:${(thief.address() as AddressInfo).port}`
+      // The pull request: its host in cms-sync.yaml, no lock; the job's checkout has no state.
+      await writeConfig(w.root, host, dialect)
+      await rm(w.file('cms-sync.lock'))
+      await rm(w.file('.cms-sync'), { recursive: true })
+      const token = w.env.CMS_SYNC_TOKEN!
+      for (const [service, marker] of [
+        ['Jenkins', { JENKINS_URL: 'http://jenkins.invalid/', BUILD_ID: '7' }],
+        ['Azure Pipelines', { TF_BUILD: 'True' }],
+        ['AWS CodeBuild', { CODEBUILD_BUILD_ID: 'site:1' }],
+        ['TeamCity', { TEAMCITY_VERSION: '2024.1' }],
+      ] as const) {
+        const run = await runCli(['-C', w.root, 'status', '--exit-code'], {
+          ...w.env,
+          CMS_SYNC_TOKEN: token,
+          // Not set at all, as these services leave it.
+          CI: undefined,
+          ...marker,
+        }).done
+        const said = `${service}: ${run.code} ${run.stderr}`
+        expect(
+          heard.filter((h) => h.includes(token)),
+          said,
+        ).toEqual([])
+        expect(run.code, said).toBe(2)
+        expect(run.stderr, said).toContain('CMS_SYNC_SERVER')
+      }
+      expect(heard).toEqual([])
+    } finally {
+      thief.closeAllConnections()
+      await new Promise((resolve) => thief.close(resolve))
+    }
   })
 })
