@@ -168,7 +168,8 @@ export async function baseTextFromGit(
  */
 export async function committedSyncFiles(root: string): Promise<string[]> {
   if (lstatSync(path.join(root, '.cms-sync'), { throwIfNoEntry: false }) === undefined) return []
-  const listed = await git(root, ['ls-files', '-z', '--', '.cms-sync'])
+  // In any case: a case-insensitive checkout (macOS, Windows) reads a committed .CMS-Sync/ as ours.
+  const listed = await git(root, ['ls-files', '-z', '--', ':(icase).cms-sync'])
   if (!listed) return []
   return listed.split('\0').filter((name) => name !== '')
 }

@@ -10,7 +10,7 @@ import { expect, test } from 'vitest'
 import { canonicalJson, sortedJson } from '../../src/workspace/canonical-json.js'
 import { hashText, type JsonObject } from '../../src/workspace/codec.js'
 import { contentCodec } from '../../src/workspace/content-codec.js'
-import { baseTextFromGit } from '../../src/workspace/git-base.js'
+import { baseTextFromGit, committedSyncFiles } from '../../src/workspace/git-base.js'
 
 const SERVER_ORDER: JsonObject = {
   id: 'news',
@@ -91,4 +91,20 @@ test('git never starts in the workspace: a git.exe committed there is what Windo
     return !rel.startsWith('..') && rel.split(path.sep)[0] !== '.git'
   }
   expect(folders.filter(checkedOut)).toEqual([])
+})
+
+test('.cms-sync/ committed in any case is found: a case-insensitive checkout reads .CMS-Sync/ as .cms-sync/', async () => {
+  const root = await repoWith(canonicalJson(SERVER_ORDER))
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args], {
+      cwd: root,
+      stdio: 'pipe',
+    })
+  // This machine's own folder (untracked), and a pull request's spelling of it (committed).
+  await mkdir(path.join(root, '.cms-sync', 'logs'), { recursive: true })
+  await mkdir(path.join(root, '.CMS-Sync'))
+  await writeFile(path.join(root, '.CMS-Sync', 'state.json'), '{}')
+  git('add', '.CMS-Sync')
+  git('commit', '-qm', 'pull request')
+  expect(await committedSyncFiles(root)).toEqual(['.CMS-Sync/state.json'])
 })
