@@ -156,4 +156,60 @@ describe.each(['spec', 'upstream'] as const)('the red team against a CI job (%s 
       await new Promise((resolve) => thief.close(resolve))
     }
   })
+
+  test("a person's login never sends the password to a server a pulled commit named, in a workspace bound to another", async () => {
+    const { w } = await committed()
+    const heard: string[] = []
+    const thief = createServer((req, res) => {
+      let body = ''
+      req.on('data', (chunk) => {
+        body += String(chunk)
+      })
+      req.on('end', () => {
+        heard.push(`${req.method} ${req.url} ${body}`)
+        res.writeHead(404, { 'content-type': 'application/json' })
+        res.end('{}')
+      })
+    })
+    await new Promise<void>((resolve) => thief.listen(0, '127.0.0.1', () => resolve()))
+    try {
+      const host = `http://127.0.0.1:${(thief.address() as AddressInfo).port}`
+      // A colleague's commit, pulled into a synced workspace: cms-sync.yaml and the lock's target
+      // line name another host. The workspace's own state still names its server.
+      await writeConfig(w.root, host, dialect)
+      const lock = await readFile(w.file('cms-sync.lock'), 'utf8')
+      await writeFile(
+        w.file('cms-sync.lock'),
+        lock
+          .split('\n')
+          .map((line) =>
+            line.startsWith('{"lock"') ? JSON.stringify({ ...JSON.parse(line), server: host }) : line,
+          )
+          .join('\n'),
+      )
+      const password = 'the-password-of-admin'
+      // Not CI: a person's shell (their token expired, so they log in again).
+      const { CMS_SYNC_TOKEN: _token, ...shell } = w.env
+      const run = await runCli(
+        ['-C', w.root, 'login', '--username', 'admin', '--password-stdin'],
+        { ...shell, CMS_SYNC_TOKEN: undefined },
+        `${password}\n`,
+      ).done
+      const said = `${run.code} ${run.stderr}${run.stdout}`
+      expect(heard, said).toEqual([])
+      expect(run.code, said).toBe(4)
+      expect(run.stderr, said).toContain('bound to')
+      // Their own server, named on the command line, is their word: that login goes there.
+      const own = await runCli(
+        ['-C', w.root, 'login', '--server', w.proxy.url, '--username', 'admin', '--password-stdin'],
+        { ...shell, CMS_SYNC_TOKEN: undefined },
+        'admin\n',
+      ).done
+      expect(own.code, own.stderr).toBe(0)
+      expect(heard).toEqual([])
+    } finally {
+      thief.closeAllConnections()
+      await new Promise((resolve) => thief.close(resolve))
+    }
+  })
 })
