@@ -20,7 +20,7 @@ import {
   sameTarget,
   savedDigest,
 } from '../state/state-file.js'
-import { committedSyncFiles } from '../workspace/git-base.js'
+import { refuseCommittedSyncDir } from '../workspace/git-base.js'
 import { type IgnoreRules, keepTracked, loadIgnoreRules } from '../workspace/ignore-rules.js'
 import type { Kind } from '../workspace/kinds.js'
 import { scanWorkspace } from '../workspace/scan.js'
@@ -124,24 +124,6 @@ export async function openState(
   store.pushes = await PushJournal.load(deps.root)
   for (const [path, alternate] of alternates ?? []) store.alternates.set(path, alternate)
   return { store, rebound }
-}
-
-/**
- * A `.cms-sync/` that git tracks is refused before anything in it is read: a commit (a pull
- * request, in a CI checkout that otherwise has no state) could write a state naming any server
- * item at its current revision, and the missing file would be a local delete; or a push journal,
- * a media id, a kept listing. Only the lock is a committed base, and it is checked as one.
- */
-async function refuseCommittedSyncDir(root: string): Promise<void> {
-  const files = await committedSyncFiles(root)
-  if (files.length === 0) return
-  const first = files.includes('.cms-sync/state.json') ? '.cms-sync/state.json' : files[0]!
-  const named = /^[\w./-]+$/.test(first) ? first : JSON.stringify(first)
-  const more = files.length > 1 ? ` and ${files.length - 1} more file(s) under .cms-sync/` : ''
-  throw new CliError(
-    `${named}${more} is committed to the repository: .cms-sync/ is this machine's own record of the last sync, and a committed one could name any server item as synced (a pull request could make a push delete or overwrite it). Nothing was read from it and nothing was changed: remove it from the repository (\`git rm -r --cached .cms-sync\`, then commit) and keep \`.cms-sync/\` in .gitignore`,
-    ExitCode.usage,
-  )
 }
 
 /**

@@ -22,6 +22,7 @@ import { lstatSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
+import { CliError, ExitCode } from '../errors/exit-codes.js'
 import { sortedJson } from './canonical-json.js'
 import { type Codec, fileBytes, type JsonObject, sortedHash } from './codec.js'
 import { orderLike } from './key-order.js'
@@ -172,4 +173,24 @@ export async function committedSyncFiles(root: string): Promise<string[]> {
   const listed = await git(root, ['ls-files', '-z', '--', ':(icase).cms-sync'])
   if (!listed) return []
   return listed.split('\0').filter((name) => name !== '')
+}
+
+/**
+ * A `.cms-sync/` that git tracks is refused before anything in it is read (exit 2): a commit (a
+ * pull request, in a CI checkout that otherwise has no state) could write a state naming any
+ * server item at its current revision, and the missing file would be a local delete; or a push
+ * journal, a media id, a kept listing. A checkout also overwrites the ignored state of a person's
+ * workspace with a branch's, and the state's server is the binding a token relies on outside CI.
+ * Only the lock is a committed base, and it is checked as one.
+ */
+export async function refuseCommittedSyncDir(root: string): Promise<void> {
+  const files = await committedSyncFiles(root)
+  if (files.length === 0) return
+  const first = files.includes('.cms-sync/state.json') ? '.cms-sync/state.json' : files[0]!
+  const named = /^[\w./-]+$/.test(first) ? first : JSON.stringify(first)
+  const more = files.length > 1 ? ` and ${files.length - 1} more file(s) under .cms-sync/` : ''
+  throw new CliError(
+    `${named}${more} is committed to the repository: .cms-sync/ is this machine's own record of the last sync, and a committed one could name any server item as synced (a pull request could make a push delete or overwrite it). Nothing was read from it and nothing was changed: remove it from the repository (\`git rm -r --cached .cms-sync\`, then commit) and keep \`.cms-sync/\` in .gitignore`,
+    ExitCode.usage,
+  )
 }

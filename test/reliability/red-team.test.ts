@@ -37,7 +37,7 @@ describe.each(['spec', 'upstream'] as const)('the red team against a CI job (%s 
     const repo = path.dirname(w.root)
     await writeFile(path.join(repo, '.gitignore'), 'xdg/\nsite/.cms-sync/\nci/\n')
     expect((await w.cli('sync')).exitCode).toBe(0)
-    git(repo, 'init', '-q')
+    git(repo, 'init', '-q', '-b', 'main')
     git(repo, 'add', '-A')
     git(repo, 'commit', '-q', '-m', 'synced')
     const ci = {
@@ -206,6 +206,56 @@ describe.each(['spec', 'upstream'] as const)('the red team against a CI job (%s 
         'admin\n',
       ).done
       expect(own.code, own.stderr).toBe(0)
+      expect(heard).toEqual([])
+    } finally {
+      thief.closeAllConnections()
+      await new Promise((resolve) => thief.close(resolve))
+    }
+  })
+
+  test("a colleague's branch that commits .cms-sync/state.json rebinds nothing: checked out over the ignored state, it takes no token to its host", async () => {
+    const { w, repo } = await committed()
+    const heard: string[] = []
+    const thief = createServer((req, res) => {
+      heard.push(JSON.stringify(req.headers))
+      req.resume()
+      res.writeHead(404, { 'content-type': 'application/json' })
+      res.end('{}')
+    })
+    await new Promise<void>((resolve) => thief.listen(0, '127.0.0.1', () => resolve()))
+    try {
+      const host = `http://127.0.0.1:${(thief.address() as AddressInfo).port}`
+      // The colleague's branch: cms-sync.yaml, the lock's target line and a state, all naming
+      // their host (the state forced past .gitignore).
+      const own = {
+        yaml: await readFile(w.file('cms-sync.yaml'), 'utf8'),
+        lock: await readFile(w.file('cms-sync.lock'), 'utf8'),
+        state: await readFile(w.file('.cms-sync/state.json'), 'utf8'),
+      }
+      git(repo, 'checkout', '-q', '-b', 'colleague')
+      await writeConfig(w.root, host, dialect)
+      await writeFile(w.file('cms-sync.lock'), own.lock.split(w.proxy.url).join(host))
+      await writeFile(w.file('.cms-sync/state.json'), own.state.split(w.proxy.url).join(host))
+      git(repo, 'add', '-A')
+      git(repo, 'add', '-f', 'site/.cms-sync/state.json')
+      git(repo, 'commit', '-q', '-m', 'colleague')
+      // Back on main, the person's own state again (untracked, ignored), then the checkout.
+      git(repo, 'checkout', '-q', 'main')
+      await writeFile(w.file('.cms-sync/state.json'), own.state)
+      expect(await readFile(w.file('cms-sync.yaml'), 'utf8')).toBe(own.yaml)
+      git(repo, 'checkout', '-q', 'colleague')
+      // A person's shell with the token exported (not CI), as the README allows.
+      const token = w.env.CMS_SYNC_TOKEN!
+      for (const args of [['status'], ['pull'], ['push']]) {
+        const run = await runCli(['-C', w.root, ...args], { ...w.env, CMS_SYNC_TOKEN: token }).done
+        const said = `${args.join(' ')}: ${run.code} ${run.stderr}`
+        expect(
+          heard.filter((h) => h.includes(token)),
+          said,
+        ).toEqual([])
+        expect(run.code, said).toBe(2)
+        expect(run.stderr, said).toContain('.cms-sync/state.json')
+      }
       expect(heard).toEqual([])
     } finally {
       thief.closeAllConnections()
