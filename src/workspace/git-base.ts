@@ -190,7 +190,7 @@ export async function refuseCommittedSyncDir(root: string): Promise<void> {
   const named = /^[\w./-]+$/.test(first) ? first : JSON.stringify(first)
   const more = files.length > 1 ? ` and ${files.length - 1} more file(s) under .cms-sync/` : ''
   throw new CliError(
-    `${named}${more} is committed to the repository: .cms-sync/ is this machine's own record of the last sync, and a committed one could name any server item as synced (a pull request could make a push delete or overwrite it). Nothing was read from it and nothing was changed: remove it from the repository (\`git rm -r --cached .cms-sync\`, then commit) and keep \`.cms-sync/\` in .gitignore`,
+    `${named}${more} is committed to the repository: .cms-sync/ is this machine's own record of the last sync, and a committed one could name any server item as synced (a pull request could make a push delete or overwrite it). Nothing was read from it and nothing was changed: remove it from the repository and from this folder, since a checkout put the commit's files in place of this machine's (\`git rm -r --cached .cms-sync && rm -rf .cms-sync\`, then commit; the next sync starts over from cms-sync.lock as a fresh clone does, which never deletes), and keep \`.cms-sync/\` in .gitignore`,
     ExitCode.usage,
   )
 }
