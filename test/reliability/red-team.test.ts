@@ -10,7 +10,8 @@ import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { contentOf, startWorld, type World, writeConfig } from '../helpers/sync-world.js'
 import { runCli } from './processes.js'
-import { report } from './support.js'
+import { SECRET } from './session.js'
+import { report, secretsIn } from './support.js'
 
 function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', ['-c', 'user.email=t@example.invalid', '-c', 'user.name=t', ...args], {
@@ -261,5 +262,41 @@ describe.each(['spec', 'upstream'] as const)('the red team against a CI job (%s 
       thief.closeAllConnections()
       await new Promise((resolve) => thief.close(resolve))
     }
+  })
+
+  test('a reference as a title (a field anyone may read) is a secret leaf like any other: the push stops, the secret is neither published nor pulled into the repository', async () => {
+    const w = await startWorld(dialect, { resources: ['connections'] })
+    world = w
+    await w.server.put('connection', 'site', {
+      id: 'site',
+      title: 'Site',
+      url: 'https://example.test',
+      processor: { alias: 'json' },
+      deployer: {
+        alias: 'git',
+        username: 'deploy',
+        password: SECRET,
+        repo: 'https://git.test/r.git',
+        branch: 'main',
+      },
+    })
+    // The job declares the connection's secret under the name its file uses.
+    const variable = 'CMS_SYNC_SECRET_SITE_DEPLOYER_PASSWORD'
+    const env = { ...w.env, [variable]: SECRET }
+    expect((await runCli(['-C', w.root, 'sync'], env).done).code).toBe(0)
+    expect((await w.readJson('connections/site.json')).deployer).toMatchObject({
+      password: `\${${variable}}`,
+    })
+    // The pull request: the same reference as the connection's title.
+    await w.editJson('connections/site.json', { title: `\${${variable}}` })
+    const run = await runCli(['-C', w.root, 'push'], env).done
+    const said = `${run.code} ${run.stderr}${run.stdout}`
+    expect((await w.server.get('connection', 'site'))?.title, said).toBe('Site')
+    // The server's title is not the variable's value: a conflict of that leaf (exit 3), which
+    // the job never settles for the pull request.
+    expect(run.code, said).toBe(3)
+    expect(run.stdout, said).toContain('/title')
+    expect(`${run.stdout}${run.stderr}`.includes(SECRET)).toBe(false)
+    expect(await secretsIn(w.root, [SECRET])).toEqual([])
   })
 })
