@@ -214,6 +214,9 @@ export async function connect(
   refuseUnnamedTarget(io.env, config)
   refuseCommittedInsecureTls(io.env, config.tls.insecure)
   if (!opts.anonymous) requireNamedTarget(io.env, ['server', 'project', 'environment'])
+  // The binding below reads the state: one a commit wrote (git overwrites an ignored file on a
+  // checkout) would bind the token to the commit's server.
+  await (await import('../workspace/git-base.js')).refuseCommittedSyncDir(ws.root)
   await refuseUnboundServer(ws.root, config.server, opts.rebind === true)
   const { createRemoteClient } = await import('../remote/index.js')
   const { resolveTokenSource } = await import('../config/credentials.js')

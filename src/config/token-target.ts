@@ -18,10 +18,35 @@ export const TARGET_VARIABLES = {
 
 type TargetField = keyof typeof TARGET_VARIABLES
 
-/** Whether this runs in CI: `CI` set to anything but empty, `0` or `false` (every CI service sets it). */
+/**
+ * Variables by which CI services that do not set `CI` are known (Jenkins, Azure Pipelines, AWS
+ * CodeBuild, TeamCity, Bamboo, Google Cloud Build's builder images): a job there with the token
+ * is a CI job all the same.
+ */
+const CI_MARKERS = [
+  'JENKINS_URL',
+  'TF_BUILD',
+  'CODEBUILD_BUILD_ID',
+  'TEAMCITY_VERSION',
+  'bamboo_buildKey',
+  'BUILDER_OUTPUT',
+  'GITHUB_ACTIONS',
+  'GITLAB_CI',
+  'BUILDKITE',
+  'CIRCLECI',
+  'BITBUCKET_BUILD_NUMBER',
+  'DRONE',
+  'WOODPECKER_CI',
+] as const
+
+/**
+ * Whether this runs in CI. `CI`, when set, says so: anything but empty, `0` or `false` (most
+ * services set it). Unset, a variable one of the others sets says so.
+ */
 export function inCi(env: NodeJS.ProcessEnv): boolean {
   const value = env.CI?.trim().toLowerCase()
-  return value !== undefined && value !== '' && value !== '0' && value !== 'false'
+  if (value !== undefined) return value !== '' && value !== '0' && value !== 'false'
+  return CI_MARKERS.some((name) => (env[name]?.trim() ?? '') !== '')
 }
 
 function named(env: NodeJS.ProcessEnv, field: TargetField): string | undefined {

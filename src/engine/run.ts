@@ -21,6 +21,7 @@ import {
   savedDigest,
 } from '../state/state-file.js'
 import type { Codec } from '../workspace/codec.js'
+import { refuseCommittedSyncDir } from '../workspace/git-base.js'
 import { type IgnoreRules, keepTracked, loadIgnoreRules } from '../workspace/ignore-rules.js'
 import type { Kind } from '../workspace/kinds.js'
 import { scanWorkspace } from '../workspace/scan.js'
@@ -104,7 +105,11 @@ export async function openState(
   } = {},
 ): Promise<{ store: StateStore; rebound: boolean }> {
   const rebind = opts.rebind ?? false
-  const [saved, lockFile] = await Promise.all([loadState(deps.root), readLockText(deps.root)])
+  const [saved, lockFile] = await Promise.all([
+    loadState(deps.root),
+    readLockText(deps.root),
+    refuseCommittedSyncDir(deps.root),
+  ])
   // The lock the state itself writes (the last run wrote both: the usual case) adds nothing to
   // it; it is parsed and joined only when it says something else (git moved it, a fresh clone).
   const lock =

@@ -5,8 +5,14 @@
 //
 // The channel is a folder: the CLI writes .cms-sync/requests/<id>.json (atomically), the daemon
 // notices it (fs.watch on that folder, a slow sweep as a fallback), carries it out and writes
-// <id>.reply.json, which the CLI reads and removes. Local files only: nothing to authenticate.
+// <id>.reply.json, which the CLI reads and removes. The folder is not only ours, though: a git
+// checkout writes whatever a branch holds there (a colleague's branch with `.cms-sync/` committed
+// past .gitignore), and such a request would settle conflicts for the user, pushing their side
+// over an editor's. So each daemon makes a key when it starts (`key`, beside the requests; never
+// committed, and a checkout does not overwrite a file git does not track), the CLI sends it with
+// its request, and a request without it is answered with an error and never carried out.
 
+import { randomBytes, timingSafeEqual } from 'node:crypto'
 import { watch as watchFolder } from 'node:fs'
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises'
 import writeFileAtomic from 'write-file-atomic'
@@ -35,6 +41,19 @@ function requestsDir(root: string): string {
   return syncDirPath(root, 'requests')
 }
 
+/** The running daemon's key: only a request that carries it is carried out. */
+const KEY_FILE = 'key'
+
+function sameKey(given: unknown, key: string): boolean {
+  if (typeof given !== 'string') return false
+  const a = Buffer.from(given)
+  const b = Buffer.from(key)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+const FOREIGN =
+  "a request file without the running daemon's key (one cms-sync did not write here, e.g. from a git checkout of a branch that commits .cms-sync/) was not carried out"
+
 function isRequest(value: unknown): value is SettleRequest {
   const r = value as Partial<SettleRequest> | null
   return (
@@ -61,6 +80,8 @@ export async function serveRequests(
 ): Promise<() => void> {
   const dir = requestsDir(root)
   await mkdir(dir, { recursive: true })
+  const key = randomBytes(32).toString('hex')
+  await writeFileAtomic(`${dir}/${KEY_FILE}`, key, { mode: 0o600 })
   const seen = new Set<string>()
   let chain = Promise.resolve()
   let closed = false
@@ -72,7 +93,17 @@ export async function serveRequests(
     chain = chain.then(async () => {
       let reply: SettleReply
       try {
-        const value: unknown = JSON.parse(await readFile(`${dir}/${id}.json`, 'utf8'))
+        const { key: given, ...value } = JSON.parse(await readFile(`${dir}/${id}.json`, 'utf8')) as {
+          key?: unknown
+        }
+        if (!sameKey(given, key)) {
+          // Not ours to remove either: git's file, if it came with a checkout.
+          await writeFileAtomic(
+            `${dir}/${id}.reply.json`,
+            JSON.stringify({ error: { message: FOREIGN, exitCode: ExitCode.usage } }),
+          )
+          return
+        }
         reply = isRequest(value)
           ? await handle(value)
           : { error: { message: 'the request to the watch daemon was not understood', exitCode: 2 } }
@@ -99,6 +130,7 @@ export async function serveRequests(
     closed = true
     clearInterval(timer)
     watcher.close()
+    void rm(`${dir}/${KEY_FILE}`, { force: true })
   }
 }
 
@@ -117,11 +149,19 @@ export async function askDaemon(
   await mkdir(dir, { recursive: true })
   const id = `${process.pid}-${Date.now().toString(16)}`
   const replyFile = `${dir}/${id}.reply.json`
-  await writeFileAtomic(`${dir}/${id}.json`, JSON.stringify(request))
   const deadline = Date.now() + (opts.timeoutMs ?? 120_000)
+  let sent = false
   try {
     for (;;) {
-      const text = await readFile(replyFile, 'utf8').catch(() => undefined)
+      if (!sent) {
+        // The daemon's key, where it wrote it; a daemon still starting has none yet: wait for it.
+        const key = await readFile(`${dir}/${KEY_FILE}`, 'utf8').catch(() => undefined)
+        if (key !== undefined) {
+          await writeFileAtomic(`${dir}/${id}.json`, JSON.stringify({ ...request, key }))
+          sent = true
+        }
+      }
+      const text = sent ? await readFile(replyFile, 'utf8').catch(() => undefined) : undefined
       if (text !== undefined) return JSON.parse(text) as SettleReply
       let alive = true
       try {

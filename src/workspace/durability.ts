@@ -14,11 +14,21 @@ import { inParallel } from '../util/in-parallel.js'
 /** False once `sync` turned out to be missing here; asked again only then. */
 let haveSync = true
 
+/**
+ * What `sync` is given: PATH to be found by, and no token, no connection secret, nothing else of
+ * the environment (no program cms-sync starts holds a secret).
+ */
+function syncEnv(): NodeJS.ProcessEnv {
+  return process.env.PATH === undefined ? {} : { PATH: process.env.PATH }
+}
+
 /** syncfs(2) of the file system holding `dir`; false when it could not be done this way. */
 function syncfs(dir: string): Promise<boolean> {
-  if (!haveSync) return Promise.resolve(false)
+  // Windows has no coreutils `sync`, and looks for a bare program name in the working folder
+  // first: a `sync.exe` committed to the checkout would run there.
+  if (!haveSync || process.platform === 'win32') return Promise.resolve(false)
   return new Promise((resolve) => {
-    execFile('sync', ['-f', dir], { timeout: 120_000 }, (error) => {
+    execFile('sync', ['-f', dir], { timeout: 120_000, env: syncEnv() }, (error) => {
       if ((error as NodeJS.ErrnoException | null)?.code === 'ENOENT') haveSync = false
       resolve(!error)
     })

@@ -21,8 +21,10 @@ import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { lstatSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
+import { CliError, ExitCode } from '../errors/exit-codes.js'
 import { sortedJson } from './canonical-json.js'
 import { type Codec, fileBytes, type JsonObject, sortedHash } from './codec.js'
 import { orderLike } from './key-order.js'
@@ -79,10 +81,14 @@ async function git(root: string, args: string[]): Promise<string | undefined> {
   const repo = enclosingRepository(root)
   if (!repo) return undefined
   try {
+    // Started outside the workspace, then told where to work (-C): Windows looks for a bare
+    // program name in the starting folder before PATH, and a pull request can commit a git.exe
+    // there. The .git folder is git's own (never checked out); a gitlink file is not a folder.
+    const startIn = lstatSync(repo.gitDir).isDirectory() ? repo.gitDir : tmpdir()
     const { stdout } = await run(
       'git',
-      [...SAFE_CONFIG, `--git-dir=${repo.gitDir}`, `--work-tree=${repo.workTree}`, ...args],
-      { cwd: root, env: gitEnv(), maxBuffer: 64 * 1024 * 1024, timeout: 30_000 },
+      ['-C', root, ...SAFE_CONFIG, `--git-dir=${repo.gitDir}`, `--work-tree=${repo.workTree}`, ...args],
+      { cwd: startIn, env: gitEnv(), maxBuffer: 64 * 1024 * 1024, timeout: 30_000 },
     )
     return stdout
   } catch {
@@ -203,4 +209,38 @@ export async function missingHistory(root: string): Promise<string | undefined> 
   const shallow = await git(root, ['rev-parse', '--is-shallow-repository'])
   if (shallow?.trim() !== 'true') return undefined
   return 'this is a shallow clone, whose history stops before the base: deepen it (`git fetch --unshallow`; in GitHub Actions `fetch-depth: 0` on actions/checkout) and run again'
+}
+
+/**
+ * The files under `.cms-sync/` that git tracks (workspace-relative), when the workspace is in a
+ * repository. That folder is this machine's own record (the state, its bases, the journals, kept
+ * listings): a commit that holds it hands every clone and every CI checkout bases a pull request
+ * wrote, which would make a push delete or overwrite server items on their word alone.
+ */
+export async function committedSyncFiles(root: string): Promise<string[]> {
+  if (lstatSync(path.join(root, '.cms-sync'), { throwIfNoEntry: false }) === undefined) return []
+  // In any case: a case-insensitive checkout (macOS, Windows) reads a committed .CMS-Sync/ as ours.
+  const listed = await git(root, ['ls-files', '-z', '--', ':(icase).cms-sync'])
+  if (!listed) return []
+  return listed.split('\0').filter((name) => name !== '')
+}
+
+/**
+ * A `.cms-sync/` that git tracks is refused before anything in it is read (exit 2): a commit (a
+ * pull request, in a CI checkout that otherwise has no state) could write a state naming any
+ * server item at its current revision, and the missing file would be a local delete; or a push
+ * journal, a media id, a kept listing. A checkout also overwrites the ignored state of a person's
+ * workspace with a branch's, and the state's server is the binding a token relies on outside CI.
+ * Only the lock is a committed base, and it is checked as one.
+ */
+export async function refuseCommittedSyncDir(root: string): Promise<void> {
+  const files = await committedSyncFiles(root)
+  if (files.length === 0) return
+  const first = files.includes('.cms-sync/state.json') ? '.cms-sync/state.json' : files[0]!
+  const named = /^[\w./-]+$/.test(first) ? first : JSON.stringify(first)
+  const more = files.length > 1 ? ` and ${files.length - 1} more file(s) under .cms-sync/` : ''
+  throw new CliError(
+    `${named}${more} is committed to the repository: .cms-sync/ is this machine's own record of the last sync, and a committed one could name any server item as synced (a pull request could make a push delete or overwrite it). Nothing was read from it and nothing was changed: remove it from the repository and from this folder, since a checkout put the commit's files in place of this machine's (\`git rm -r --cached .cms-sync && rm -rf .cms-sync\`, then commit; the next sync starts over from cms-sync.lock as a fresh clone does, which never deletes), and keep \`.cms-sync/\` in .gitignore`,
+    ExitCode.usage,
+  )
 }

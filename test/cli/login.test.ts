@@ -71,14 +71,15 @@ describe.each(['spec', 'upstream'] as const)('cms-sync login (%s)', (dialect) =>
     const running = cli(['login'], { cwd, env, stdin, onStderr: (chunk) => stderr.push(chunk) })
     await until(() => stderr.join('').includes('Username: '))
     stdin.write('admin\r')
-    await until(() => stderr.join('').includes('Password for admin: '))
+    // The prompt names the server the password goes to.
+    await until(() => stderr.join('').includes(`Password for admin at ${em.url}: `))
     // Typed one key at a time, with a typo fixed by backspace.
     for (const key of ['a', 'd', 'x', '\u007f', 'm', 'i', 'n', '\r']) stdin.write(key)
     const r = await running
     expect(r.exitCode).toBe(0)
     expect(r.stdout).toBe(`logged in to ${em.url} as admin\n`)
     // Nothing of the password is echoed: only the newline that ends the prompt.
-    expect(r.stderr.split('Password for admin: ')[1]).toBe('\n')
+    expect(r.stderr.split(`Password for admin at ${em.url}: `)[1]).toBe('\n')
     expect(await resolveToken(env, em.url)).toMatch(/^[0-9a-f]{40}$/)
   })
 

@@ -45,12 +45,12 @@ describe('on a terminal', () => {
     const result = await runBuiltInTty(['login', '--username', 'admin'], {
       cwd: world.root,
       env: { XDG_CONFIG_HOME: xdg, NO_COLOR: '1' },
-      waitFor: 'Password for admin: ',
+      waitFor: `Password for admin at ${world.proxy.url}: `,
       input: 'admin\r',
     })
-    expect(result.output).toContain('Password for admin: ')
+    expect(result.output).toContain(`Password for admin at ${world.proxy.url}: `)
     expect(result.output).toContain(`logged in to ${world.proxy.url} as admin`)
-    expect(result.output).not.toContain('Password for admin: admin')
+    expect(result.output).not.toContain(`Password for admin at ${world.proxy.url}: admin`)
     expect(result.code).toBe(0)
   })
 })

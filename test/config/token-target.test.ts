@@ -18,6 +18,19 @@ describe('the target the environment names', () => {
     for (const value of [undefined, '', '0', 'false', ' False ']) expect(inCi({ CI: value })).toBe(false)
   })
 
+  test('a service that does not set CI is known by its own variable; CI, when set, has the last word', () => {
+    for (const marker of [
+      'JENKINS_URL',
+      'TF_BUILD',
+      'CODEBUILD_BUILD_ID',
+      'TEAMCITY_VERSION',
+      'GITHUB_ACTIONS',
+    ])
+      expect(inCi({ [marker]: 'x' }), marker).toBe(true)
+    expect(inCi({ JENKINS_URL: 'http://jenkins.invalid/', CI: 'false' })).toBe(false)
+    expect(inCi({ JENKINS_URL: '' })).toBe(false)
+  })
+
   test('the same server in another spelling agrees; another host, port, path or a userinfo trick does not', () => {
     const env = { CMS_SYNC_SERVER: SERVER }
     for (const same of [SERVER, `${SERVER}/`, 'HTTPS://CMS.EXAMPLE.COM', 'https://cms.example.com:443'])

@@ -10,7 +10,7 @@
 
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
@@ -261,6 +261,29 @@ describe('the CI recipe (docs/ci/github-actions.yml) against the emulator', { ti
     const again = runJob('pull_request', 'main', 'check-main')
     expect(again.ok, again.output).toBe(true)
     expect(again.output).toContain('the workspace and the server agree')
+  })
+
+  test('a pull request that drops .gitignore never gets .cms-sync/ committed to main by the push job', async () => {
+    const work = path.join(base, 'edit-ignore')
+    git(base, 'clone', '-q', origin, work)
+    git(work, 'checkout', '-q', '-b', 'no-ignore')
+    await rm(path.join(work, '.gitignore'))
+    const file = path.join(work, 'content', 'contact.json')
+    const value = JSON.parse(await readFile(file, 'utf8'))
+    await writeFile(file, `${JSON.stringify({ ...value, properties: { title: 'no ignore' } }, null, 2)}\n`)
+    git(work, 'commit', '-qam', 'tidy up')
+    git(work, 'push', '-q', 'origin', 'no-ignore')
+    mergeToMain('no-ignore')
+    const main = runJob('push', 'main', 'main-no-ignore')
+    expect(main.ok, main.output).toBe(true)
+    expect(await serverTitle('contact')).toBe('no ignore')
+    // The commit back holds the lock, never the job's own state, logs or trash: committed, they
+    // would stop every later run (a committed .cms-sync/ is refused) and publish the trash.
+    const tree = git(main.checkout, 'ls-tree', '-r', '--name-only', 'origin/main').split('\n')
+    expect(tree.filter((name) => name.startsWith('.cms-sync/'))).toEqual([])
+    expect(git(main.checkout, 'show', '--name-only', '--format=', 'origin/main').trim()).toBe('cms-sync.lock')
+    const next = runJob('push', 'main', 'main-after-no-ignore')
+    expect(next.ok, next.output).toBe(true)
   })
 
   test("an editor's change on the server fails the check and the push, and stays", async () => {

@@ -5,7 +5,7 @@
 // keeps its value, the server copy is kept in .cms-sync/conflicts/).
 
 import { execFileSync } from 'node:child_process'
-import { readdir, readFile, rm } from 'node:fs/promises'
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { afterEach, describe, expect, test } from 'vitest'
 import { canonicalJson } from '../../src/workspace/canonical-json.js'
 import { startWorld, type World } from '../helpers/sync-world.js'
@@ -360,6 +360,8 @@ describe.each(['spec', 'upstream'] as const)('how edits on both sides merge (%s 
         cwd: world.root,
         stdio: 'pipe',
       })
+    // As `cms-sync init` leaves it: .cms-sync/ is never committed (a committed one is refused).
+    await writeFile(world.file('.gitignore'), '.cms-sync/\n')
     git('init', '-q')
     git('add', '-A')
     git('commit', '-qm', 'synced')

@@ -2,6 +2,8 @@
 // watch runs)"). The daemon holds the workspace lock, so the resolve is carried out by the
 // daemon: the user types one command and gets its usual report and exit code.
 
+import { execFileSync } from 'node:child_process'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { afterEach, describe, expect, test } from 'vitest'
 import { syncedWorld, type World } from '../helpers/sync-world.js'
 import { serverTitle, setWatchConfig, watchProcess } from '../helpers/watch.js'
@@ -55,5 +57,54 @@ describe('resolve while watch runs', () => {
     const none = await w.cli('resolve', 'content/shop.json', '--keep', 'local')
     expect(none.exitCode).toBe(2)
     expect(none.stderr).toContain('no conflicts in content/shop.json')
+  })
+
+  test("a request a git checkout puts in .cms-sync/requests/ is not carried out: only this machine's cms-sync can ask", async () => {
+    const w = await syncedWorld('spec')
+    world = w
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args], {
+        cwd: w.root,
+        stdio: 'pipe',
+      })
+    await writeFile(w.file('.gitignore'), '.cms-sync/\n')
+    git('init', '-q', '-b', 'main')
+    git('add', '-A')
+    git('commit', '-qm', 'synced')
+    // A colleague's branch holds a request to the daemon, committed past .gitignore: "keep local
+    // for every conflict", which would push this machine's side over an editor's change.
+    const id = '1-1'
+    await mkdir(w.file('.cms-sync/requests'), { recursive: true })
+    await writeFile(
+      w.file(`.cms-sync/requests/${id}.json`),
+      JSON.stringify({ command: 'resolve', scope: ['content'], keep: 'local' }),
+    )
+    git('checkout', '-q', '-b', 'colleague')
+    git('add', '-f', `.cms-sync/requests/${id}.json`)
+    git('commit', '-qm', 'colleague')
+    git('checkout', '-q', 'main')
+    // A conflict the daemon reports, and the user's decision still open.
+    await w.editJson('content/home.json', { properties: { title: 'Local home' } })
+    await w.setContent('home', { properties: { title: 'Remote home' } })
+    await setWatchConfig(w.root, { debounceMs: 50, pollSeconds: 1 })
+    const daemon = watchProcess(w.root, w.env)
+    stop = async () => {
+      daemon.child.kill('SIGTERM')
+      await daemon.exited
+    }
+    await daemon.waitForEvent({ event: 'conflict', path: 'content/home.json' }, 15_000)
+    await daemon.waitForEvent({ event: 'reconciled' }, 15_000)
+
+    // The user looks at the colleague's branch while watch runs.
+    git('checkout', '-q', 'colleague')
+    const reply = w.file(`.cms-sync/requests/${id}.reply.json`)
+    await expect.poll(() => readFile(reply, 'utf8').catch(() => ''), { timeout: 15_000 }).not.toBe('')
+    expect(await serverTitle(w.server, 'home')).toBe('Remote home')
+    expect(JSON.parse(await readFile(reply, 'utf8'))).toMatchObject({ error: { exitCode: 2 } })
+    expect(await w.readJson('content/home.json')).toMatchObject({ properties: { title: 'Local home' } })
+    // The user's own resolve still goes through the daemon.
+    const own = await w.cli('resolve', 'content/home.json', '--keep', 'remote')
+    expect(own.exitCode, own.stderr).toBe(0)
+    expect(await w.readJson('content/home.json')).toMatchObject({ properties: { title: 'Remote home' } })
   })
 })

@@ -13,6 +13,7 @@ import {
   globalOptions,
   loadWorkspaceConfig,
   printJson,
+  refuseUnboundServer,
   say,
   workspaceRoot,
 } from '../context.js'
@@ -111,6 +112,15 @@ export function register(program: Command, io: CliIo, _setExit: (code: number) =
       const { refuseCommittedInsecureTls, refuseLoginTarget } = await import('../../config/token-target.js')
       refuseLoginTarget(io.env, server, opts.server !== undefined)
       refuseCommittedInsecureTls(io.env, config?.tls.insecure ?? false)
+      // A server only cms-sync.yaml names (a pulled commit may have changed it) gets a password
+      // only if the workspace is bound to it, as it would a token; --server is the user's own word.
+      if (root !== undefined && opts.server === undefined)
+        await refuseUnboundServer(root, server, false).catch((error: Error & { exitCode?: ExitCode }) => {
+          throw new CliError(
+            `${error.message.replace('nothing was sent', 'no password was sent')}; to log in to ${server} all the same, name it yourself: cms-sync login --server ${server}`,
+            error.exitCode ?? ExitCode.safetyStop,
+          )
+        })
       const tty = io.stdin?.isTTY === true
       let username = opts.username
       if (!username) {
@@ -129,7 +139,7 @@ export function register(program: Command, io: CliIo, _setExit: (code: number) =
             'no terminal to ask for the password: pipe it in with --password-stdin (or set CMS_SYNC_TOKEN instead of logging in)',
             ExitCode.usage,
           )
-        password = await askHidden(io, `Password for ${username}: `)
+        password = await askHidden(io, `Password for ${username} at ${server}: `)
       }
       if (!username || !password)
         throw new CliError('the user name and password must not be empty', ExitCode.usage)
