@@ -119,18 +119,10 @@ export function matchingText(
 }
 
 /**
- * The base text of `relativePath` from its committed versions (see matchingText), or undefined.
- * `relativePath` is workspace-relative; the workspace may be a folder of the repo.
+ * The blob ids of `relativePath` in the last commits that touched it, newest first (each commit's
+ * version after and before it): what a committed base is looked up in. Empty without git.
  */
-export async function baseTextFromGit(
-  root: string,
-  relativePath: string,
-  hash: string,
-  codec: Codec,
-  id: string,
-  orders: readonly JsonObject[] = [],
-): Promise<string | undefined> {
-  // The versions of the file in the commits that touched it, newest first: one blob id each.
+async function committedBlobs(root: string, relativePath: string): Promise<string[]> {
   const log = await git(root, [
     'log',
     '--no-show-signature',
@@ -144,15 +136,29 @@ export async function baseTextFromGit(
     '--',
     relativePath.split('/').join(path.sep),
   ])
-  if (!log) return undefined
   const blobs = new Set<string>()
-  for (const line of log.split('\n')) {
+  for (const line of log?.split('\n') ?? []) {
     // :<old mode> <new mode> <old blob> <new blob> <status>\t<path>
     const fields = line.split('\t')[0]!.split(' ')
     for (const blob of [fields[3], fields[2]])
       if (blob && /^[0-9a-f]{40,64}$/.test(blob) && !/^0+$/.test(blob)) blobs.add(blob)
   }
-  for (const blob of blobs) {
+  return [...blobs]
+}
+
+/**
+ * The base text of `relativePath` from its committed versions (see matchingText), or undefined.
+ * `relativePath` is workspace-relative; the workspace may be a folder of the repo.
+ */
+export async function baseTextFromGit(
+  root: string,
+  relativePath: string,
+  hash: string,
+  codec: Codec,
+  id: string,
+  orders: readonly JsonObject[] = [],
+): Promise<string | undefined> {
+  for (const blob of await committedBlobs(root, relativePath)) {
     const text = await git(root, ['cat-file', 'blob', blob])
     if (text === undefined) continue
     const parsed = parseFileText(codec, text, id)
@@ -179,24 +185,7 @@ function blobIds(bytes: Buffer): string[] {
  */
 export async function historyHoldsBytes(root: string, relativePath: string, file: string): Promise<boolean> {
   const wanted = new Set(blobIds(await readFile(file)))
-  const log = await git(root, [
-    'log',
-    '--no-show-signature',
-    '--no-ext-diff',
-    '--no-textconv',
-    '--format=',
-    '--raw',
-    '--no-abbrev',
-    '--no-renames',
-    `-n${MAX_VERSIONS}`,
-    '--',
-    relativePath.split('/').join(path.sep),
-  ])
-  if (!log) return false
-  for (const line of log.split('\n')) {
-    const fields = line.split('\t')[0]!.split(' ')
-    if ([fields[2], fields[3]].some((blob) => blob !== undefined && wanted.has(blob))) return true
-  }
+  for (const blob of await committedBlobs(root, relativePath)) if (wanted.has(blob)) return true
   return false
 }
 
