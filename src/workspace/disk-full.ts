@@ -5,6 +5,7 @@
 // no torn file and no base the disk does not hold; the next run, with space freed, goes on.
 
 import { CliError, ExitCode } from '../errors/exit-codes.js'
+import { findCause } from '../errors/find-cause.js'
 
 const FULL = new Set(['ENOSPC', 'EDQUOT'])
 
@@ -27,12 +28,13 @@ export class DiskFullError extends CliError {
 
 /** The error (or one behind it) as a DiskFullError when it says the disk is full, else undefined. */
 export function diskFull(error: unknown): DiskFullError | undefined {
-  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    if (e instanceof DiskFullError) return e
-    const { code, path } = e as NodeJS.ErrnoException
-    if (code && FULL.has(code)) return new DiskFullError(path, code, e)
-  }
-  return undefined
+  const found = findCause(
+    error,
+    (e) => e instanceof DiskFullError || FULL.has((e as NodeJS.ErrnoException).code ?? ''),
+  )
+  if (found === undefined || found instanceof DiskFullError) return found
+  const { code, path } = found as NodeJS.ErrnoException
+  return new DiskFullError(path, code!, found)
 }
 
 /**

@@ -59,7 +59,7 @@ export async function readMediaIndex(root: string): Promise<Map<string, string> 
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     if (error instanceof SymbolicLinkError)
-      throw new MediaIndexError(error.message.replace(/^media\.yaml: /, ''))
+      throw new MediaIndexError(error.link === MEDIA_INDEX ? error.problem : error.message)
     throw error
   } finally {
     await handle?.close()

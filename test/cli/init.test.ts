@@ -133,6 +133,6 @@ describe('cms-sync init, checking the server', () => {
       cwd,
     })
     expect(r.exitCode).toBe(0)
-    expect(r.stdout).toContain('cms-sync login')
+    expect(r.stdout).toContain('not logged in yet: run `cms-sync login` next')
   })
 })

@@ -29,7 +29,11 @@ describe.each(['spec', 'upstream'] as const)('a refused token (%s dialect)', (di
     expect(push.exitCode).toBe(2)
     expect(push.stderr).toMatch(REFUSED)
     // Spec refuses the first listing already; upstream lists anonymously, so the check says it.
-    if (dialect === 'upstream') expect(push.stderr).toMatch(/nothing was sent to the server/)
+    // The stop tells the refusal in the words that name where the token came from, after its own.
+    if (dialect === 'upstream')
+      expect(push.stderr).toMatch(
+        /nothing was sent to the server: the server \S+ refused the token in CMS_SYNC_TOKEN/,
+      )
     expect(await w.serverState()).toEqual(before)
     // With a good token the same push goes through.
     delete w.extraEnv.CMS_SYNC_TOKEN
