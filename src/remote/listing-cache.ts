@@ -19,7 +19,7 @@
 
 import { createHash } from 'node:crypto'
 import { mkdir, rm } from 'node:fs/promises'
-import { writeFileAtomically } from '../workspace/atomic-write.js'
+import { writeFileAtomically } from '../util/atomic-write.js'
 import { absolute, SYNC_DIR, syncDirPath } from '../workspace/layout.js'
 import { readNoFollow, refuseLinks } from '../workspace/no-follow.js'
 import type { RemoteKind } from './dialect.js'

@@ -14,9 +14,8 @@
 
 import { closeSync, constants, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs'
 import { open, readdir, readFile, rm } from 'node:fs/promises'
-import { writeFileAtomically } from '../workspace/atomic-write.js'
+import { naming, writeFileAtomically } from '../util/atomic-write.js'
 import { hashText } from '../workspace/codec.js'
-import { naming } from '../workspace/disk-full.js'
 import { syncDirPath } from '../workspace/layout.js'
 import { NO_FOLLOW } from '../workspace/no-follow.js'
 import type { StateStore } from './state-file.js'

@@ -36,13 +36,3 @@ export function diskFull(error: unknown): DiskFullError | undefined {
   const { code, path } = found as NodeJS.ErrnoException
   return new DiskFullError(path, code!, found)
 }
-
-/**
- * Names `file` in a file system error that names none: writes through an open file fail
- * without a path (ENOSPC), and "disk full at an unnamed file" helps nobody. Returns the error.
- */
-export function naming(error: unknown, file: string): unknown {
-  const failed = error as NodeJS.ErrnoException
-  if (failed instanceof Error && failed.code && failed.path === undefined) failed.path = file
-  return error
-}
