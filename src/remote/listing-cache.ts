@@ -64,7 +64,8 @@ const NAME = /^[a-z]+$/
 const sha256 = (data: string | Uint8Array) => createHash('sha256').update(data).digest('hex')
 
 export function workspaceListingCache(root: string): ListingCache {
-  // Never read or written through a symbolic link (docs/reliability.md, issue 14).
+  // Never read or written through a symbolic link: one could lead outside the workspace
+  // (docs/reliability.md).
   const body = (name: string) => `${SYNC_DIR}/listings/${name}.json`
   const head = (name: string) => `${SYNC_DIR}/listings/${name}.head.json`
   return {

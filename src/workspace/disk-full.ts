@@ -1,8 +1,9 @@
 // A full disk (or a full quota) is neither an item's failure nor the server's: every further
 // write fails the same way, so the run stops at the first one and says where, as "disk full
-// at <path>", never as "could not reach the server" (issue 14 items 14 and 18). Files are
-// written to a temp file and renamed and the state is saved after them, so a stop here leaves
-// no torn file and no base the disk does not hold; the next run, with space freed, goes on.
+// at <path>", never as "could not reach the server", which would send the user to the wrong
+// fix. Files are written to a temp file and renamed and the state is saved after them, so a
+// stop here leaves no torn file and no base the disk does not hold; the next run, with space
+// freed, goes on.
 
 import { CliError, ExitCode } from '../errors/exit-codes.js'
 import { findCause } from '../errors/find-cause.js'

@@ -33,7 +33,7 @@ export class LocalWriter {
 
   private tempDirChecked = false
 
-  /** Temp files go here, out of the synced folders (atomic-write.ts); never through a link. */
+  /** Temp files go here, out of the synced folders (util/atomic-write.ts); never through a link. */
   private get tempDir(): string {
     if (!this.tempDirChecked) {
       refuseLinks(this.root, `${SYNC_DIR}/tmp`)

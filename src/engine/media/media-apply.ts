@@ -94,7 +94,7 @@ async function commit(
    * The stat that vouches for `sha256`: the one our own placement of the file produced, or the
    * one the scan took before it read the bytes. Never a stat taken now: a file saved again
    * while its bytes were uploaded would pair the new stat with the old hash, and no later run
-   * would see the edit (issue 14 item 11).
+   * would see the edit.
    */
   stat: StatSnapshot,
   /** The server's bytes were read or written by this run (else the item keeps its earlier time). */
