@@ -53,6 +53,11 @@ describe.each(['spec', 'upstream'] as const)('a refused token (%s dialect)', (di
       // The drift is still shown (reads work), with the token's refusal beside it.
       expect(json.json.changes).toHaveLength(2)
       expect(json.json.token.refused).toMatch(REFUSED)
+      // The client's own step is dropped (by the error's hint), the status's own follows once.
+      expect(json.json.token.refused).toMatch(
+        /\): reads work, but a push or sync would be refused; run `cms-sync login`/,
+      )
+      expect(json.json.token.refused.match(/cms-sync login/g)).toHaveLength(1)
     } else expect(json.stderr).toMatch(REFUSED)
   })
 
