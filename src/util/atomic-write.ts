@@ -172,17 +172,19 @@ async function writeTemp(
  * case: no call at all). Others than root may not give a file away: that refusal is no error.
  */
 async function keepOwner(temp: string, was: Stats): Promise<void> {
-  // No owners to keep where there are no user ids (Windows).
-  if (!process.getuid || (was.uid === process.getuid() && was.gid === process.getgid?.())) return
   try {
     await chown(temp, was.uid, was.gid)
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
-    const root = process.getuid() === 0
+    const root = process.getuid?.() === 0
     if (code === 'ENOSYS' || (!root && (code === 'EPERM' || code === 'EINVAL'))) return
     throw error
   }
 }
+
+/** Whether a replaced file belongs to someone else; never where there are no user ids (Windows). */
+const ownedByOther = (was: Stats) =>
+  process.getuid !== undefined && (was.uid !== process.getuid() || was.gid !== process.getgid?.())
 
 const crossDevice = (error: unknown) => (error as NodeJS.ErrnoException).code === 'EXDEV'
 
@@ -200,7 +202,7 @@ export async function writeFileAtomically(
   try {
     // open() applies the umask; an existing file's mode is copied as it was.
     if (mode !== undefined) await chmod(written.temp, mode)
-    if (existing) await keepOwner(written.temp, existing)
+    if (existing && ownedByOther(existing)) await keepOwner(written.temp, existing)
     await rename(written.temp, target)
   } catch (error) {
     await rm(written.temp, { force: true })
