@@ -29,8 +29,8 @@ await build({
   // Maps without the sources: stack traces name src/ files and lines (see stack-traces.ts).
   sourcemap: true,
   sourcesContent: false,
-  // Some dependencies are CommonJS: they call require() and read __filename (write-file-atomic
-  // names its temp files after it), which an ESM chunk does not have of its own.
+  // Some dependencies are CommonJS: they call require() and may read __filename or __dirname,
+  // which an ESM chunk does not have of its own.
   banner: {
     js: [
       "import { createRequire as __cmsSyncRequire } from 'node:module';",

@@ -187,13 +187,19 @@ export function refusedTokenMessage(error: unknown): string | undefined {
  * server is meant; init and login name their server themselves. A state or lock that cannot be
  * read binds nothing here (as if deleted); the run that needs it reports it.
  */
-export async function refuseUnboundServer(root: string, server: string, rebind: boolean): Promise<void> {
+export async function refuseUnboundServer(
+  root: string,
+  server: string,
+  rebind: boolean,
+  /** What the command would have sent ("no password" for login). */
+  withheld = 'nothing',
+): Promise<void> {
   if (rebind) return
   const { boundServers, sameServer } = await import('../state/bound-servers.js')
   for (const { file, server: bound } of await boundServers(root)) {
     if (sameServer(bound, server)) continue
     throw new CliError(
-      `safety stop: this workspace is bound to ${bound} (${file}), but cms-sync.yaml names ${server}; nothing was sent to ${server}: the token goes only to the server a workspace is bound to. If the new server is meant, run \`cms-sync sync --rebind\``,
+      `safety stop: this workspace is bound to ${bound} (${file}), but cms-sync.yaml names ${server}; ${withheld} was sent to ${server}: the token goes only to the server a workspace is bound to. If the new server is meant, run \`cms-sync sync --rebind\``,
       ExitCode.safetyStop,
     )
   }

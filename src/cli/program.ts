@@ -174,11 +174,9 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       error instanceof CliError ? error : (await import('../workspace/disk-full.js')).diskFull(error)
     if (stop) {
       // A refused token, here or as the cause of a stop: the message names where it came from.
-      const cause = stop.cause as Error | undefined
-      const refusedCause = cause ? refusedTokenMessage(cause) : undefined
+      const refusedCause = stop.lead === undefined ? undefined : refusedTokenMessage(stop.cause)
       const message =
-        refusedTokenMessage(stop) ??
-        (refusedCause !== undefined ? stop.message.replace(cause!.message, refusedCause) : stop.message)
+        refusedTokenMessage(stop) ?? (refusedCause !== undefined ? stop.lead + refusedCause : stop.message)
       io.stderr.write(`cms-sync: ${printable(message, { keepLines: true })}\n`)
       printError(io, argv, message, stop.exitCode)
       await endCommandLine(stop.exitCode, { error: stop, message, exitCode: stop.exitCode, internal: false })

@@ -7,7 +7,7 @@ import type { HeldChange } from '../engine/held.js'
 import type { ConflictLeaf } from '../engine/merge/merge-json.js'
 import type { ItemReport } from '../engine/outcome.js'
 import { publishBlocked } from '../engine/publish-plan.js'
-import { RemoteError } from '../remote/errors.js'
+import { RemoteError, withoutNextStep } from '../remote/errors.js'
 import type { RemoteClient } from '../remote/index.js'
 import type { RevertedLeaf } from '../state/recent-pushes.js'
 import type { PauseInfo } from '../watch/mass-change.js'
@@ -24,7 +24,7 @@ async function tokenRefusal(client: RemoteClient): Promise<string | undefined> {
     return undefined
   } catch (error) {
     if (error instanceof RemoteError && error.code === 'unauthorized')
-      return `${error.message.replace(/; run .*$/, '')}: reads work, but a push or sync would be refused; run \`cms-sync login\` or set CMS_SYNC_TOKEN`
+      return `${withoutNextStep(error)}: reads work, but a push or sync would be refused; run \`cms-sync login\` or set CMS_SYNC_TOKEN`
     throw error
   }
 }

@@ -4,10 +4,10 @@
 
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import writeFileAtomic from 'write-file-atomic'
 import { isMap, parseDocument } from 'yaml'
 import * as z from 'zod/mini'
 import { DEFAULT_LOGS_DAYS } from '../log/log-files.js'
+import { writeFileAtomically } from '../util/atomic-write.js'
 import { ConfigError } from './errors.js'
 import { CONFIG_FILE } from './find-root.js'
 
@@ -364,5 +364,5 @@ export async function writeNewConfig(root: string, values: NewConfigValues): Pro
     text = doc.toString({ lineWidth: 0 })
     parseConfig(text)
   }
-  await writeFileAtomic(file, text)
+  await writeFileAtomically(file, text)
 }

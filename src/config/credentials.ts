@@ -4,8 +4,8 @@
 import { chmod, mkdir, readFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import writeFileAtomic from 'write-file-atomic'
 import { isMap, parseDocument } from 'yaml'
+import { writeFileAtomically } from '../util/atomic-write.js'
 import { ConfigError } from './errors.js'
 import { refuseUnnamedTarget, requireNamedTarget, serverKey } from './token-target.js'
 
@@ -65,7 +65,7 @@ async function writeServers(file: string, servers: Record<string, { token?: unkn
     .join('')
   // mode applies to the temp file that replaces the old one, so an existing file with a wider
   // mode is narrowed too; the chmod covers a file system that ignores the create mode.
-  await writeFileAtomic(file, `${HEADER}servers:\n${body}`, { mode: 0o600 })
+  await writeFileAtomically(file, `${HEADER}servers:\n${body}`, { mode: 0o600 })
   await chmod(file, 0o600)
 }
 

@@ -8,7 +8,7 @@ import { RemoteError } from '../remote/errors.js'
 import type { BaseStore } from '../state/base-store.js'
 import type { RecentPushes, RevertedLeaf } from '../state/recent-pushes.js'
 import { createDateOf, type ItemState, type StateStore, type StatSnapshot } from '../state/state-file.js'
-import { FileAppearedError } from '../workspace/atomic-write.js'
+import { FileAppearedError } from '../util/atomic-write.js'
 import {
   type Codec,
   type FileBytes,

@@ -174,6 +174,19 @@ export function targetGuard(bound: Target | undefined, configured: Target, rebin
   return { ok: false, reason: 'wrong-target', bound, configured }
 }
 
+/** The flag a stop's message tells to re-run with, in those words ("re-run with --allow-deletes"). */
+export function rerunFlag(stop: GuardStop): string | undefined {
+  switch (stop.reason) {
+    case 'max-delete':
+    case 'listing-emptied':
+    case 'inheritance-lost':
+    case 'form-entries':
+      return '--allow-deletes'
+    default:
+      return undefined
+  }
+}
+
 export function describeStop(stop: GuardStop): string {
   switch (stop.reason) {
     case 'max-delete':

@@ -2,7 +2,7 @@
 // (a kill -9 between the server's answer and the state's save). The push journal
 // (state/push-journal.ts) holds what was sent; where the server now holds exactly that, it
 // becomes the base, as the lost save would have recorded it. Without this the user's next
-// edit of the same field was a conflict with their own push (issue 14 item 10).
+// edit of the same field was a conflict with their own push.
 //
 // Only an exact match counts: a server that holds anything else either never got the push or
 // moved on since, and then the older base is all that is known.

@@ -16,6 +16,7 @@
 // the next status marks it. Any change to the state (a commit, a kill halfway through a run's
 // saves) changes its digest, and any change on the server its ETag: the mark then says nothing.
 
+import { findCause } from '../errors/find-cause.js'
 import { isInherited } from '../remote/client.js'
 import { RemoteError } from '../remote/errors.js'
 import type { ItemState } from '../state/state-file.js'
@@ -102,9 +103,8 @@ export interface SnapshotState {
 
 /** A failed listing: a refused token is the user's to fix (log in); anything else a safety stop. */
 function listingFailure(kind: Kind, error: unknown): Error {
-  if (isRefusedToken(error)) return error as Error
-  if (isRefusedToken((error as Error).cause)) return (error as Error).cause as Error
-  return new ListingFailedError(kind, error)
+  // The client's listing error wraps the refusal once.
+  return findCause(error, isRefusedToken, 2) ?? new ListingFailedError(kind, error)
 }
 
 /** The promise itself, marked as handled: a run that stops early never awaits it. */

@@ -36,6 +36,7 @@ import {
   inheritanceGuard,
   listingGuard,
   orphanGuard,
+  rerunFlag,
   targetGuard,
 } from './guards.js'
 import { type HeldChange, heldChanges, itemsStoppedBy } from './held.js'
@@ -73,7 +74,11 @@ const MEDIA = { kind: 'media' as const }
 
 /** Exit 4: a guard stopped the run before anything changed. */
 export class SafetyStopError extends CliError {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** The flag whose "re-run with" the message names (watch names the commands instead). */
+    readonly rerunWith?: string,
+  ) {
     super(message, ExitCode.safetyStop)
   }
 }
@@ -93,7 +98,7 @@ export function checkScope(run: Pick<PlannedRun, 'plan' | 'scanProblems'>, scope
 }
 
 function stopUnlessOk(result: GuardResult): void {
-  if (!result.ok) throw new SafetyStopError(describeStop(result))
+  if (!result.ok) throw new SafetyStopError(describeStop(result), rerunFlag(result))
 }
 
 /** The state a run plans against, checked against the configured target. */
@@ -242,7 +247,8 @@ async function readAndPlan(
     )
   } catch (error) {
     if (error instanceof ListingFailedError) {
-      const said = /nothing was changed/.test(error.message)
+      // The client's listing error (code 'listing') already says that nothing was changed.
+      const said = error.cause instanceof RemoteError && error.cause.code === 'listing'
       const stop = new SafetyStopError(`safety stop: ${error.message}${said ? '' : '; nothing was changed'}`)
       stop.cause = error
       throw stop
@@ -372,7 +378,8 @@ async function tokenAccepted(client: RemotePort): Promise<void> {
   } catch (error) {
     if (error instanceof RemoteError && error.code === 'unauthorized') {
       // The cause lets the command line name where the token came from (cli/context.ts).
-      const stop = new CliError(`nothing was sent to the server: ${error.message}`, ExitCode.usage)
+      const lead = 'nothing was sent to the server: '
+      const stop = new CliError(`${lead}${error.message}`, ExitCode.usage, lead)
       stop.cause = error
       throw stop
     }
@@ -550,7 +557,7 @@ export async function heldByGuards(
     const result = await firstStop(selected)
     if (result.ok) return { selected, held }
     const items = opts.hold ? itemsStoppedBy(result, selected, (path) => run.store.isInherited(path)) : []
-    if (items.length === 0) throw new SafetyStopError(describeStop(result))
+    if (items.length === 0) throw new SafetyStopError(describeStop(result), rerunFlag(result))
     held.push(...heldChanges(result, items))
     const out = new Set(items.map((item) => item.path))
     selected = selected.filter((item) => !out.has(item.path))

@@ -5,6 +5,7 @@
 // holds the workspace lock for its whole life, so this does not take it, and the state stays in
 // memory from run to run instead of being read again each time.
 
+import { findCause } from '../errors/find-cause.js'
 import { RemoteError } from '../remote/errors.js'
 import type { StateStore } from '../state/state-file.js'
 import { loadIgnoreRules } from '../workspace/ignore-rules.js'
@@ -81,10 +82,7 @@ export interface WatchEngine {
  * the server: the run is offline, not failed, and everything it had stays queued.
  */
 export function unreachable(error: unknown): boolean {
-  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    if (e instanceof RemoteError && TRANSIENT.has(e.code)) return true
-  }
-  return false
+  return findCause(error, (e) => e instanceof RemoteError && TRANSIENT.has(e.code)) !== undefined
 }
 
 export function createWatchEngine(

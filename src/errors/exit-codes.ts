@@ -18,6 +18,11 @@ export class CliError extends Error {
   constructor(
     message: string,
     readonly exitCode: ExitCode = ExitCode.failed,
+    /**
+     * Set when the message is this lead followed by the cause's message, so the command line
+     * can tell the cause in its own words (where a refused token came from) after the same lead.
+     */
+    readonly lead?: string,
   ) {
     super(message)
   }

@@ -1,7 +1,8 @@
 // The logger for a run's one line per item (`applied`, `item failed`). Those lines are flat:
 // a path, an action and an error message. The full redaction (logger.ts: secret keys up to
-// three levels deep, through wildcards) walks every logged object: 27 µs a line against 7 µs,
-// 2.7 s of CPU in a 100,000-item pull. For a flat line the secret keys at the top level are
+// three levels deep, through wildcards) walks every logged object, several times the cost of
+// the line itself, and a large pull logs one per item (docs/benchmarks.md, "Figures behind code
+// comments"). For a flat line the secret keys at the top level are
 // the whole walk; secrets inside an error message are scrubbed where the HTTP layer makes the
 // error (`scrub` in remote/http.ts), as no key-based redaction could see them.
 

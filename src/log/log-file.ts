@@ -1,7 +1,7 @@
 // The log file as a pino destination that survives a failing disk. pino.destination (SonicBoom)
 // re-throws a write error as an uncaught exception, and its flush at exit retries every error
 // but EAGAIN in a blocking loop: a full disk turned a pull into a process spinning in
-// flushSync for ever, deaf to SIGTERM and holding the workspace lock (issue 14 item 14). Here
+// flushSync for ever, deaf to SIGTERM and holding the workspace lock. Here
 // a failed write stops the logging, is told once (onFailure), and nothing is retried.
 //
 // Lines are appended in batches: one append in flight, the lines that come meanwhile joined

@@ -3,7 +3,7 @@
 
 import type { Logger } from 'pino'
 import { authHeaders } from './dialect.js'
-import { remoteError } from './errors.js'
+import { remoteError, withNextStep } from './errors.js'
 import { createTransport, type HttpRequest, type Transport } from './http.js'
 
 export interface LoginResult {
@@ -56,9 +56,7 @@ export async function login(opts: LoginOptions): Promise<LoginResult> {
         'unauthorized',
       )
       // The next step for a refused login is a different password, not `cms-sync login`.
-      throw Object.assign(refused, {
-        message: refused.message.replace(/; run .*$/, '; check the user name and password'),
-      })
+      throw withNextStep(refused, 'check the user name and password')
     }
     if (res.status < 200 || res.status >= 300) throw transport.failure(request, res, 'could not log in')
     const text = typeof res.body === 'string' ? res.body.trim() : ''

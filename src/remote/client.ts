@@ -418,11 +418,17 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
       if (opts.signal?.aborted) throw error
       // The cause's message already says where and what to do; the listing adds the safety part.
       const cause = error as RemoteError
+      const lead = `could not list ${SEGMENT[kind]}, so nothing was changed: `
+      const why = listingFailure(cause, listMaxBytes)
       throw new ListingError(
         'listing',
-        `could not list ${SEGMENT[kind]}, so nothing was changed: ${listingFailure(cause, listMaxBytes)}`,
+        `${lead}${why}`,
         { ...data, status: cause.status },
-        { cause, exitCode: ExitCode.safetyStop },
+        {
+          cause,
+          exitCode: ExitCode.safetyStop,
+          ...(why === cause.message ? { lead } : {}),
+        },
       )
     }
     const marker = listingMarker(res)

@@ -52,14 +52,16 @@ export class RemoteError extends CliError {
   readonly status: number | undefined
   readonly itemId: string | undefined
   readonly serverMessage: string | undefined
+  /** What to do next, when the message ends with it ("<what happened>; <hint>"). */
+  readonly hint: string | undefined
 
   constructor(
     readonly code: RemoteErrorCode,
     message: string,
     data: RemoteErrorData,
-    options?: { cause?: unknown; exitCode?: ExitCode },
+    options?: { cause?: unknown; exitCode?: ExitCode; hint?: string; lead?: string },
   ) {
-    super(message, options?.exitCode ?? exitCodeFor(code))
+    super(message, options?.exitCode ?? exitCodeFor(code), options?.lead)
     // The class name (UnauthorizedError, ...) without each subclass repeating it.
     this.name = new.target.name
     if (options?.cause !== undefined) this.cause = options.cause
@@ -68,6 +70,7 @@ export class RemoteError extends CliError {
     this.status = data.status
     this.itemId = data.itemId
     this.serverMessage = data.serverMessage
+    this.hint = options?.hint
   }
 
   /** For `--json` output and logs: no stack, no cause chain, no token. */
@@ -141,8 +144,22 @@ export function listingNextStep(code: RemoteErrorCode): string {
 
 /** The error's message without the next step remoteError appended to it. */
 export function withoutNextStep(error: RemoteError): string {
-  const step = `; ${NEXT_STEP[error.code]}`
-  return error.message.endsWith(step) ? error.message.slice(0, -step.length) : error.message
+  return error.hint === undefined ? error.message : error.message.slice(0, -`; ${error.hint}`.length)
+}
+
+/** The same error with another next step: where the code's own would send the user the wrong way. */
+export function withNextStep(error: RemoteError, hint: string): RemoteError {
+  if (error.hint === undefined) return error
+  const Class = CLASS_OF[error.code]
+  const data = {
+    method: error.method,
+    route: error.route,
+    status: error.status,
+    itemId: error.itemId,
+    serverMessage: error.serverMessage,
+  }
+  const options = { cause: error.cause, exitCode: error.exitCode, hint }
+  return new Class(error.code, `${withoutNextStep(error)}; ${hint}`, data, options)
 }
 
 /**
@@ -159,7 +176,7 @@ export function remoteError(
   const where = `${data.method} ${routeOf(data.route)}${data.status === undefined ? '' : ` -> ${data.status}`}`
   const server = data.serverMessage ? `: ${data.serverMessage}` : ''
   const message = `${what} (${where}${server}); ${NEXT_STEP[code]}`
-  return new Class(code, message, data, { cause, exitCode: exitCodeFor(code) })
+  return new Class(code, message, data, { cause, exitCode: exitCodeFor(code), hint: NEXT_STEP[code] })
 }
 
 /**

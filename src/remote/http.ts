@@ -8,6 +8,7 @@ import { Readable } from 'node:stream'
 import type { Logger } from 'pino'
 import type { Dispatcher } from 'undici'
 import { Agent } from 'undici'
+import { findCause } from '../errors/find-cause.js'
 import { secretFields } from '../workspace/connection-secrets.js'
 import {
   cleanServerMessage,
@@ -198,11 +199,10 @@ const TLS_CODE = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS|ERR_SSL/
 
 /** A file system error of ours (it names a path and a system call) behind a transport failure. */
 function localFileError(error: unknown): Error | undefined {
-  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+  return findCause(error, (e) => {
     const { path, syscall } = e as NodeJS.ErrnoException
-    if (typeof path === 'string' && typeof syscall === 'string') return e
-  }
-  return undefined
+    return typeof path === 'string' && typeof syscall === 'string'
+  })
 }
 
 function errorCode(error: unknown): string {

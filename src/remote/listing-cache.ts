@@ -19,7 +19,7 @@
 
 import { createHash } from 'node:crypto'
 import { mkdir, rm } from 'node:fs/promises'
-import { writeFileAtomically } from '../workspace/atomic-write.js'
+import { writeFileAtomically } from '../util/atomic-write.js'
 import { absolute, SYNC_DIR, syncDirPath } from '../workspace/layout.js'
 import { readNoFollow, refuseLinks } from '../workspace/no-follow.js'
 import type { RemoteKind } from './dialect.js'
@@ -64,7 +64,8 @@ const NAME = /^[a-z]+$/
 const sha256 = (data: string | Uint8Array) => createHash('sha256').update(data).digest('hex')
 
 export function workspaceListingCache(root: string): ListingCache {
-  // Never read or written through a symbolic link (docs/reliability.md, issue 14).
+  // Never read or written through a symbolic link: one could lead outside the workspace
+  // (docs/reliability.md).
   const body = (name: string) => `${SYNC_DIR}/listings/${name}.json`
   const head = (name: string) => `${SYNC_DIR}/listings/${name}.head.json`
   return {

@@ -10,7 +10,7 @@ export type TargetCheck =
   | { ok: true }
   | { ok: false; missing: 'project' | 'environment'; message: string; choices: string[] | undefined }
   /** The server would not say (no token, no access): neither confirmed nor refuted. */
-  | { ok: 'unknown'; message: string }
+  | { ok: 'unknown'; message: string; status: number }
 
 function stringList(body: unknown): string[] | undefined {
   return Array.isArray(body) && body.every((x) => typeof x === 'string') ? body : undefined
@@ -51,6 +51,7 @@ export async function checkTarget(client: RemoteClient): Promise<TargetCheck> {
   }
   return {
     ok: 'unknown',
+    status: res.status,
     message: `the server would not list the environments of "${project}" (${res.status}${text ? `: ${text.slice(0, 120)}` : ''})`,
   }
 }

@@ -7,16 +7,15 @@
 // Two forms. A run's first LOOSE_LIMIT bases are blobs named by their hash, one file each (a
 // watch edit, a push of a few files). Beyond that they go to one pack file per run,
 // `pack-<pid>-<n>-<time>`, records of `base <sha256> <bytes>\n<text>\n` appended in groups:
-// a pull used to create a second file per item here, and creating a file is the dearest call
-// of a pull (docs/benchmarks.md, "Session 6", item 19). keep() still resolves only once its
+// a blob each would be a second file per item of a pull, and creating a file is the dearest
+// call of a pull (docs/benchmarks.md, "A run's bases in one pack file"). keep() still resolves only once its
 // record is written, so the state never records a base that is not on disk; the items in
 // flight at the same turn of the event loop share one append.
 
 import { closeSync, constants, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs'
 import { open, readdir, readFile, rm } from 'node:fs/promises'
-import { writeFileAtomically } from '../workspace/atomic-write.js'
+import { naming, writeFileAtomically } from '../util/atomic-write.js'
 import { hashText } from '../workspace/codec.js'
-import { naming } from '../workspace/disk-full.js'
 import { syncDirPath } from '../workspace/layout.js'
 import { NO_FOLLOW } from '../workspace/no-follow.js'
 import type { StateStore } from './state-file.js'
@@ -99,9 +98,6 @@ function packRecord(hash: string, text: string): Buffer {
 }
 
 let packCounter = 0
-
-/** Counts base reads, so tests can see that only items changed on both sides read one. */
-export const baseReads = { count: 0 }
 
 export class BaseStore {
   private folderMade = false
@@ -204,7 +200,6 @@ export class BaseStore {
   /** The base's text, or undefined when it was never kept here (or is damaged). */
   async read(hash: string): Promise<string | undefined> {
     if (!HASH.test(hash)) return undefined
-    baseReads.count++
     return (await this.readLoose(hash)) ?? (await this.readPacked(hash))
   }
 

@@ -1,6 +1,7 @@
 // The servers a workspace is bound to, read without parsing its records whole: the check before
 // a command connects (cli/context.ts refuseUnboundServer) runs on every command, and parsing the
-// state and lock of 10,000 items costs some 60 ms that the run then spends again. The state as
+// state and lock of a large workspace whole costs the run that time twice (docs/benchmarks.md,
+// "Figures behind code comments"). The state as
 // cms-sync writes it starts with its target; the lock names its target on a line of its own.
 
 import { open, readFile } from 'node:fs/promises'

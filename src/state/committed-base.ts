@@ -14,7 +14,7 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { CliError, ExitCode } from '../errors/exit-codes.js'
-import { writeFileAtomically } from '../workspace/atomic-write.js'
+import { writeFileAtomically } from '../util/atomic-write.js'
 import { firstDuplicateKey } from '../workspace/duplicate-keys.js'
 import { decodeId } from '../workspace/file-names.js'
 import { FOLDER_OF, KINDS, type Kind } from '../workspace/kinds.js'

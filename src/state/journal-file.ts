@@ -5,7 +5,7 @@
 // and engine/media/pending-uploads.ts, which say what their lines mean and when they go.
 
 import { mkdir, open, readFile, rm } from 'node:fs/promises'
-import { writeFileAtomically } from '../workspace/atomic-write.js'
+import { writeFileAtomically } from '../util/atomic-write.js'
 import { syncDirPath } from '../workspace/layout.js'
 import { tempDirOf } from '../workspace/temp-files.js'
 

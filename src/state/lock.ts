@@ -12,8 +12,8 @@
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import lockfile from 'proper-lockfile'
 import { CliError, ExitCode } from '../errors/exit-codes.js'
+import { writeFileAtomically } from '../util/atomic-write.js'
 import { processIsAlive } from '../util/process-alive.js'
-import { writeFileAtomically } from '../workspace/atomic-write.js'
 import { syncDirPath } from '../workspace/layout.js'
 
 // proper-lockfile takes over a lock whose heartbeat (the lock folder's mtime, refreshed every

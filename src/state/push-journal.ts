@@ -2,8 +2,7 @@
 // (and fsynced) before the first byte goes. The state records a push only after the server
 // confirmed it, and is saved in batches (watch waits for a quiet spell): a kill -9 in between
 // left the server holding the pushed version while the state still held the older base, and
-// the next edit of the same field became a conflict with the user's own push (issue 14 item
-// 10). With this journal the next run sees that the server holds exactly what this workspace
+// the next edit of the same field became a conflict with the user's own push. With this journal the next run sees that the server holds exactly what this workspace
 // sent, and takes that as the base, as a clean stop would have saved it.
 //
 // One JSON line per item, appended once per run before its pushes (journal-file.ts: one write

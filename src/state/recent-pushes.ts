@@ -7,7 +7,7 @@
 // lost or unreadable file only means no revert is told until the next push.
 
 import { mkdir, readFile } from 'node:fs/promises'
-import { writeFileAtomically } from '../workspace/atomic-write.js'
+import { writeFileAtomically } from '../util/atomic-write.js'
 import type { Kind } from '../workspace/kinds.js'
 import { syncDirPath } from '../workspace/layout.js'
 import { tempDirOf } from '../workspace/temp-files.js'

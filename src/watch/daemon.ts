@@ -7,9 +7,11 @@
 import { type FSWatcher, type Stats, statSync, watch as watchFolder } from 'node:fs'
 import path from 'node:path'
 import type { Outcome } from '../engine/outcome.js'
+import { SafetyStopError } from '../engine/run.js'
 import type { EngineDeps } from '../engine/run-types.js'
 import { createWatchEngine } from '../engine/watch-run.js'
 import { CliError, ExitCode } from '../errors/exit-codes.js'
+import { causeChain, findCause } from '../errors/find-cause.js'
 import { RemoteError } from '../remote/errors.js'
 import { loadState } from '../state/state-file.js'
 import { type IgnoreRules, loadIgnoreRules } from '../workspace/ignore-rules.js'
@@ -96,19 +98,19 @@ export interface DaemonControl {
  * A safety stop's "re-run with --allow-deletes" names a flag watch does not take: the exact
  * commands instead (the one-shot run needs the lock the daemon holds).
  */
-export function forWatch(message: string): string {
+export function forWatch(error: unknown): string {
+  const message = messageOf(error)
+  if (!(error instanceof SafetyStopError) || error.rerunWith === undefined) return message
+  const flag = error.rerunWith
   return message.replace(
-    /re-run with (--[a-z-]+)/,
-    'stop `cms-sync watch` (Ctrl-C), run `cms-sync sync $1` and start watch again',
+    `re-run with ${flag}`,
+    `stop \`cms-sync watch\` (Ctrl-C), run \`cms-sync sync ${flag}\` and start watch again`,
   )
 }
 
 /** Whether the error, or one behind it (a listing stop wraps the client's), is a refused token. */
 function tokenRefused(error: unknown): boolean {
-  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    if (e instanceof RemoteError && e.code === 'unauthorized') return true
-  }
-  return false
+  return findCause(error, (e) => e instanceof RemoteError && e.code === 'unauthorized') !== undefined
 }
 
 function messageOf(error: unknown): string {
@@ -117,11 +119,11 @@ function messageOf(error: unknown): string {
 
 /** Why the server is out of reach: the client's own error, not the wrappers around it. */
 function rootCauseOf(error: unknown): string {
-  let found = error
-  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    if (e instanceof RemoteError) found = e
-  }
-  return messageOf(found)
+  return messageOf(
+    causeChain(error)
+      .filter((e) => e instanceof RemoteError)
+      .at(-1) ?? error,
+  )
 }
 
 /**
@@ -262,7 +264,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
       }
       if (offline && !stopping) emit({ event: 'online' })
       offline = false
-      if (settled.kind === 'error') reporter.error(forWatch(messageOf(settled.error)))
+      if (settled.kind === 'error') reporter.error(forWatch(settled.error))
       else {
         const done = settled as WatchRunOutcome & { kind: 'done' }
         if (done.outcome) reporter.outcome(done.outcome, done.whole)

@@ -5,8 +5,8 @@
 
 import { mkdir, readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
-import writeFileAtomic from 'write-file-atomic'
 import { type HeldChange, shellPaths } from '../engine/held.js'
+import { writeFileAtomically } from '../util/atomic-write.js'
 
 /** Below this many paths a batch is an ordinary editing session, whatever the workspace size. */
 export const MASS_CHANGE_MIN_PATHS = 50
@@ -185,7 +185,7 @@ export async function readPause(root: string): Promise<PauseInfo | undefined> {
 export async function setPause(root: string, info: PauseInfo): Promise<void> {
   const file = path.join(root, PAUSE_FILE)
   await mkdir(path.dirname(file), { recursive: true })
-  await writeFileAtomic(file, `${JSON.stringify(info, null, 2)}\n`)
+  await writeFileAtomically(file, `${JSON.stringify(info, null, 2)}\n`)
 }
 
 /** Lifted by an explicit `cms-sync push` or `sync`; absent is fine. */

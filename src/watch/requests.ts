@@ -15,10 +15,10 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import { watch as watchFolder } from 'node:fs'
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises'
-import writeFileAtomic from 'write-file-atomic'
 import type { Outcome } from '../engine/outcome.js'
 import type { Side } from '../engine/plan.js'
 import { CliError, ExitCode } from '../errors/exit-codes.js'
+import { writeFileAtomically } from '../util/atomic-write.js'
 import { syncDirPath } from '../workspace/layout.js'
 
 export interface SettleRequest {
@@ -81,7 +81,7 @@ export async function serveRequests(
   const dir = requestsDir(root)
   await mkdir(dir, { recursive: true })
   const key = randomBytes(32).toString('hex')
-  await writeFileAtomic(`${dir}/${KEY_FILE}`, key, { mode: 0o600 })
+  await writeFileAtomically(`${dir}/${KEY_FILE}`, key, { mode: 0o600 })
   const seen = new Set<string>()
   let chain = Promise.resolve()
   let closed = false
@@ -98,7 +98,7 @@ export async function serveRequests(
         }
         if (!sameKey(given, key)) {
           // Not ours to remove either: git's file, if it came with a checkout.
-          await writeFileAtomic(
+          await writeFileAtomically(
             `${dir}/${id}.reply.json`,
             JSON.stringify({ error: { message: FOREIGN, exitCode: ExitCode.usage } }),
           )
@@ -113,7 +113,7 @@ export async function serveRequests(
         reply = { error: { message: e.message, exitCode: typeof e.exitCode === 'number' ? e.exitCode : 1 } }
       }
       await rm(`${dir}/${id}.json`, { force: true })
-      await writeFileAtomic(`${dir}/${id}.reply.json`, JSON.stringify(reply))
+      await writeFileAtomically(`${dir}/${id}.reply.json`, JSON.stringify(reply))
     })
   }
   const sweep = async () => {
@@ -157,7 +157,7 @@ export async function askDaemon(
         // The daemon's key, where it wrote it; a daemon still starting has none yet: wait for it.
         const key = await readFile(`${dir}/${KEY_FILE}`, 'utf8').catch(() => undefined)
         if (key !== undefined) {
-          await writeFileAtomic(`${dir}/${id}.json`, JSON.stringify({ ...request, key }))
+          await writeFileAtomically(`${dir}/${id}.json`, JSON.stringify({ ...request, key }))
           sent = true
         }
       }

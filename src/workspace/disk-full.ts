@@ -1,10 +1,12 @@
 // A full disk (or a full quota) is neither an item's failure nor the server's: every further
 // write fails the same way, so the run stops at the first one and says where, as "disk full
-// at <path>", never as "could not reach the server" (issue 14 items 14 and 18). Files are
-// written to a temp file and renamed and the state is saved after them, so a stop here leaves
-// no torn file and no base the disk does not hold; the next run, with space freed, goes on.
+// at <path>", never as "could not reach the server", which would send the user to the wrong
+// fix. Files are written to a temp file and renamed and the state is saved after them, so a
+// stop here leaves no torn file and no base the disk does not hold; the next run, with space
+// freed, goes on.
 
 import { CliError, ExitCode } from '../errors/exit-codes.js'
+import { findCause } from '../errors/find-cause.js'
 
 const FULL = new Set(['ENOSPC', 'EDQUOT'])
 
@@ -27,20 +29,11 @@ export class DiskFullError extends CliError {
 
 /** The error (or one behind it) as a DiskFullError when it says the disk is full, else undefined. */
 export function diskFull(error: unknown): DiskFullError | undefined {
-  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    if (e instanceof DiskFullError) return e
-    const { code, path } = e as NodeJS.ErrnoException
-    if (code && FULL.has(code)) return new DiskFullError(path, code, e)
-  }
-  return undefined
-}
-
-/**
- * Names `file` in a file system error that names none: writes through an open file fail
- * without a path (ENOSPC), and "disk full at an unnamed file" helps nobody. Returns the error.
- */
-export function naming(error: unknown, file: string): unknown {
-  const failed = error as NodeJS.ErrnoException
-  if (failed instanceof Error && failed.code && failed.path === undefined) failed.path = file
-  return error
+  const found = findCause(
+    error,
+    (e) => e instanceof DiskFullError || FULL.has((e as NodeJS.ErrnoException).code ?? ''),
+  )
+  if (found === undefined || found instanceof DiskFullError) return found
+  const { code, path } = found as NodeJS.ErrnoException
+  return new DiskFullError(path, code!, found)
 }

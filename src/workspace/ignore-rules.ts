@@ -119,7 +119,8 @@ export function ignoreRulesFrom(root: string, cmsyncignoreText: string): IgnoreR
     .filter((line) => line !== '' && !line.startsWith('#'))
   // Built-in and user rules in one `ignore` matcher, in order, as gitignore reads them (so a
   // user's '!' can re-include what the built-in ones ignore). It remembers each path's answer.
-  // Measured: 14,000 workspace paths in 40-60 ms cold (bench: a 12,200-file status).
+  // Cheap enough for every path of a large workspace (docs/benchmarks.md, "Figures behind code
+  // comments").
   const matcher: Ignore = ignore().add(NEVER_RESOURCES).add(LOCAL_JUNK).add(userPatterns)
   // Without the junk rules, for the paths a sync tracks (made on first use: most runs track none).
   let byChoice: Ignore | undefined

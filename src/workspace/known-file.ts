@@ -1,12 +1,10 @@
 // What a scan may trust about a file from its last sync. The state (src/state/state-file.ts)
 // records these for every item; the scan, a layer below it, names only what it reads.
 
+import type { StatSnapshot } from '../util/atomic-write.js'
+
 /** A file's size, mtime and inode when its hash was taken: an equal stat means equal content. */
-export interface StatSnapshot {
-  size: number
-  mtimeMs: number
-  ino: number
-}
+export type { StatSnapshot }
 
 /** The fields of the state's record of an item (ItemState) that the scans read. */
 export interface KnownFile {

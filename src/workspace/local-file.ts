@@ -23,9 +23,6 @@ function claimedId(value: unknown, expectedId: string): string | undefined {
   return typeof id === 'string' && id !== '' && id !== expectedId ? id : undefined
 }
 
-/** Counts file reads, so tests can see that the stat cache spared them. */
-export const fileReads = { count: 0 }
-
 /**
  * The server refuses JSON bodies over 50 MB (upstream-server.md §8.2), and resets the
  * connection while the body is still being sent, which looks like a network failure and
@@ -121,7 +118,6 @@ export async function readLocalFile(
 ): Promise<ParsedFile | undefined> {
   let text: string
   try {
-    fileReads.count++
     // Never through a link (SymbolicLinkError): it may lead outside the workspace (no-follow.ts).
     text = await readNoFollow(root, relativePath)
   } catch (error) {

@@ -5,8 +5,7 @@
 
 import { access, copyFile, lstat, mkdir, rename, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import writeFileAtomic from 'write-file-atomic'
-import { claimName, createFileAtomically, writeFileAtomically } from './atomic-write.js'
+import { claimName, createFileAtomically, writeFileAtomically } from '../util/atomic-write.js'
 import { hashText } from './codec.js'
 import { Durability } from './durability.js'
 import type { StatSnapshot } from './known-file.js'
@@ -34,7 +33,7 @@ export class LocalWriter {
 
   private tempDirChecked = false
 
-  /** Temp files go here, out of the synced folders (atomic-write.ts); never through a link. */
+  /** Temp files go here, out of the synced folders (util/atomic-write.ts); never through a link. */
   private get tempDir(): string {
     if (!this.tempDirChecked) {
       refuseLinks(this.root, `${SYNC_DIR}/tmp`)
@@ -90,7 +89,7 @@ export class LocalWriter {
   async keepEntriesInTrash(relativePath: string, text: string): Promise<void> {
     const target = this.trashPath(relativePath.replace(/\.json$/, ''), '.entries.json')
     await mkdir(path.dirname(target), { recursive: true })
-    await writeFileAtomic(target, text)
+    await writeFileAtomically(target, text)
     this.durability.note(target)
   }
 
@@ -219,7 +218,7 @@ export async function writeConflictCopy(
     return
   }
   await mkdir(path.dirname(file), { recursive: true })
-  await writeFileAtomic(file, text)
+  await writeFileAtomically(file, text)
 }
 
 export async function removeConflictCopy(root: string, relativePath: string): Promise<void> {

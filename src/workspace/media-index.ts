@@ -38,7 +38,8 @@ export function mediaPathProblem(rel: string): string | undefined {
 
 /**
  * The last index read, by file and stat: `watch` reads media.yaml on every poll, and parsing
- * 2,000 entries of YAML costs a quarter of a second; a file with the same size, mtime and inode
+ * thousands of entries costs a noticeable part of a second (docs/benchmarks.md, "Figures behind
+ * code comments"); a file with the same size, mtime and inode
  * holds the same text (the stat cache of content files trusts the same).
  */
 let lastRead: { file: string; stat: string; index: Map<string, string> } | undefined
@@ -59,7 +60,7 @@ export async function readMediaIndex(root: string): Promise<Map<string, string> 
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     if (error instanceof SymbolicLinkError)
-      throw new MediaIndexError(error.message.replace(/^media\.yaml: /, ''))
+      throw new MediaIndexError(error.link === MEDIA_INDEX ? error.problem : error.message)
     throw error
   } finally {
     await handle?.close()
@@ -70,8 +71,9 @@ export async function readMediaIndex(root: string): Promise<Map<string, string> 
 }
 
 // The canonical form, line by line: `key: value`, each a plain scalar of path characters or a
-// JSON string. Parsing it with the YAML library costs about 0.5 s at 2,000 media (its duplicate
-// key check compares every key with every other), which dominated a no-change status.
+// JSON string. The YAML library's duplicate key check compares every key with every other, so
+// parsing with it grows with the square of the media and dominated a no-change status
+// (docs/benchmarks.md, "media.yaml read line by line").
 const PLAIN = '[A-Za-z0-9_][A-Za-z0-9._/-]*'
 const QUOTED = '"(?:[^"\\\\\\u0000-\\u001f]|\\\\.)*"'
 const CANONICAL_LINE = new RegExp(`^(${PLAIN}|${QUOTED}): (${PLAIN}|${QUOTED})$`)

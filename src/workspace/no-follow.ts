@@ -20,14 +20,16 @@ export const NO_FOLLOW = constants.O_NOFOLLOW ?? 0
 
 export class SymbolicLinkError extends Error {
   override readonly name = 'SymbolicLinkError'
+  /** What is wrong with the link, without its path: for a message that names the file itself. */
+  readonly problem: string
   constructor(
     /** The workspace-relative path of the link itself (a folder above the file, or the file). */
     readonly link: string,
     readonly target: string | undefined,
   ) {
-    super(
-      `${printable(link)}: a symbolic link${target === undefined ? '' : ` (to ${printable(target)})`}; ${NEVER_FOLLOWED}`,
-    )
+    const problem = `a symbolic link${target === undefined ? '' : ` (to ${printable(target)})`}; ${NEVER_FOLLOWED}`
+    super(`${printable(link)}: ${problem}`)
+    this.problem = problem
   }
 }
 

@@ -1,13 +1,14 @@
 // Temp files a run leaves when it is killed (kill -9, a power cut) mid-write. Writes put them
-// in .cms-sync/tmp/ (atomic-write.ts), named `<what>-<pid>-<n>`: out of the synced folders, so
+// in .cms-sync/tmp/ (util/atomic-write.ts), named `<what>-<pid>-<n>`: out of the synced folders, so
 // the scan, the watcher and git never see them. The next run that takes the workspace lock
 // removes every one whose process is gone, so a restart after a kill leaves the workspace as a
-// clean stop does (issue 14 item 10). Runs without the lock (status, diff) leave them alone:
+// clean stop does. Runs without the lock (status, diff) leave them alone:
 // one may belong to the run holding the lock.
 //
-// Versions before wrote temp files beside their targets (`content/home.json.1234567890`,
-// `cms-sync.lock.123456`), which git would commit: those found in the synced folders are moved
-// to .cms-sync/trash/, not deleted, since only their name says they are ours.
+// Temp files beside their targets (`content/home.json.1234567890`, `cms-sync.lock.123456`), as
+// a write across file systems still leaves them and older builds did, would be committed by
+// git: those found in the synced folders are moved to .cms-sync/trash/, not deleted, since only
+// their name says they are ours.
 
 import { mkdir, readdir, rename, rm } from 'node:fs/promises'
 import path from 'node:path'

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, test } from 'vitest'
 import { loadConfig } from '../../src/config/config.js'
 import { type Emulator, startEmulator } from '../../src/emulator/index.js'
 import { cli } from '../helpers/cli.js'
+import { startCountingProxy } from '../helpers/counting-proxy.js'
 
 const target = ['--server', 'http://127.0.0.1:9', '--project', 'demo', '--environment', 'live']
 const tmp = () => mkdtemp(path.join(os.tmpdir(), 'cms-sync-init-'))
@@ -133,6 +134,30 @@ describe('cms-sync init, checking the server', () => {
       cwd,
     })
     expect(r.exitCode).toBe(0)
-    expect(r.stdout).toContain('cms-sync login')
+    expect(r.stdout).toContain('not logged in yet: run `cms-sync login` next')
+  })
+
+  test('a target the server will not confirm for another reason is written, with that reason, not a login hint', async () => {
+    emulator = await startEmulator({ port: 0 })
+    const proxy = await startCountingProxy(emulator.url)
+    try {
+      proxy.override = (method, route) =>
+        method === 'GET' && route.endsWith('/environments')
+          ? { status: 403, body: 'Forbidden for this user' }
+          : undefined
+      const cwd = await tmp()
+      const env = { CMS_SYNC_TOKEN: emulator.token() }
+      const r = await cli(['init', '--server', proxy.url, '--project', 'demo', '--environment', 'live'], {
+        cwd,
+        env,
+      })
+      expect(r.exitCode).toBe(0)
+      expect(r.stdout).toContain(
+        'could not confirm the target: the server would not list the environments of "demo" (403: Forbidden for this user)',
+      )
+      expect(r.stdout).not.toContain('not logged in')
+    } finally {
+      await proxy.close()
+    }
   })
 })

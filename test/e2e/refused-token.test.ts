@@ -29,7 +29,11 @@ describe.each(['spec', 'upstream'] as const)('a refused token (%s dialect)', (di
     expect(push.exitCode).toBe(2)
     expect(push.stderr).toMatch(REFUSED)
     // Spec refuses the first listing already; upstream lists anonymously, so the check says it.
-    if (dialect === 'upstream') expect(push.stderr).toMatch(/nothing was sent to the server/)
+    // The stop tells the refusal in the words that name where the token came from, after its own.
+    if (dialect === 'upstream')
+      expect(push.stderr).toMatch(
+        /nothing was sent to the server: the server \S+ refused the token in CMS_SYNC_TOKEN/,
+      )
     expect(await w.serverState()).toEqual(before)
     // With a good token the same push goes through.
     delete w.extraEnv.CMS_SYNC_TOKEN
@@ -49,6 +53,11 @@ describe.each(['spec', 'upstream'] as const)('a refused token (%s dialect)', (di
       // The drift is still shown (reads work), with the token's refusal beside it.
       expect(json.json.changes).toHaveLength(2)
       expect(json.json.token.refused).toMatch(REFUSED)
+      // The client's own step is dropped (by the error's hint), the status's own follows once.
+      expect(json.json.token.refused).toMatch(
+        /\): reads work, but a push or sync would be refused; run `cms-sync login`/,
+      )
+      expect(json.json.token.refused.match(/cms-sync login/g)).toHaveLength(1)
     } else expect(json.stderr).toMatch(REFUSED)
   })
 

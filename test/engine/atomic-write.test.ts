@@ -1,5 +1,6 @@
 import {
   chmod,
+  chown,
   lstat,
   mkdtemp,
   readdir,
@@ -13,11 +14,7 @@ import {
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
-import {
-  createFileAtomically,
-  FileAppearedError,
-  writeFileAtomically,
-} from '../../src/workspace/atomic-write.js'
+import { createFileAtomically, FileAppearedError, writeFileAtomically } from '../../src/util/atomic-write.js'
 
 describe('writeFileAtomically', () => {
   let dir: string
@@ -42,6 +39,28 @@ describe('writeFileAtomically', () => {
     expect(await readFile(file, 'utf8')).toBe('new')
     expect((await stat(file)).mode & 0o777).toBe(0o640)
     expect(await readdir(dir)).toEqual(['a.json'])
+  })
+
+  test("a mode given is the new file's from the start, and narrows a file that had a wider one", async () => {
+    const file = path.join(dir, 'secret.yaml')
+    await writeFileAtomically(file, 'token: a\n', { mode: 0o600 })
+    expect((await stat(file)).mode & 0o777).toBe(0o600)
+    await chmod(file, 0o644)
+    await writeFileAtomically(file, 'token: b\n', { mode: 0o600 })
+    expect((await stat(file)).mode & 0o777).toBe(0o600)
+    expect(await readFile(file, 'utf8')).toBe('token: b\n')
+    expect(await readdir(dir)).toEqual(['secret.yaml'])
+  })
+
+  // Only root may give a file to another user: a run as root (sudo) keeps the user's ownership.
+  test.runIf(process.getuid?.() === 0)('a file replaced by root keeps its owner', async () => {
+    const file = path.join(dir, 'a.json')
+    await writeFile(file, 'old')
+    await chown(file, 4321, 4322)
+    await writeFileAtomically(file, 'new')
+    const after = await stat(file)
+    expect([after.uid, after.gid]).toEqual([4321, 4322])
+    expect(await readFile(file, 'utf8')).toBe('new')
   })
 
   test('through a link, replaces the file it points at and keeps the link', async () => {

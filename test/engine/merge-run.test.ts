@@ -1,12 +1,13 @@
 // The engine's merges: an item changed on both sides goes through the one plan, and sync,
 // pull and push each carry out their part of it (src/engine/merges.ts, apply-item.ts mergeItem).
 
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { execFileSync } from 'node:child_process'
+import { mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { expect, test } from 'vitest'
 import { type ApplyOptions, applyRun, type EngineDeps, planRun, SELECT } from '../../src/engine/run.js'
-import { baseReads, LOOSE_LIMIT } from '../../src/state/base-store.js'
+import { LOOSE_LIMIT } from '../../src/state/base-store.js'
 import { loadState } from '../../src/state/state-file.js'
 import { CODECS } from '../../src/workspace/codecs.js'
 import { contentOf, SECTION_SCHEMA } from '../helpers/fixtures.js'
@@ -172,16 +173,34 @@ test('--prefer settles only the conflicting leaves; the other side keeps its own
   expect(await readFileJson()).toMatchObject({ sort: 3, isPublished: true })
 })
 
+/**
+ * Puts a pipe no one writes to in place of every stored base: a run that opened one would wait
+ * on it until the test times out. Returns a function that puts the bases back.
+ */
+async function blockBases(root: string): Promise<() => Promise<void>> {
+  const folder = path.join(root, '.cms-sync/bases')
+  const names = await readdir(folder)
+  expect(names.length).toBeGreaterThan(0)
+  for (const name of names) {
+    await rename(path.join(folder, name), path.join(folder, `${name}.aside`))
+    execFileSync('mkfifo', [path.join(folder, name)])
+  }
+  return async () => {
+    for (const name of names) await rename(path.join(folder, `${name}.aside`), path.join(folder, name))
+  }
+}
+
 test('only items changed on both sides read a base: a no-change plan and one-sided changes read none', async () => {
   const { root, remote, deps, run, editBoth } = await setup()
-  baseReads.count = 0
+  const unblock = await blockBases(root)
   await planRun(deps, {})
   const file = path.join(root, 'content/home.json')
   await writeFile(file, (await readFile(file, 'utf8')).replace('Welcome', 'Hello'))
   remote.seed('schema', { ...SECTION_SCHEMA, name: 'Renamed' })
   expect((await run(SELECT.sync)).applied).toHaveLength(2)
-  expect(baseReads.count).toBe(0)
+  // Both sides changed: the base is what lets the merge take each side's leaf.
+  await unblock()
   await editBoth()
-  await planRun(deps, {})
-  expect(baseReads.count).toBe(1)
+  const both = (await planRun(deps, {})).plan.items.find((item) => item.path === 'content/home.json')
+  expect(both).toMatchObject({ local: 'modified', remote: 'modified', action: 'merge' })
 })

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { expect, test } from 'vitest'
 import { CODECS } from '../../src/workspace/codecs.js'
-import { fileReads, statLocalFile } from '../../src/workspace/local-file.js'
+import { statLocalFile } from '../../src/workspace/local-file.js'
 import { heldBy, scanWorkspace, unsyncedPaths } from '../../src/workspace/scan.js'
 
 async function workspace(files: Record<string, string>): Promise<string> {
@@ -87,8 +87,7 @@ test('a file whose stat matches the cache is not read', async () => {
     remoteRev: 'r',
     ...(stat ? { stat } : {}),
   }
-  fileReads.count = 0
   const { entries } = await scanWorkspace(root, CODECS, (p) => (p === 'content/a.json' ? cached : undefined))
+  // A read would have hashed the bytes: the cached hash stands only because the file was not read.
   expect(entries[0]?.hash).toBe('BASE')
-  expect(fileReads.count).toBe(0)
 })

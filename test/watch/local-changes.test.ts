@@ -2,7 +2,6 @@ import { execFileSync } from 'node:child_process'
 import { mkdir, rename, rm, unlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
-import writeFileAtomic from 'write-file-atomic'
 import { keepTracked } from '../../src/workspace/ignore-rules.js'
 import { recordBatches, sleep, tempWorkspace, waitFor, writeFiles } from './helpers.js'
 
@@ -55,7 +54,9 @@ describe('watchWorkspace', () => {
   test("write-file-atomic's save (x.json.<number>, then rename) is one changed path", async () => {
     const root = await tempWorkspace(seed)
     const rec = await recordBatches(root)
-    await writeFileAtomic(path.join(root, 'content/home.json'), '{"title":"Atomic"}\n')
+    // As that package (used by npm and many tools) saves: a sibling named by a uint32, renamed over.
+    await writeFile(path.join(root, 'content/home.json.2739148261'), '{"title":"Atomic"}\n')
+    await rename(path.join(root, 'content/home.json.2739148261'), path.join(root, 'content/home.json'))
     await waitFor(() => rec.seen().has('content/home.json'))
     await sleep(SETTLE_MS)
     expect(rec.seen()).toEqual(new Set(['content/home.json']))

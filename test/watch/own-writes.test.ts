@@ -1,7 +1,7 @@
 import { rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
-import writeFileAtomic from 'write-file-atomic'
+import { writeFileAtomically } from '../../src/util/atomic-write.js'
 import { decideMassChange } from '../../src/watch/mass-change.js'
 import { createOwnWrites, hashOfBytes } from '../../src/watch/own-writes.js'
 import { recordBatches, sleep, tempWorkspace, waitFor } from './helpers.js'
@@ -14,7 +14,7 @@ async function afterOwnWrite(pulled: string) {
   const own = createOwnWrites(root)
   const rec = await recordBatches(root)
   own.expect('content/home.json', hashOfBytes(pulled)) // announced before the write
-  await writeFileAtomic(path.join(root, 'content/home.json'), pulled)
+  await writeFileAtomically(path.join(root, 'content/home.json'), pulled)
   return { root, own, rec }
 }
 
@@ -83,7 +83,7 @@ describe('own writes', () => {
       names.map(async (name) => {
         const text = `{"n":"${name}"}\n`
         own.expect(name, hashOfBytes(text))
-        await writeFileAtomic(path.join(root, name), text)
+        await writeFileAtomically(path.join(root, name), text)
       }),
     )
     await writeFile(path.join(root, 'content/home.json'), '{"edited":"meanwhile"}\n')

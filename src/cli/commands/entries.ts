@@ -5,8 +5,8 @@
 
 import path from 'node:path'
 import type { Command } from 'commander'
-import writeFileAtomic from 'write-file-atomic'
 import { CliError, ExitCode } from '../../errors/exit-codes.js'
+import { writeFileAtomically } from '../../util/atomic-write.js'
 import type { JsonObject } from '../../workspace/codec.js'
 import { type EntriesFormat, entriesText } from '../../workspace/entries-export.js'
 import { connect, openWorkspace } from '../context.js'
@@ -56,7 +56,7 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
         if (!form || !entries) throw new CliError(`the server has no form "${formId}"`)
         const inputs = Object.keys((form.inputs as JsonObject | undefined) ?? {})
         const text = entriesText(format, inputs, entries, { rawFormulas: opts.rawFormulas === true })
-        if (opts.output) await writeFileAtomic(path.resolve(io.cwd, opts.output), text)
+        if (opts.output) await writeFileAtomically(path.resolve(io.cwd, opts.output), text)
         else io.stdout.write(text)
         if (opts.clear) {
           // Only what was exported is cleared: an entry submitted meanwhile stays on the server.

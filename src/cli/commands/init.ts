@@ -82,7 +82,7 @@ async function checkTarget(
     const check = await checkTarget(client)
     if (check.ok === false) throw new ConfigError(`${opts.server}: ${describeChoices(check)}`)
     if (check.ok === 'unknown') {
-      const loggedOut = /\(401\b/.test(check.message)
+      const loggedOut = check.status === 401
       return {
         dialect: client.dialect,
         note: loggedOut

@@ -115,12 +115,14 @@ export function register(program: Command, io: CliIo, _setExit: (code: number) =
       // A server only cms-sync.yaml names (a pulled commit may have changed it) gets a password
       // only if the workspace is bound to it, as it would a token; --server is the user's own word.
       if (root !== undefined && opts.server === undefined)
-        await refuseUnboundServer(root, server, false).catch((error: Error & { exitCode?: ExitCode }) => {
-          throw new CliError(
-            `${error.message.replace('nothing was sent', 'no password was sent')}; to log in to ${server} all the same, name it yourself: cms-sync login --server ${server}`,
-            error.exitCode ?? ExitCode.safetyStop,
-          )
-        })
+        await refuseUnboundServer(root, server, false, 'no password').catch(
+          (error: Error & { exitCode?: ExitCode }) => {
+            throw new CliError(
+              `${error.message}; to log in to ${server} all the same, name it yourself: cms-sync login --server ${server}`,
+              error.exitCode ?? ExitCode.safetyStop,
+            )
+          },
+        )
       const tty = io.stdin?.isTTY === true
       let username = opts.username
       if (!username) {

@@ -16,7 +16,7 @@ import { mkdir, rmdir } from 'node:fs/promises'
 import path from 'node:path'
 import type { RemoteMedia } from '../../remote/media.js'
 import type { StateStore, StatSnapshot } from '../../state/state-file.js'
-import { FileAppearedError } from '../../workspace/atomic-write.js'
+import { FileAppearedError } from '../../util/atomic-write.js'
 import { absolute } from '../../workspace/layout.js'
 import { sameStat, statLocalFile } from '../../workspace/local-file.js'
 import { conflictCopyPath, type LocalWriter, removeConflictCopy } from '../../workspace/local-writes.js'
@@ -94,7 +94,7 @@ async function commit(
    * The stat that vouches for `sha256`: the one our own placement of the file produced, or the
    * one the scan took before it read the bytes. Never a stat taken now: a file saved again
    * while its bytes were uploaded would pair the new stat with the old hash, and no later run
-   * would see the edit (issue 14 item 11).
+   * would see the edit.
    */
   stat: StatSnapshot,
   /** The server's bytes were read or written by this run (else the item keeps its earlier time). */

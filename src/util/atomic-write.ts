@@ -1,14 +1,17 @@
-// Writing one workspace file atomically (temp file, then rename), as write-file-atomic does,
-// for the hot path of a large pull. write-file-atomic resolves links with the JavaScript
-// fs.realpath (one main-thread lstat per path segment) and always unlinks its temp file after
-// the rename: 3.6 s of main-thread lstat in a 10,000-file pull. Here the native realpath does
-// it in one call.
+// The one atomic writer (temp file, then rename) for every file cms-sync writes: workspace
+// files on the hot path of a large pull, the state, cms-sync.yaml, credentials.yaml (mode 0600)
+// and the watch daemon's request files. It sits in util/ so that config/ can use it too.
+//
+// Links are resolved with the native realpath (one call, where the JavaScript fs.realpath makes
+// one main-thread lstat per path segment), and a temp file claimed by rename needs no unlink
+// after it: on a large pull both costs add up (docs/benchmarks.md, "write-file-atomic on the
+// hot path").
 //
 // Temp files go to `tempDir` when the caller gives one (the workspace's .cms-sync/tmp/, on the
 // same file system), named `write-<pid>-<n>`: a kill -9 mid-write then leaves nothing in the
 // synced folders for the scan, the watcher or git to see, and the next run under the lock
-// knows them as ours by name and removes them (temp-files.ts; issue 14 item 10). Without one,
-// or where the rename crosses file systems (EXDEV), the temp file is the target's sibling,
+// knows them as ours by name and removes them (temp-files.ts). Without one, or where the
+// rename crosses file systems (EXDEV), the temp file is the target's sibling,
 // `<name>.<ten digits>`, a form the ignore rules skip.
 //
 // Both writers return the written file's stat, taken from the open handle: the path may be
@@ -17,9 +20,9 @@
 //
 // A small file without fsync is written with synchronous calls: each costs microseconds, while
 // a promise's round trip through libuv's thread pool costs a futex wake, an eventfd write and an
-// epoll wake on top (a 10,000-file pull: four such trips per file for open, write, fstat and
-// close; docs/benchmarks.md, "Session 6"). The scan's lstatSync does the same.
-
+// epoll wake on top, four such trips per file for open, write, fstat and close
+// (docs/benchmarks.md, "Small files and base blobs written with synchronous calls"). The scan's
+// lstatSync does the same.
 import {
   close,
   closeSync,
@@ -37,11 +40,26 @@ import {
   writeFile as writeFileCallback,
   writeFileSync,
 } from 'node:fs'
-import { chmod, realpath, rename, rm, stat } from 'node:fs/promises'
+import { chmod, chown, realpath, rename, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { promisify } from 'node:util'
-import { naming } from './disk-full.js'
-import type { StatSnapshot } from './known-file.js'
+
+/** A file's size, mtime and inode when its hash was taken: an equal stat means equal content. */
+export interface StatSnapshot {
+  size: number
+  mtimeMs: number
+  ino: number
+}
+
+/**
+ * Names `file` in a file system error that names none: writes through an open file fail
+ * without a path (ENOSPC), and "disk full at an unnamed file" helps nobody. Returns the error.
+ */
+export function naming(error: unknown, file: string): unknown {
+  const failed = error as NodeJS.ErrnoException
+  if (failed instanceof Error && failed.code && failed.path === undefined) failed.path = file
+  return error
+}
 
 let counter = 0
 
@@ -56,6 +74,11 @@ export interface WriteOptions {
   fsync?: boolean
   /** Where the temp file is written (same file system as the target); default: beside it. */
   tempDir?: string
+  /**
+   * The file's permissions (0o600 for a secret): the temp file is created with them, so the
+   * bytes are never readable by others, not even before the rename. Default: a replaced file's own.
+   */
+  mode?: number
 }
 
 /** The name of a temp file of this process in a temp folder: its pid tells a later run whether it is left over. */
@@ -143,6 +166,26 @@ async function writeTemp(
   }
 }
 
+/**
+ * Gives the temp file the owner of the file it replaces, where that is not us: a run as root
+ * (sudo) must not leave a user's files owned by root. Free when we own the file (the usual
+ * case: no call at all). Others than root may not give a file away: that refusal is no error.
+ */
+async function keepOwner(temp: string, was: Stats): Promise<void> {
+  try {
+    await chown(temp, was.uid, was.gid)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    const root = process.getuid?.() === 0
+    if (code === 'ENOSYS' || (!root && (code === 'EPERM' || code === 'EINVAL'))) return
+    throw error
+  }
+}
+
+/** Whether a replaced file belongs to someone else; never where there are no user ids (Windows). */
+const ownedByOther = (was: Stats) =>
+  process.getuid !== undefined && (was.uid !== process.getuid() || was.gid !== process.getgid?.())
+
 const crossDevice = (error: unknown) => (error as NodeJS.ErrnoException).code === 'EXDEV'
 
 export async function writeFileAtomically(
@@ -152,12 +195,14 @@ export async function writeFileAtomically(
 ): Promise<StatSnapshot> {
   // Through a link, the file it points at is replaced and the link kept, as editors do.
   const target = await realpath(file).catch(() => file)
-  // A replaced file keeps its permissions.
-  const mode = (await stat(target).catch(() => undefined))?.mode
+  // A replaced file keeps its permissions and its owner.
+  const existing = await stat(target).catch(() => undefined)
+  const mode = opts.mode ?? existing?.mode
   const written = await writeTemp(target, text, mode, opts)
   try {
     // open() applies the umask; an existing file's mode is copied as it was.
     if (mode !== undefined) await chmod(written.temp, mode)
+    if (existing && ownedByOther(existing)) await keepOwner(written.temp, existing)
     await rename(written.temp, target)
   } catch (error) {
     await rm(written.temp, { force: true })
