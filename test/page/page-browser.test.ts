@@ -2,7 +2,7 @@
 // real `cms-sync watch` on a real emulator: what a user sees and clicks. Each test waits for
 // the daemon's own events or for the page's DOM to show what was pushed to it, never for a timer.
 
-import { readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { createServer, request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
@@ -416,5 +416,26 @@ describe.skipIf(!HAVE_BROWSER)('the local page in a browser', () => {
     expect(await serverTitle(w.server, 'home')).toBe('Remote home')
     await page.locator('#conflicts .empty').waitFor()
     expect((await w.cli('--json', 'status')).json.changes).toEqual([])
+  })
+
+  test('the page never says the workspace and the server agree about media bytes it did not compare', async () => {
+    // Given an upstream workspace with media: the server lists media without dates, so their
+    // bytes are compared only when read, and `status` says so instead of "clean"
+    const w = await startWorld('upstream', { resources: ['content', 'media'], content: [] })
+    cleanups.push(() => w.close())
+    await mkdir(w.file('media'), { recursive: true })
+    await writeFile(w.file('media/photo.png'), 'photo-bytes')
+    await writeFile(w.file('media/logo.png'), 'logo-bytes')
+    expect((await w.cli('sync')).exitCode).toBe(0)
+    expect((await w.cli('status')).stdout).toContain(
+      'nothing to sync in what was compared, but the bytes of 2 media items were not compared',
+    )
+
+    // Then the page, read from the same status model, says the same, never "agree"
+    const page = await open(await uiInProcess(w))
+    const counts = page.locator('#counts')
+    await expect.poll(() => counts.textContent()).toContain('2 media items were not compared')
+    expect(await counts.textContent()).not.toContain('agree')
+    expect(await counts.textContent()).toContain('cms-sync status --checksum')
   })
 })
