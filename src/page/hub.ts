@@ -6,6 +6,7 @@
 // stale, and the next page to open gets it read first.
 
 import type { ServerResponse } from 'node:http'
+import { describeHeld } from '../engine/held.js'
 import type { DaemonState } from '../watch/daemon.js'
 import type { WatchEvent } from '../watch/watch-events.js'
 import type { FeedEntry, PageState, StatusInput } from './model.js'
@@ -44,6 +45,15 @@ function feedEntry(e: WatchEvent, time: string): FeedEntry | undefined {
         time,
         event: e.event,
         message: `${e.count} files ${e.reason === 'mass-delete' ? 'deleted' : 'changed'} at once`,
+      }
+    case 'held':
+      // What is held, with its paths, as the terminal line says it; an empty list: nothing is.
+      return {
+        time,
+        event: e.event,
+        message: e.held.length
+          ? e.held.map((h) => describeHeld(h).replace(/^held: /, '')).join('; ')
+          : 'nothing is held any more',
       }
     case 'offline':
       return { time, event: e.event, message: e.error }

@@ -438,4 +438,26 @@ describe.skipIf(!HAVE_BROWSER)('the local page in a browser', () => {
     expect(await counts.textContent()).not.toContain('agree')
     expect(await counts.textContent()).toContain('cms-sync status --checksum')
   })
+
+  test('deletions on the server a guard holds: the card says why once, the feed says what is held', async () => {
+    const w = await syncedWorld('spec')
+    cleanups.push(() => w.close())
+    const { daemon, url } = await watchWithPage(w, '{ debounceMs: 50, pollSeconds: 1 }')
+    const page = await open(url)
+    // When another client deletes 3 of the 5 content items (more than safety.maxDeletePercent)
+    for (const id of ['contact', 'news', 'shop']) await w.server.remove('content', id)
+    await daemon.waitForEvent({ event: 'held' }, 15_000)
+
+    // Then the card names the held deletions, its reason once (not the same sentence twice)
+    const held = page.locator('article.held').first()
+    await expect.poll(() => held.locator('li').count(), { timeout: 10_000 }).toBe(3)
+    const heading = await held.locator('h3').textContent()
+    expect(heading).toContain('deleted on the server')
+    expect(await held.locator('.card-head .meta').textContent()).not.toContain(heading!)
+    // and the feed's line says what is held, not the bare word
+    const line = page.locator('#feed li[data-event="held"] .path').first()
+    await expect.poll(() => line.textContent()).toContain('content/contact.json')
+    expect(await line.textContent()).toMatch(/^3 content items deleted on the server/)
+    await page.screenshot({ path: path.join(ARTIFACTS, 'held-remote.png'), fullPage: true })
+  })
 })

@@ -240,7 +240,17 @@ function heldCard(h) {
       'div',
       { class: 'card-head' },
       el('h3', {}, h.message ?? h.reason),
-      el('div', { class: 'meta' }, `${h.reason}${h.since ? ` since ${clock(h.since)}` : ''}`),
+      // The reason beneath the heading only where the heading is another sentence.
+      el(
+        'div',
+        { class: 'meta' },
+        [
+          h.message && h.message !== h.reason ? h.reason : undefined,
+          h.since ? `since ${clock(h.since)}` : undefined,
+        ]
+          .filter(Boolean)
+          .join(' · '),
+      ),
     ),
     el(
       'ul',
