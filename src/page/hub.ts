@@ -46,6 +46,18 @@ function feedEntry(e: WatchEvent, time: string): FeedEntry | undefined {
         event: e.event,
         message: `${e.count} files ${e.reason === 'mass-delete' ? 'deleted' : 'changed'} at once`,
       }
+    case 'verified':
+      // Bytes found as they were are the quiet case, as on the terminal: a line a minute would
+      // drown the feed (the status read the event asks for still updates the counts).
+      return e.same
+        ? undefined
+        : {
+            time,
+            event: e.event,
+            path: e.path,
+            message:
+              'the server holds other bytes than at the last sync (replaced in the CMS?): reading them',
+          }
     case 'held':
       // What is held, with its paths, as the terminal line says it; an empty list: nothing is.
       return {

@@ -460,4 +460,36 @@ describe.skipIf(!HAVE_BROWSER)('the local page in a browser', () => {
     expect(await line.textContent()).toMatch(/^3 content items deleted on the server/)
     await page.screenshot({ path: path.join(ARTIFACTS, 'held-remote.png'), fullPage: true })
   })
+
+  test('the feed names media replaced on the server; bytes found unchanged do not drown it', async () => {
+    // Given an upstream workspace with two media files, watched with a fast re-read budget
+    const w = await startWorld('upstream', { resources: ['content', 'media'], content: [] })
+    cleanups.push(() => w.close())
+    await mkdir(w.file('media'), { recursive: true })
+    await writeFile(w.file('media/photo.png'), 'photo-bytes')
+    await writeFile(w.file('media/logo.png'), 'logo-bytes')
+    expect((await w.cli('sync')).exitCode).toBe(0)
+    const { parse } = await import('yaml')
+    const id = (parse(await readFile(w.file('media.yaml'), 'utf8')) as Record<string, string>)['photo.png']!
+    const { daemon, url } = await watchWithPage(
+      w,
+      '{ debounceMs: 50, pollSeconds: 1, verifyMedia: { requestsPerHour: 3600, megabytesPerHour: 1 } }',
+    )
+    const page = await open(url)
+    // When the logo is re-read unchanged, and the photo is replaced in the CMS under its name
+    await daemon.waitForEvent({ event: 'verified', path: 'media/logo.png', same: true }, 10_000)
+    const upload = path.join(w.root, '..', 'upload-photo')
+    await writeFile(upload, 'replaced-in-the-ui')
+    await createMediaApi(w.server).upload({ path: upload, size: 18, name: 'photo.png', sha256: '' }, id)
+    await daemon.waitForEvent({ event: 'verified', path: 'media/photo.png', same: false }, 10_000)
+    await daemon.waitForEvent({ event: 'pulled', path: 'media/photo.png' }, 10_000)
+
+    // Then the feed says the photo was replaced on the server (not "verified"), then pulled,
+    // and has no line for bytes found as they were (one a minute would drown the rest)
+    const replaced = page.locator('#feed li[data-event="verified"][data-path="media/photo.png"]')
+    await replaced.waitFor()
+    expect(await replaced.locator('.what').textContent()).toBe('replaced on the server')
+    await page.locator('#feed li[data-event="pulled"][data-path="media/photo.png"]').waitFor()
+    expect(await page.locator('#feed li[data-event="verified"][data-path="media/logo.png"]').count()).toBe(0)
+  })
 })

@@ -308,6 +308,8 @@ const EVENT_LABEL = {
   pulled: 'pulled',
   merged: 'merged',
   reverted: 'reverted on the server',
+  // Only bytes that differ reach the feed (hub.ts).
+  verified: 'replaced on the server',
   conflict: 'conflict',
   failed: 'failed',
   paused: 'paused',
