@@ -492,4 +492,13 @@ describe.skipIf(!HAVE_BROWSER)('the local page in a browser', () => {
     await page.locator('#feed li[data-event="pulled"][data-path="media/photo.png"]').waitFor()
     expect(await page.locator('#feed li[data-event="verified"][data-path="media/logo.png"]').count()).toBe(0)
   })
+
+  test('the daemon line says when the next poll is due from the start, not only after the first poll', async () => {
+    const w = await syncedWorld('spec')
+    cleanups.push(() => w.close())
+    const { url } = await watchWithPage(w, '{ debounceMs: 50, pollSeconds: 60 }')
+    const page = await open(url)
+    // The start-up reconcile is a full run: the next poll is due a poll interval after it
+    await expect.poll(() => page.locator('#daemon').textContent()).toMatch(/next poll about \d\d:\d\d:\d\d/)
+  })
 })
