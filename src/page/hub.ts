@@ -7,6 +7,7 @@
 
 import type { ServerResponse } from 'node:http'
 import { describeHeld } from '../engine/held.js'
+import { describeReverted } from '../engine/own-pushes.js'
 import type { DaemonState } from '../watch/daemon.js'
 import type { WatchEvent } from '../watch/watch-events.js'
 import type { FeedEntry, PageState, StatusInput } from './model.js'
@@ -45,6 +46,13 @@ function feedEntry(e: WatchEvent, time: string): FeedEntry | undefined {
         time,
         event: e.event,
         message: `${e.count} files ${e.reason === 'mass-delete' ? 'deleted' : 'changed'} at once`,
+      }
+    case 'reverted':
+      return {
+        time,
+        event: e.event,
+        path: e.path,
+        message: `${describeReverted(e.leaves)}; ours is kept in ${e.trash ?? '.cms-sync/trash/'}, \`cms-sync push --again ${e.path}\` sends it again`,
       }
     case 'verified':
       // Bytes found as they were are the quiet case, as on the terminal: a line a minute would

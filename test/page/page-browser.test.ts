@@ -501,4 +501,22 @@ describe.skipIf(!HAVE_BROWSER)('the local page in a browser', () => {
     // The start-up reconcile is a full run: the next poll is due a poll interval after it
     await expect.poll(() => page.locator('#daemon').textContent()).toMatch(/next poll about \d\d:\d\d:\d\d/)
   })
+
+  test("the feed's line for a push reverted on the server names the leaves, ours and the server's", async () => {
+    const w = await syncedWorld('spec')
+    cleanups.push(() => w.close())
+    const { daemon, url } = await watchWithPage(w, '{ debounceMs: 50, pollSeconds: 1 }')
+    const page = await open(url)
+    // An editor loads news, the developer pushes a title, the editor saves the copy loaded before
+    const stale = await w.server.get('content', 'news')
+    await w.editJson('content/news.json', { properties: { title: 'Developer news' } })
+    await daemon.waitForEvent({ event: 'pushed', path: 'content/news.json' })
+    await w.server.put('content', 'news', stale!)
+    await daemon.waitForEvent({ event: 'reverted', path: 'content/news.json' })
+    const line = page.locator('#feed li[data-event="reverted"][data-path="content/news.json"]')
+    await line.waitFor()
+    expect(await line.locator('.what').textContent()).toBe('reverted on the server')
+    expect(await line.locator('.path').textContent()).toContain('/properties/title (ours "Developer news"')
+    expect(await line.locator('.path').textContent()).toContain('cms-sync push --again content/news.json')
+  })
 })
