@@ -173,6 +173,23 @@ describe.each(['spec', 'upstream'] as const)('publishing (%s dialect)', (dialect
     expect((await w.cli('status', '--json')).json.changes).toEqual([])
   })
 
+  test('a published item no connection publishes, deleted locally: the refusal says how to delete it, and that way works', async () => {
+    world = await startWorld(dialect)
+    const w = world
+    await w.server.put('content', 'loose', contentOf('loose', { isPublished: true }))
+    expect((await w.cli('sync')).exitCode).toBe(0)
+    await w.remove('content/loose.json')
+    const run = await w.cli('push', '--json')
+    expect(run.exitCode).toBe(1)
+    const refused = run.json.failed.find((i: { action: string }) => i.action === 'delete-remote')
+    // No unpublish can ever succeed for it: "run again once it is unpublished" was a dead end
+    expect(refused.error).not.toMatch(/run again once it is unpublished/)
+    expect(refused.error).toMatch(/names no connection.*cms-sync push --no-publish content\/loose\.json/)
+    const again = await w.cli('push', '--no-publish', 'content/loose.json')
+    expect(again.exitCode, again.stderr).toBe(0)
+    expect(await w.server.get('content', 'loose')).toBeUndefined()
+  })
+
   test('a published item whose unpublish fails is not deleted: the site would keep serving it', async () => {
     const w = await syncedWithSite()
     await publishedOnServer('shop')
