@@ -29,7 +29,12 @@ async function tokenSource(io: CliIo, ws: Workspace): Promise<string> {
 
 async function statusOf(session: EngineSession): Promise<StatusInput> {
   const { readStatus, statusDocument } = await import('./status-model.js')
-  const read = await readStatus({ ...session, scope: [] })
+  // The media the daemon's verifier found replaced are the daemon's next run's to read again
+  // (a plan empties MediaDeps.recheck): the page's read, asked for by that very event, leaves them.
+  const media = session.deps.media && { ...session.deps.media }
+  if (media) delete media.recheck
+  const deps = media ? { ...session.deps, media } : session.deps
+  const read = await readStatus({ ...session, deps, scope: [] })
   return { ...read, document: statusDocument(session.deps.target, read) }
 }
 

@@ -78,6 +78,15 @@ export function eventLine(e: WatchEvent): string | undefined {
   }
 }
 
+/** A conflict's leaf names its place as `path`, a reverted push's as `pointer`: either is file text. */
+function printableLeaf(leaf: { path?: unknown; pointer?: unknown }) {
+  return {
+    ...leaf,
+    ...(typeof leaf.path === 'string' ? { path: printable(leaf.path) } : {}),
+    ...(typeof leaf.pointer === 'string' ? { pointer: printable(leaf.pointer) } : {}),
+  }
+}
+
 /** The event with its text (paths, errors, messages) as the terminal may show it (printable). */
 function printableEvent(e: WatchEvent): WatchEvent {
   const shown: Record<string, unknown> = {}
@@ -86,7 +95,7 @@ function printableEvent(e: WatchEvent): WatchEvent {
       typeof value === 'string'
         ? printable(value)
         : key === 'leaves' && Array.isArray(value)
-          ? value.map((leaf: { path: string }) => ({ ...leaf, path: printable(leaf.path) }))
+          ? value.map(printableLeaf)
           : value
   return shown as unknown as WatchEvent
 }

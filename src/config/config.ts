@@ -297,8 +297,9 @@ resources: [${c.resources.join(', ')}]
 # Requests to the server: at most requestsPerSecond in any second, concurrency at once.
 rateLimit: { requestsPerSecond: ${c.rateLimit.requestsPerSecond}, concurrency: ${c.rateLimit.concurrency} }
 
-# watch: wait debounceMs after a local edit before pushing (600 ms at least: the file watcher
-# delivers every 500 ms while events come); poll the server every pollSeconds.
+# watch: a saved file of schemas/, content/, forms/ or connections/ is pushed once it has been
+# quiet for debounceMs; media, a subfolder's file or a git operation wait 600 ms at least (the
+# file watcher delivers every 500 ms while events come). It polls the server every pollSeconds.
 # It pauses pushing when more than massChange.files, or more than percent of the items, change
 # at once (either trips it; the percent never 3 files or fewer), or more than massDelete.files or percent
 # are deleted: a bulk replace. A git operation is one batch, and a branch switch always pauses.

@@ -122,10 +122,11 @@ export async function execute(families: readonly Family[], opts: ExecuteOptions)
   const outcome: Outcome = { applied: [], conflicts: [], failed: [] }
   if (opts.signal?.aborted) {
     // What the stop left: items that had something to do and never ran (their state is untouched).
+    // A stop that came while the last item was in flight left nothing: the run is whole.
     const left = families
       .flatMap((family) => family.stages.flatMap((stage) => stage.items))
       .filter((item) => item.action !== 'none' && item.action !== 'merge-base' && !results.has(item)).length
-    outcome.interrupted = { left }
+    if (left > 0) outcome.interrupted = { left }
   }
   for (const item of families.flatMap((family) => family.stages.flatMap((stage) => stage.items))) {
     const result = results.get(item)

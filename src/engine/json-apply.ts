@@ -73,14 +73,23 @@ export async function jsonFamily(
     step: (item) => {
       if (PUBLISHING.has(item.action)) return publishing.step(item, codecOf(codecs, item))
       if (item.action === 'delete-remote' && publishing.unpublishFailed.has(item.path))
-        return Promise.resolve({
-          status: 'failed',
-          error:
-            'not deleted on the server: it is published and its unpublish failed (see above), so the site would keep serving it; run again once it is unpublished',
-        })
+        return Promise.resolve({ status: 'failed', error: unpublishRefusal(item, publishes) })
       return applyOne(publishing.ctx, item, codecOf(codecs, item), prepared)
     },
   }
+}
+
+/**
+ * Why a delete waits for its unpublish, and what lets it go: an item no connection publishes
+ * (neither its own nor a governing parent's) can never be unpublished through the CMS, so
+ * "run again" would be a dead end; the delete without the unpublish is then the user's to ask.
+ */
+function unpublishRefusal(item: PlanItem, publishes: readonly PlanItem[]): string {
+  const refused = 'not deleted on the server: it is published and its unpublish failed (see above)'
+  const unpublish = publishes.find((p) => p.path === item.path && p.action === 'unpublish')
+  if (unpublish?.publishing?.connection === null)
+    return `${refused}; it names no connection, so the CMS has nothing to unpublish it through: to delete it without the unpublish, \`cms-sync push --no-publish ${item.path}\``
+  return `${refused}, so the site would keep serving it; run again once it is unpublished`
 }
 
 const PUBLISHING = new Set<PlanItem['action']>(['publish', 'unpublish'])

@@ -15,6 +15,7 @@ import { withPublishEntries } from './publish-entries.js'
 import type { RemoteEntry, RemoteProblem } from './remote-snapshot.js'
 import type { EngineDeps, PlannedRun } from './run-types.js'
 import { settleSecretLeaves } from './secret-leaves.js'
+import { type SettleDeletions, settleDeletions } from './settle-deletions.js'
 
 /** The three sides of the JSON kinds, as one way of taking them found them. */
 export interface Sides {
@@ -30,6 +31,11 @@ export interface PlanSidesOptions {
   prefer?: Side
   /** resolve --keep on single leaves (merges.ts). */
   leaves?: ReadonlyMap<string, readonly string[]>
+  /**
+   * resolve --keep on deletions: settled before the publishes are planned, so a server deletion
+   * undone by pushing a published file is published again, as any push of a published item is.
+   */
+  settle?: SettleDeletions
   rebound?: boolean
   /** Each server item was read by id just now (PlannedRun.fresh). */
   fresh?: true
@@ -88,6 +94,7 @@ export async function planSides(
   )
   // A connection's secrets are leaves the hashes cannot see: compared before anything is written.
   await settleSecretLeaves(root, codecs, result.items, remote, opts.prefer)
+  if (opts.settle) settleDeletions(result.items, opts.settle.scope, opts.settle.keep)
   const items = await withPublishEntries(result.items, {
     root,
     client,

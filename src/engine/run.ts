@@ -65,6 +65,7 @@ import {
   type MergeWrites,
   type PlannedRun,
 } from './run-types.js'
+import type { SettleDeletions } from './settle-deletions.js'
 
 // The engine's two calls, planRun then applyRun, are here; what they pass is in run-types.ts.
 export type { ApplyOptions, EngineDeps, MediaDeps, MergeWrites, PlannedRun } from './run-types.js'
@@ -174,6 +175,8 @@ export async function planRun(
     store?: StateStore
     /** resolve --keep on single leaves (JSON Pointers per path): settles only these (merges.ts). */
     leaves?: ReadonlyMap<string, readonly string[]>
+    /** resolve --keep on deletions under these paths (settle-deletions.ts), before publishing is planned. */
+    settle?: SettleDeletions
     /** Gives the listings up (Ctrl-C while they are read): planRun then rejects with its reason. */
     signal?: AbortSignal
   },
@@ -213,7 +216,12 @@ interface AllListings {
 /** The three sides of every kind, and the plan: planRun once the listings are on their way. */
 async function readAndPlan(
   deps: EngineDeps,
-  opts: { prefer?: Side; rehash?: boolean; leaves?: ReadonlyMap<string, readonly string[]> },
+  opts: {
+    prefer?: Side
+    rehash?: boolean
+    leaves?: ReadonlyMap<string, readonly string[]>
+    settle?: SettleDeletions
+  },
   store: StateStore,
   rebound: boolean,
   listings: AllListings,
@@ -272,6 +280,7 @@ async function readAndPlan(
   const run = await planSides(deps, store, sides, {
     ...(opts.prefer ? { prefer: opts.prefer } : {}),
     ...(opts.leaves ? { leaves: opts.leaves } : {}),
+    ...(opts.settle ? { settle: opts.settle } : {}),
     rebound,
     ...(media && listings.media
       ? { media: (planOptions) => mediaSide(deps, media, store, planOptions, rules, listings.media!) }

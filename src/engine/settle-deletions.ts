@@ -6,6 +6,12 @@
 import type { PlanItem, Side } from './plan.js'
 import { inScope } from './run-types.js'
 
+/** Which deletions a resolve settles, and for which side. */
+export interface SettleDeletions {
+  scope: readonly string[]
+  keep: Side
+}
+
 /** Marks, in place, the deletions under `scope` as settled for `keep`. Returns them. */
 export function settleDeletions(items: PlanItem[], scope: readonly string[], keep: Side): PlanItem[] {
   const settled: PlanItem[] = []

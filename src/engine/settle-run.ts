@@ -56,6 +56,7 @@ export async function resolveConflicts(
     prefer: request.keep,
     ...(opts.store ? { store: opts.store } : {}),
     ...(leaves ? { leaves } : {}),
+    ...(request.scope.length > 0 ? { settle: { scope: request.scope, keep: request.keep } } : {}),
   })
   for (const [file, pointers] of leaves ?? []) {
     const item = planned.plan.items.find((i) => i.path === file)
@@ -67,7 +68,8 @@ export async function resolveConflicts(
       ExitCode.usage,
     )
   }
-  // A deletion (one a guard holds) is settled the same way: kept, or undone.
+  // A deletion (one a guard holds) is settled the same way: kept, or undone (the JSON kinds'
+  // already were, before their publishes were planned; this settles the media side's).
   if (request.scope.length > 0) settleDeletions(planned.plan.items, request.scope, request.keep)
   return applyRun(deps, planned, {
     select: SELECT.resolve,

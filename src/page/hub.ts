@@ -6,6 +6,8 @@
 // stale, and the next page to open gets it read first.
 
 import type { ServerResponse } from 'node:http'
+import { describeHeld } from '../engine/held.js'
+import { describeReverted } from '../engine/own-pushes.js'
 import type { DaemonState } from '../watch/daemon.js'
 import type { WatchEvent } from '../watch/watch-events.js'
 import type { FeedEntry, PageState, StatusInput } from './model.js'
@@ -44,6 +46,34 @@ function feedEntry(e: WatchEvent, time: string): FeedEntry | undefined {
         time,
         event: e.event,
         message: `${e.count} files ${e.reason === 'mass-delete' ? 'deleted' : 'changed'} at once`,
+      }
+    case 'reverted':
+      return {
+        time,
+        event: e.event,
+        path: e.path,
+        message: `${describeReverted(e.leaves)}; ours is kept in ${e.trash ?? '.cms-sync/trash/'}, \`cms-sync push --again ${e.path}\` sends it again`,
+      }
+    case 'verified':
+      // Bytes found as they were are the quiet case, as on the terminal: a line a minute would
+      // drown the feed (the status read the event asks for still updates the counts).
+      return e.same
+        ? undefined
+        : {
+            time,
+            event: e.event,
+            path: e.path,
+            message:
+              'the server holds other bytes than at the last sync (replaced in the CMS?): reading them',
+          }
+    case 'held':
+      // What is held, with its paths, as the terminal line says it; an empty list: nothing is.
+      return {
+        time,
+        event: e.event,
+        message: e.held.length
+          ? e.held.map((h) => describeHeld(h).replace(/^held: /, '')).join('; ')
+          : 'nothing is held any more',
       }
     case 'offline':
       return { time, event: e.event, message: e.error }

@@ -49,6 +49,10 @@ export interface StatusInput {
   watchPaused: PauseInfo | undefined
   tokenRefused: string | undefined
   held?: HeldInput[]
+  /** What status could not vouch for (`status --json` lists them beside `changes`). */
+  notSynced?: Array<{ path: string }>
+  reverted?: Array<{ path: string }>
+  unverified?: Array<{ path: string }>
   /** The `status --json` document itself. */
   document: Record<string, unknown>
 }
@@ -125,7 +129,14 @@ export interface PageState {
   token: { source: string; accepted?: boolean; message?: string }
   daemon: DaemonView
   rateLimit: { requestsPerSecond: number; concurrency: number; rateLimited: number }
-  counts: { clean: boolean; toSync: number; problems: number; byAction: Record<string, number> }
+  counts: {
+    clean: boolean
+    toSync: number
+    problems: number
+    byAction: Record<string, number>
+    /** What was not compared, one line each with the command that compares or settles it, as status says it. */
+    unchecked: string[]
+  }
   conflicts: ConflictView[]
   held: HeldView[]
   /** ISO time of the status read shown; undefined before the first. */

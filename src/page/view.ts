@@ -94,6 +94,30 @@ export function daemonView(
   return { state: 'watching', ...timing }
 }
 
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`
+
+/** What `status` names instead of "clean": the page says it too, never "agree" without it. */
+function uncheckedOf(status: StatusInput): string[] {
+  const unverified = status.unverified?.length ?? 0
+  const reverted = status.reverted ?? []
+  const notSynced = status.notSynced?.length ?? 0
+  return [
+    ...(unverified > 0
+      ? [
+          `the bytes of ${plural(unverified, 'media item were', 'media items were')} not compared with the server's (\`cms-sync status --checksum\` compares them; watch re-reads them within watch.verifyMedia)`,
+        ]
+      : []),
+    ...(reverted.length > 0
+      ? [
+          `${plural(reverted.length, 'of our pushes was', 'of our pushes were')} reverted on the server (\`cms-sync push --again ${reverted.map((r) => r.path).join(' ')}\` sends ours again)`,
+        ]
+      : []),
+    ...(notSynced > 0
+      ? [`${plural(notSynced, 'file is', 'files are')} not synced (\`cms-sync status\` names them and why)`]
+      : []),
+  ]
+}
+
 export function pageState(input: {
   mode: 'watch' | 'ui'
   target: PageState['target']
@@ -129,7 +153,13 @@ export function pageState(input: {
       input.stopped,
     ),
     rateLimit: input.rateLimit,
-    counts: { clean: status !== undefined && toSync === 0, toSync, problems, byAction },
+    counts: {
+      clean: status !== undefined && toSync === 0,
+      toSync,
+      problems,
+      byAction,
+      unchecked: status ? uncheckedOf(status) : [],
+    },
     conflicts: status ? conflictViews(status) : [],
     held,
     ...(input.checkedAt ? { checkedAt: input.checkedAt } : {}),

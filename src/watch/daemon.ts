@@ -392,12 +392,15 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
     await Promise.all([watcher?.close(), queue.drain(0)])
     throw first.error
   }
-  if (typeof first !== 'string' && first.kind === 'done')
+  if (typeof first !== 'string' && first.kind === 'done') {
+    // The start-up reconcile is a full run: the first poll is due a poll interval after it.
+    lastFullRunAt = new Date().toISOString()
     emit({
       event: 'reconciled',
       tracked: engine.tracked() ?? 0,
       durationMs: Math.round(performance.now() - reconcileStart),
     })
+  }
   // `cms-sync resolve` while the daemon runs: carried out here, between two runs, on this state.
   const stopServing = await serveRequests(root, async (request) => {
     logger.info({ ...request }, `watch: ${request.command} asked by the CLI`)

@@ -190,11 +190,18 @@ test("the generated cms-sync.yaml's comments say what the code does", async () =
   const root = await mkdtemp(path.join(os.tmpdir(), 'cms-sync-comments-'))
   await writeNewConfig(root, { server: 'http://127.0.0.1:8080', project: 'demo', environment: 'live' })
   const text = await readFile(path.join(root, CONFIG_FILE), 'utf8')
-  // The quiet spell every batch waits for, whatever debounceMs says (src/watch/local-changes.ts).
+  // A lone save of a flat kind folder's file goes after debounceMs of quiet (the activity signal
+  // vouches for it); media, trees and git operations wait the watcher's delivery gap at least
+  // (src/watch/local-changes.ts). The comment once said every edit waited the gap.
   const source = await readFile(path.join(import.meta.dirname, '../../src/watch/local-changes.ts'), 'utf8')
   const gap = /const SOURCE_DELIVERY_GAP_MS = ([\d_]+)/.exec(source)?.[1]?.replaceAll('_', '')
   expect(gap).toBeDefined()
-  expect(text).toMatch(new RegExp(`debounceMs after a local edit before pushing \\(${gap} ms at least`))
+  expect(source).toMatch(/signalVouches\(now\)\s*\?\s*options\.debounceMs/)
+  const comment = text.replace(/\n# /g, ' ')
+  expect(comment).toContain(
+    'a saved file of schemas/, content/, forms/ or connections/ is pushed once it has been quiet for debounceMs',
+  )
+  expect(comment).toContain(`media, a subfolder's file or a git operation wait ${gap} ms at least`)
   // The media re-read budget the template names is the one the schema fills in.
   const { watch } = parseConfig(text)
   expect(text).toContain(

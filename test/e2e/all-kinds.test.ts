@@ -25,6 +25,30 @@ describe.each(['spec', 'upstream'] as const)('every kind with dialect: auto (%s 
   let world: World
   afterEach(async () => world?.close())
 
+  test('every published page of the example names a connection: its first edit publishes, never fails for want of one', async () => {
+    world = await startWorld(dialect, {
+      seedDir: EXAMPLE,
+      resources: ['schemas', 'content'],
+      configDialect: 'auto',
+    })
+    const w = world
+    expect((await w.cli('sync')).exitCode).toBe(0)
+    // A new user's first edit of each published page (the README's demo seeds these)
+    const published: string[] = []
+    for (const rel of (await filesUnder(path.join(EXAMPLE, 'content'))).map((f) => `content/${f}`)) {
+      const item = await w.readJson(rel)
+      if (item.isPublished !== true) continue
+      published.push(rel)
+      await w.editJson(rel, { sort: 7 })
+    }
+    expect(published).toContain('content/legal.json')
+    const pushed = await w.cli('--json', 'push')
+    expect(pushed.json.failed, JSON.stringify(pushed.json.failed)).toEqual([])
+    expect(pushed.exitCode).toBe(0)
+    const publishes = pushed.json.applied.filter((a: { action: string }) => a.action === 'publish')
+    expect(publishes.map((a: { path: string }) => a.path).sort()).toEqual(published.sort())
+  })
+
   test('a pull of the seeded example equals its files; one edit per kind round-trips cleanly', async () => {
     world = await startWorld(dialect, { seedDir: EXAMPLE, resources: ALL, configDialect: 'auto' })
     const w = world

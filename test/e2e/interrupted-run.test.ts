@@ -86,6 +86,26 @@ describe.each(['spec', 'upstream'] as const)('Ctrl-C in a pipe (%s dialect)', (d
     expect(again.json.applied).toHaveLength(left)
   })
 
+  test('Ctrl-C while the last item is in flight: the run is whole, told as one, exit 0 (never "0 left; run again")', async () => {
+    const w = await startWorld(dialect, { content: IDS })
+    world = w
+    expect((await w.cli('sync')).exitCode).toBe(0)
+    for (const id of IDS)
+      await w.writeJson(`content/${id}.json`, contentFile(id, { properties: { title: `${id}!` } }))
+    const config = await readFile(w.file('cms-sync.yaml'), 'utf8')
+    await writeFile(
+      w.file('cms-sync.yaml'),
+      config.replace(/^rateLimit:.*$/m, 'rateLimit: { requestsPerSecond: 50, concurrency: 1 }'),
+    )
+    w.proxy.seen.length = 0
+    // The signal lands once the server has seen the last write: that item finishes, none is left
+    const run = await interrupted(w, ['push'], () => writes(w) >= IDS.length)
+    expect(run.stderr).not.toMatch(/0 left/)
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stdout).toMatch(/push: applied 25, 0 conflicts, 0 failed/)
+    expect((await w.cli('--json', 'status')).json.changes).toEqual([])
+  })
+
   test('pull stopped while the listing is read: nothing applied, said so, exit 130', async () => {
     const w = await startWorld(dialect, { content: IDS })
     world = w

@@ -153,6 +153,43 @@ describe.each(['spec', 'upstream'] as const)('publishing (%s dialect)', (dialect
     expect(await w.server.get('content', 'shop')).toBeUndefined()
   })
 
+  test('a published item deleted on the server and brought back with resolve --keep local is published again', async () => {
+    const w = await syncedWithSite()
+    await publishedOnServer('shop')
+    expect((await w.cli('pull')).exitCode).toBe(0)
+    expect(await deployed('shop')).toBeDefined()
+    // Another client deletes it (unpublishing it first, as cms-sync does): the site no longer has it
+    await w.server.publish('unpublish', (await w.server.get('content', 'shop'))!)
+    await w.server.remove('content', 'shop')
+    expect(await deployed('shop')).toBeUndefined()
+    // When the deletion is dropped, keeping the file, which says isPublished: true
+    expect(await w.readJson('content/shop.json')).toMatchObject({ isPublished: true })
+    const run = await w.cli('resolve', 'content/shop.json', '--keep', 'local', '--json')
+    expect(run.exitCode, run.stderr).toBe(0)
+    // Then the item is created again and published: the site serves what the CMS says is published
+    expect(run.json.applied.map((i: { action: string }) => i.action)).toEqual(['push', 'publish'])
+    expect(await w.server.get('content', 'shop')).toMatchObject({ isPublished: true })
+    expect(await deployed('shop')).toMatchObject({ id: 'shop' })
+    expect((await w.cli('status', '--json')).json.changes).toEqual([])
+  })
+
+  test('a published item no connection publishes, deleted locally: the refusal says how to delete it, and that way works', async () => {
+    world = await startWorld(dialect)
+    const w = world
+    await w.server.put('content', 'loose', contentOf('loose', { isPublished: true }))
+    expect((await w.cli('sync')).exitCode).toBe(0)
+    await w.remove('content/loose.json')
+    const run = await w.cli('push', '--json')
+    expect(run.exitCode).toBe(1)
+    const refused = run.json.failed.find((i: { action: string }) => i.action === 'delete-remote')
+    // No unpublish can ever succeed for it: "run again once it is unpublished" was a dead end
+    expect(refused.error).not.toMatch(/run again once it is unpublished/)
+    expect(refused.error).toMatch(/names no connection.*cms-sync push --no-publish content\/loose\.json/)
+    const again = await w.cli('push', '--no-publish', 'content/loose.json')
+    expect(again.exitCode, again.stderr).toBe(0)
+    expect(await w.server.get('content', 'loose')).toBeUndefined()
+  })
+
   test('a published item whose unpublish fails is not deleted: the site would keep serving it', async () => {
     const w = await syncedWithSite()
     await publishedOnServer('shop')

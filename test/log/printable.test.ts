@@ -30,3 +30,21 @@ test('the terminal log line and the watch line escape what a file name brings', 
   expect(shown.trimEnd().split('\n')).toHaveLength(1)
   expect(shown).toContain('content/x\\n::error::w.json')
 })
+
+test("watch's line for a push reverted on the server is printed, its leaves' pointers escaped", () => {
+  let shown = ''
+  const sink = { write: (text: string) => (shown += text) }
+  const print = watchPrinter({ stdout: sink, stderr: sink } as never, {} as never)
+  // A reverted event's leaves carry a pointer (a conflict's carry a path): printing it once
+  // killed the daemon with an internal error.
+  print({
+    event: 'reverted',
+    path: 'content/a.json',
+    leaves: [{ pointer: '/properties/x\n::error::y', ours: 'Fourth text', server: 'Third text' }],
+    trash: '.cms-sync/trash/t/content/a.json',
+  })
+  expect(shown.trimEnd().split('\n')).toHaveLength(1)
+  expect(shown).toContain(
+    'reverted on the server content/a.json: /properties/x\\n::error::y (ours "Fourth text", now "Third text")',
+  )
+})

@@ -2,7 +2,7 @@
 // real `cms-sync watch` on a real emulator: what a user sees and clicks. Each test waits for
 // the daemon's own events or for the page's DOM to show what was pushed to it, never for a timer.
 
-import { readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { createServer, request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
@@ -416,5 +416,107 @@ describe.skipIf(!HAVE_BROWSER)('the local page in a browser', () => {
     expect(await serverTitle(w.server, 'home')).toBe('Remote home')
     await page.locator('#conflicts .empty').waitFor()
     expect((await w.cli('--json', 'status')).json.changes).toEqual([])
+  })
+
+  test('the page never says the workspace and the server agree about media bytes it did not compare', async () => {
+    // Given an upstream workspace with media: the server lists media without dates, so their
+    // bytes are compared only when read, and `status` says so instead of "clean"
+    const w = await startWorld('upstream', { resources: ['content', 'media'], content: [] })
+    cleanups.push(() => w.close())
+    await mkdir(w.file('media'), { recursive: true })
+    await writeFile(w.file('media/photo.png'), 'photo-bytes')
+    await writeFile(w.file('media/logo.png'), 'logo-bytes')
+    expect((await w.cli('sync')).exitCode).toBe(0)
+    expect((await w.cli('status')).stdout).toContain(
+      'nothing to sync in what was compared, but the bytes of 2 media items were not compared',
+    )
+
+    // Then the page, read from the same status model, says the same, never "agree"
+    const page = await open(await uiInProcess(w))
+    const counts = page.locator('#counts')
+    await expect.poll(() => counts.textContent()).toContain('2 media items were not compared')
+    expect(await counts.textContent()).not.toContain('agree')
+    expect(await counts.textContent()).toContain('cms-sync status --checksum')
+  })
+
+  test('deletions on the server a guard holds: the card says why once, the feed says what is held', async () => {
+    const w = await syncedWorld('spec')
+    cleanups.push(() => w.close())
+    const { daemon, url } = await watchWithPage(w, '{ debounceMs: 50, pollSeconds: 1 }')
+    const page = await open(url)
+    // When another client deletes 3 of the 5 content items (more than safety.maxDeletePercent)
+    for (const id of ['contact', 'news', 'shop']) await w.server.remove('content', id)
+    await daemon.waitForEvent({ event: 'held' }, 15_000)
+
+    // Then the card names the held deletions, its reason once (not the same sentence twice)
+    const held = page.locator('article.held').first()
+    await expect.poll(() => held.locator('li').count(), { timeout: 10_000 }).toBe(3)
+    const heading = await held.locator('h3').textContent()
+    expect(heading).toContain('deleted on the server')
+    expect(await held.locator('.card-head .meta').textContent()).not.toContain(heading!)
+    // and the feed's line says what is held, not the bare word
+    const line = page.locator('#feed li[data-event="held"] .path').first()
+    await expect.poll(() => line.textContent()).toContain('content/contact.json')
+    expect(await line.textContent()).toMatch(/^3 content items deleted on the server/)
+    await page.screenshot({ path: path.join(ARTIFACTS, 'held-remote.png'), fullPage: true })
+  })
+
+  test('the feed names media replaced on the server; bytes found unchanged do not drown it', async () => {
+    // Given an upstream workspace with two media files, watched with a fast re-read budget
+    const w = await startWorld('upstream', { resources: ['content', 'media'], content: [] })
+    cleanups.push(() => w.close())
+    await mkdir(w.file('media'), { recursive: true })
+    await writeFile(w.file('media/photo.png'), 'photo-bytes')
+    await writeFile(w.file('media/logo.png'), 'logo-bytes')
+    expect((await w.cli('sync')).exitCode).toBe(0)
+    const { parse } = await import('yaml')
+    const id = (parse(await readFile(w.file('media.yaml'), 'utf8')) as Record<string, string>)['photo.png']!
+    const { daemon, url } = await watchWithPage(
+      w,
+      '{ debounceMs: 50, pollSeconds: 1, verifyMedia: { requestsPerHour: 3600, megabytesPerHour: 1 } }',
+    )
+    const page = await open(url)
+    // When the logo is re-read unchanged, and the photo is replaced in the CMS under its name
+    await daemon.waitForEvent({ event: 'verified', path: 'media/logo.png', same: true }, 10_000)
+    const upload = path.join(w.root, '..', 'upload-photo')
+    await writeFile(upload, 'replaced-in-the-ui')
+    await createMediaApi(w.server).upload({ path: upload, size: 18, name: 'photo.png', sha256: '' }, id)
+    await daemon.waitForEvent({ event: 'verified', path: 'media/photo.png', same: false }, 10_000)
+    await daemon.waitForEvent({ event: 'pulled', path: 'media/photo.png' }, 10_000)
+
+    // Then the feed says the photo was replaced on the server (not "verified"), then pulled,
+    // and has no line for bytes found as they were (one a minute would drown the rest)
+    const replaced = page.locator('#feed li[data-event="verified"][data-path="media/photo.png"]')
+    await replaced.waitFor()
+    expect(await replaced.locator('.what').textContent()).toBe('replaced on the server')
+    await page.locator('#feed li[data-event="pulled"][data-path="media/photo.png"]').waitFor()
+    expect(await page.locator('#feed li[data-event="verified"][data-path="media/logo.png"]').count()).toBe(0)
+  })
+
+  test('the daemon line says when the next poll is due from the start, not only after the first poll', async () => {
+    const w = await syncedWorld('spec')
+    cleanups.push(() => w.close())
+    const { url } = await watchWithPage(w, '{ debounceMs: 50, pollSeconds: 60 }')
+    const page = await open(url)
+    // The start-up reconcile is a full run: the next poll is due a poll interval after it
+    await expect.poll(() => page.locator('#daemon').textContent()).toMatch(/next poll about \d\d:\d\d:\d\d/)
+  })
+
+  test("the feed's line for a push reverted on the server names the leaves, ours and the server's", async () => {
+    const w = await syncedWorld('spec')
+    cleanups.push(() => w.close())
+    const { daemon, url } = await watchWithPage(w, '{ debounceMs: 50, pollSeconds: 1 }')
+    const page = await open(url)
+    // An editor loads news, the developer pushes a title, the editor saves the copy loaded before
+    const stale = await w.server.get('content', 'news')
+    await w.editJson('content/news.json', { properties: { title: 'Developer news' } })
+    await daemon.waitForEvent({ event: 'pushed', path: 'content/news.json' })
+    await w.server.put('content', 'news', stale!)
+    await daemon.waitForEvent({ event: 'reverted', path: 'content/news.json' })
+    const line = page.locator('#feed li[data-event="reverted"][data-path="content/news.json"]')
+    await line.waitFor()
+    expect(await line.locator('.what').textContent()).toBe('reverted on the server')
+    expect(await line.locator('.path').textContent()).toContain('/properties/title (ours "Developer news"')
+    expect(await line.locator('.path').textContent()).toContain('cms-sync push --again content/news.json')
   })
 })

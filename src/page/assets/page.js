@@ -240,7 +240,17 @@ function heldCard(h) {
       'div',
       { class: 'card-head' },
       el('h3', {}, h.message ?? h.reason),
-      el('div', { class: 'meta' }, `${h.reason}${h.since ? ` since ${clock(h.since)}` : ''}`),
+      // The reason beneath the heading only where the heading is another sentence.
+      el(
+        'div',
+        { class: 'meta' },
+        [
+          h.message && h.message !== h.reason ? h.reason : undefined,
+          h.since ? `since ${clock(h.since)}` : undefined,
+        ]
+          .filter(Boolean)
+          .join(' · '),
+      ),
     ),
     el(
       'ul',
@@ -298,6 +308,8 @@ const EVENT_LABEL = {
   pulled: 'pulled',
   merged: 'merged',
   reverted: 'reverted on the server',
+  // Only bytes that differ reach the feed (hub.ts).
+  verified: 'replaced on the server',
   conflict: 'conflict',
   failed: 'failed',
   paused: 'paused',
@@ -347,14 +359,18 @@ function render(s) {
   $('token').textContent =
     `from ${s.token.source}${s.token.accepted === undefined ? ' · not checked yet' : s.token.accepted ? ' · accepted' : ` · refused: ${s.token.message ?? ''}`}`
   const byAction = Object.entries(s.counts.byAction).map(([action, n]) => `${n} ${action}`)
+  // "agree" only where everything was compared, as `status` says it; what was not is named.
+  const unchecked = s.counts.unchecked.length ? `, but ${s.counts.unchecked.join('; ')}` : ''
   $('counts').textContent =
     s.checkedAt === undefined
       ? 'reading…'
       : s.counts.clean
-        ? 'nothing: the workspace and the server agree'
+        ? unchecked
+          ? `nothing to sync in what was compared${unchecked}`
+          : 'nothing: the workspace and the server agree'
         : [`${s.counts.toSync}`, ...byAction, s.counts.problems ? `${s.counts.problems} unusable` : undefined]
             .filter(Boolean)
-            .join(' · ')
+            .join(' · ') + unchecked
   $('rate').textContent =
     `at most ${s.rateLimit.requestsPerSecond}/s, ${s.rateLimit.concurrency} at once${s.rateLimit.rateLimited ? ` · the server answered 429 ${s.rateLimit.rateLimited} time(s)` : ''}`
   $('checked').textContent = s.checkedAt ? clock(s.checkedAt) : '…'
