@@ -29,9 +29,9 @@ import { statLocalFile } from '../workspace/local-file.js'
 import { type LocalEntry, type ScanProblem, scanOne, scanWorkspace } from '../workspace/scan.js'
 import { MEDIA_FOLDER } from './media/media-plan.js'
 import type { PlanItem } from './plan.js'
+import type { EngineDeps, PlannedRun } from './plan-apply-types.js'
 import { planSides, type Sides } from './planned-run.js'
 import { type RemoteEntry, remoteEntry } from './remote-snapshot.js'
-import type { EngineDeps, PlannedRun } from './run-types.js'
 
 export type EditPlan = { kind: 'planned'; run: PlannedRun } | { kind: 'full'; why: string }
 

@@ -12,9 +12,9 @@ import { loadIgnoreRules } from '../workspace/ignore-rules.js'
 import { planEdits } from './edit-run.js'
 import type { Outcome } from './outcome.js'
 import type { Side } from './plan.js'
+import { applyRun, openState, planRun } from './plan-and-apply.js'
+import { type EngineDeps, type PlannedRun, SELECT } from './plan-apply-types.js'
 import { putBackReverted } from './push-again.js'
-import { applyRun, openState, planRun } from './run.js'
-import { type EngineDeps, type PlannedRun, SELECT } from './run-types.js'
 import { releaseHeld, resolveConflicts, restoreEdits } from './settle-run.js'
 
 /** Failures worth retrying soon: the server or the way to it, not the item. */

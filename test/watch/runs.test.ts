@@ -4,7 +4,7 @@
 import { expect, test } from 'vitest'
 import type { Outcome } from '../../src/engine/outcome.js'
 import type { PlanItem } from '../../src/engine/plan.js'
-import type { EngineDeps, PlannedRun } from '../../src/engine/run-types.js'
+import type { EngineDeps, PlannedRun } from '../../src/engine/plan-apply-types.js'
 import type { WatchEngine } from '../../src/engine/watch-run.js'
 import { createWatchRuns } from '../../src/watch/runs.js'
 import type { StatWatch } from '../../src/workspace/stat-check.js'

@@ -1,6 +1,7 @@
-// The types a run passes between its two calls, planRun then applyRun (run.ts), and what the
-// modules around it (outcome, predict, edit-run, media) read of them. Kept apart from run.ts so
-// those modules depend on the shape of a run, not on the code that makes one: no import cycle.
+// The types a run passes between its two calls, planRun then applyRun (plan-and-apply.ts), and
+// what the modules around it (outcome, predict, edit-run, media) read of them. Kept apart from
+// plan-and-apply.ts so those modules depend on the shape of a run, not on the code that makes
+// one: no import cycle.
 
 import type { MediaApi } from '../remote/media.js'
 import type { BaseStore } from '../state/base-store.js'
