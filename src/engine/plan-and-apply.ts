@@ -54,7 +54,7 @@ import {
   type MergeWrites,
   type PlannedRun,
 } from './plan-apply-types.js'
-import { planSides } from './planned-run.js'
+import { planSides } from './plan-sides.js'
 import { predictFailures, referenceContext } from './predict.js'
 import type { RemotePort } from './remote-port.js'
 import {

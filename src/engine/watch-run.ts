@@ -1,5 +1,5 @@
 // The engine as the watch daemon runs it (docs/watch.md "The run"): it plans what it is asked
-// (a batch of paths on its own, edit-run.ts, or everything) and applies what it is asked (the
+// (a batch of paths on its own, plan-edits.ts, or everything) and applies what it is asked (the
 // sync selection, or only its pull side). When to run, on what, and whether pushes wait (the
 // pause, the mass change guard, quiet polls) is the daemon's policy, in src/watch/. The daemon
 // holds the workspace lock for its whole life, so this does not take it, and the state stays in
@@ -9,11 +9,11 @@ import { findCause } from '../errors/find-cause.js'
 import { RemoteError } from '../remote/errors.js'
 import type { StateStore } from '../state/state-file.js'
 import { loadIgnoreRules } from '../workspace/ignore-rules.js'
-import { planEdits } from './edit-run.js'
 import type { Outcome } from './outcome.js'
 import type { Side } from './plan.js'
 import { applyRun, openState, planRun } from './plan-and-apply.js'
 import { type EngineDeps, type PlannedRun, SELECT } from './plan-apply-types.js'
+import { planEdits } from './plan-edits.js'
 import { putBackReverted } from './push-again.js'
 import { releaseHeld, resolveConflicts, restoreEdits } from './settle-run.js'
 
@@ -33,8 +33,8 @@ export interface WatchEngine {
   /** Reads the state and checks it is bound to the configured target (a safety stop if not). */
   open(): Promise<void>
   /**
-   * Plans `paths` as an edit-only run (edit-run.ts), or everything when `full` (or when the
-   * batch needs the whole picture: media, a server deletion, see edit-run.ts). `rehash`: read
+   * Plans `paths` as an edit-only run (plan-edits.ts), or everything when `full` (or when the
+   * batch needs the whole picture: media, a server deletion, see plan-edits.ts). `rehash`: read
    * every file instead of trusting the stat cache (the deep rescan).
    */
   plan(paths: ReadonlySet<string>, how: { full: boolean; rehash?: boolean }): Promise<PlannedRun>

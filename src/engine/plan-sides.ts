@@ -1,6 +1,6 @@
 // One assembly of a planned run from its three sides, whatever way they were taken: a full run
 // scans every file and lists every kind (plan-and-apply.ts), an edit-only run scans a few paths and reads
-// each from the server by id (edit-run.ts). What is planned from the sides, and how, is the
+// each from the server by id (plan-edits.ts). What is planned from the sides, and how, is the
 // same for both and is here: paths held out of the plan, the bases with their alternates, the
 // planner, inheritance, the merges, and the run the executor is given.
 
