@@ -15,7 +15,7 @@ import { applyRun, openState, planRun } from './plan-and-apply.js'
 import { type EngineDeps, type PlannedRun, SELECT } from './plan-apply-types.js'
 import { planEdits } from './plan-edits.js'
 import { putBackReverted } from './push-again.js'
-import { releaseHeld, resolveConflicts, restoreEdits } from './settle-run.js'
+import { releaseHeld, resolveConflicts, restoreEdits } from './resolve-restore-release.js'
 
 /** Failures worth retrying soon: the server or the way to it, not the item. */
 const TRANSIENT = new Set(['server', 'rate-limited', 'network', 'timeout'])
