@@ -16,11 +16,11 @@
 
 import type { Outcome } from '../engine/outcome.js'
 import type { EngineDeps, PlannedRun } from '../engine/plan-apply-types.js'
-import { unreachable, type WatchEngine } from '../engine/watch-run.js'
 import { MEDIA_INDEX_FILE } from '../workspace/ignore-rules.js'
 import { FOLDER_OF } from '../workspace/kinds.js'
 import type { StatWatch } from '../workspace/stat-check.js'
 import { DEFAULT_MAX_BATCH_BEFORE_FLOOD } from './local-changes.js'
+import { unreachable, type WatchEngine } from './watch-engine.js'
 
 export type WatchRunOutcome =
   | {

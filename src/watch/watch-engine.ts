@@ -1,21 +1,21 @@
 // The engine as the watch daemon runs it (docs/watch.md "The run"): it plans what it is asked
 // (a batch of paths on its own, plan-edits.ts, or everything) and applies what it is asked (the
 // sync selection, or only its pull side). When to run, on what, and whether pushes wait (the
-// pause, the mass change guard, quiet polls) is the daemon's policy, in src/watch/. The daemon
+// pause, the mass change guard, quiet polls) is the daemon's policy, run-policy.ts. The daemon
 // holds the workspace lock for its whole life, so this does not take it, and the state stays in
 // memory from run to run instead of being read again each time.
 
+import type { Outcome } from '../engine/outcome.js'
+import type { Side } from '../engine/plan.js'
+import { applyRun, openState, planRun } from '../engine/plan-and-apply.js'
+import { type EngineDeps, type PlannedRun, SELECT } from '../engine/plan-apply-types.js'
+import { planEdits } from '../engine/plan-edits.js'
+import { putBackReverted } from '../engine/push-again.js'
+import { releaseHeld, resolveConflicts, restoreEdits } from '../engine/resolve-restore-release.js'
 import { findCause } from '../errors/find-cause.js'
 import { RemoteError } from '../remote/errors.js'
 import type { StateStore } from '../state/state-file.js'
 import { loadIgnoreRules } from '../workspace/ignore-rules.js'
-import type { Outcome } from './outcome.js'
-import type { Side } from './plan.js'
-import { applyRun, openState, planRun } from './plan-and-apply.js'
-import { type EngineDeps, type PlannedRun, SELECT } from './plan-apply-types.js'
-import { planEdits } from './plan-edits.js'
-import { putBackReverted } from './push-again.js'
-import { releaseHeld, resolveConflicts, restoreEdits } from './resolve-restore-release.js'
 
 /** Failures worth retrying soon: the server or the way to it, not the item. */
 const TRANSIENT = new Set(['server', 'rate-limited', 'network', 'timeout'])
