@@ -4,7 +4,7 @@
 
 import path from 'node:path'
 import type { Command } from 'commander'
-import type { EngineDeps } from '../engine/run-types.js'
+import type { EngineDeps } from '../engine/plan-apply-types.js'
 import { CliError, ExitCode } from '../errors/exit-codes.js'
 import type { RemoteClient } from '../remote/index.js'
 import { createCodecs } from '../workspace/codecs.js'

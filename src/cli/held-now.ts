@@ -4,8 +4,8 @@
 
 import type { HeldChange } from '../engine/held.js'
 import { changesOf } from '../engine/plan.js'
-import { heldByGuards, inScope, SELECT } from '../engine/run.js'
-import type { EngineDeps, PlannedRun } from '../engine/run-types.js'
+import { heldByGuards, inScope, SELECT } from '../engine/plan-and-apply.js'
+import type { EngineDeps, PlannedRun } from '../engine/plan-apply-types.js'
 import { heldByPause, type PauseInfo } from '../watch/mass-change.js'
 
 const PUSH_SIDE = new Set(['push', 'delete-remote', 'merge'])

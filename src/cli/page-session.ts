@@ -1,5 +1,6 @@
 // The local page wired to a workspace (src/page/ serves it): its status is status's own model
-// (status-model.ts), its actions the engine calls the commands make (engine/settle-run.ts).
+// (status-model.ts), its actions the engine calls the commands make
+// (engine/resolve-restore-release.ts).
 // Under `watch` the daemon carries every action out between two of its runs, on its own state;
 // under `ui` each action takes the workspace lock like a command (or, should a watch hold it,
 // asks that daemon, as `resolve` and `restore` do).
@@ -160,7 +161,7 @@ export async function workspacePage(
     if (result === undefined) throw new CliError('the run did not start', ExitCode.failed)
     return result
   }
-  const settle = await import('../engine/settle-run.js')
+  const settle = await import('../engine/resolve-restore-release.js')
   return serve(
     ws,
     io,

@@ -118,7 +118,8 @@ export async function buildProgram(
       writeOut: (s) => io.stdout.write(s),
       writeErr: (s) => io.stderr.write(s),
     })
-  const names = only === undefined ? Object.keys(COMMANDS) : [only]
+  // completion writes every command into its script, so it is given them all, as help is.
+  const names = only === undefined || only === 'completion' ? Object.keys(COMMANDS) : [only]
   for (const name of names) (await COMMANDS[name]!()).register(program, io, setExit)
   for (const cmd of program.commands) {
     const examples = EXAMPLES[cmd.name()]

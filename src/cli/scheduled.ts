@@ -5,8 +5,8 @@
 // the node read by id, which carries the dates its list leaves out).
 
 import { readFile } from 'node:fs/promises'
-import type { PlannedRun } from '../engine/run-types.js'
-import { inScope } from '../engine/run-types.js'
+import type { PlannedRun } from '../engine/plan-apply-types.js'
+import { inScope } from '../engine/plan-apply-types.js'
 import type { RemoteClient } from '../remote/client.js'
 import { projectPath } from '../remote/dialect.js'
 import { contentCodec } from '../workspace/content-codec.js'

@@ -97,7 +97,7 @@ export async function readStatus(
     { revertedLeaves },
     { unverifiedMedia },
   ] = await Promise.all([
-    import('../engine/run.js'),
+    import('../engine/plan-and-apply.js'),
     import('../engine/plan.js'),
     import('./scheduled.js'),
     import('../engine/predict.js'),

@@ -9,7 +9,7 @@ import { type RunOptions, withPublishOptions, withRunOptions } from './run-optio
 import { exitCodeFor, printOutcome, progressFor } from './run-report.js'
 
 export interface SyncCommandSpec {
-  /** Also names the engine's selection of plan actions (SELECT in engine/run.ts). */
+  /** Also names the engine's selection of plan actions (SELECT in engine/plan-apply-types.ts). */
   name: 'pull' | 'push' | 'sync'
   summary: string
 }
@@ -47,7 +47,7 @@ export function registerSyncCommand(
       }
     }
     // The engine loads only when the command runs, so --help stays fast.
-    const { applyRun, checkScope, planRun, SELECT } = await import('../engine/run.js')
+    const { applyRun, checkScope, planRun, SELECT } = await import('../engine/plan-and-apply.js')
     // Ctrl-C stops the run between items (main.ts lets these commands end themselves), so it
     // can say what it did and what is left; a second Ctrl-C ends the process at once.
     const interrupt = new AbortController()

@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises'
 import type { JsonObject } from '../workspace/codec.js'
 import { absolute, itemPath } from '../workspace/layout.js'
 import type { PlanItem } from './plan.js'
-import type { EngineDeps, PlannedRun } from './run-types.js'
+import type { EngineDeps, PlannedRun } from './plan-apply-types.js'
 
 const deletesContentRemotely = (item: PlanItem) => item.kind === 'content' && item.action === 'delete-remote'
 

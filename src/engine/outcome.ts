@@ -6,8 +6,8 @@ import { FOLDER_OF } from '../workspace/kinds.js'
 import type { HeldChange } from './held.js'
 import type { ConflictLeaf } from './merge/merge-json.js'
 import type { PlanItem } from './plan.js'
+import { type ApplyOptions, inScope, type PlannedRun } from './plan-apply-types.js'
 import { publishBlocked } from './publish-plan.js'
-import { type ApplyOptions, inScope, type PlannedRun } from './run-types.js'
 
 export interface ItemReport {
   kind: PlanItem['kind']

@@ -12,7 +12,7 @@ import { heldBy, unsyncedPaths } from '../workspace/scan.js'
 import { deletesHeldByRenamedFiles, describeOrphaning } from './guards.js'
 import { orphaningDeletes } from './orphans.js'
 import type { PlanItem } from './plan.js'
-import type { EngineDeps, PlannedRun } from './run-types.js'
+import type { EngineDeps, PlannedRun } from './plan-apply-types.js'
 
 function baseSchemas(store: StateStore): ItemState[] {
   return store.items('schema')

@@ -6,7 +6,7 @@
 // flag the item `sync.hasRemote`: upstream answers 200 to a push even when it did nothing.
 
 import type { PlanItem } from './plan.js'
-import { inScope, type PlannedRun } from './run-types.js'
+import { inScope, type PlannedRun } from './plan-apply-types.js'
 
 export interface PromoteReport {
   kind: PlanItem['kind']

@@ -9,7 +9,7 @@ import { fileBytes, type JsonObject } from '../workspace/codec.js'
 import { absolute } from '../workspace/layout.js'
 import { LocalWriter } from '../workspace/local-writes.js'
 import { withOurLeaves } from './own-pushes.js'
-import { inScope } from './run-types.js'
+import { inScope } from './plan-apply-types.js'
 
 /** Rewrites each reverted file under `scope`; returns their paths. Run under the workspace lock. */
 export async function putBackReverted(

@@ -4,7 +4,7 @@
 // as it does for `resolve --keep remote`. The server is never written to.
 
 import type { PlanItem } from './plan.js'
-import { inScope } from './run-types.js'
+import { inScope } from './plan-apply-types.js'
 
 /** Whether the server holds the item (the planner's Change pairs for "absent on the server"). */
 function onServer(item: PlanItem): boolean {

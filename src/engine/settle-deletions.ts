@@ -4,7 +4,7 @@
 // choice for these paths, as with a conflict, so the delete guard does not apply.
 
 import type { PlanItem, Side } from './plan.js'
-import { inScope } from './run-types.js'
+import { inScope } from './plan-apply-types.js'
 
 /** Which deletions a resolve settles, and for which side. */
 export interface SettleDeletions {

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import type { Outcome } from '../engine/outcome.js'
 import type { Side } from '../engine/plan.js'
-import { splitLeaf } from '../engine/settle-run.js'
+import { splitLeaf } from '../engine/resolve-restore-release.js'
 import { CliError, ExitCode } from '../errors/exit-codes.js'
 import type { WatchEvent } from '../watch/watch-events.js'
 import {

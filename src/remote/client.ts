@@ -695,7 +695,7 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
       throw fail(request, res, `could not clear the entries of form "${formId}"`)
   }
 
-  // A run checks the token before it writes (engine/run.ts); watch's edit runs come in bursts,
+  // A run checks the token before it writes (engine/plan-and-apply.ts); watch's edit runs come in bursts,
   // so a check that passed stands for a minute rather than costing a request per edit.
   let tokenChecked: { at: number; user: RemoteObject } | undefined
   async function checkToken(): Promise<RemoteObject> {

@@ -21,7 +21,7 @@ import { FOLDER_OF, KINDS, type Kind } from '../workspace/kinds.js'
 import { isPlainRelative, itemPath } from '../workspace/layout.js'
 import { refuseLinks } from '../workspace/no-follow.js'
 import { tempDirOf } from '../workspace/temp-files.js'
-import type { ItemState, Target } from './state-file.js'
+import type { ItemState, Target } from './item-state.js'
 
 export const LOCK_FILE = 'cms-sync.lock'
 const FORMAT = 1

@@ -10,8 +10,8 @@
 // the base, or once a plan found the server holding something else (the push never landed,
 // or the server moved on: then the older base is all that is known).
 
+import type { ItemState } from './item-state.js'
 import { JournalFile } from './journal-file.js'
-import type { ItemState } from './state-file.js'
 
 export interface PushIntent {
   path: string

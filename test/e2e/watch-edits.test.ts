@@ -1,4 +1,4 @@
-// The watcher's batches run edit-only (src/engine/edit-run.ts): only the dirty paths are
+// The watcher's batches run edit-only (src/engine/plan-edits.ts): only the dirty paths are
 // planned, each item read by id, never a listing. What a user checks: an edit costs one read
 // and one write; both sides changed is a conflict; deletes keep their guards, and a file renamed
 // by hand never deletes its item, even when the file claiming the id is not in the batch; a new

@@ -1,7 +1,7 @@
 // Seen on the real server (test/upstream, shared/upstream/README.md): schema, form, connection
 // and media writes and deletes go through without any token; only content writes need a user
 // (they fail with the null-user 404). That is why cms-sync checks the token before a run
-// writes (engine/run.ts): without it an expired token wrote the schemas of a plan and stopped
+// writes (engine/plan-and-apply.ts): without it an expired token wrote the schemas of a plan and stopped
 // at its content. Spec refuses every anonymous write with 401.
 
 import { afterEach, describe, expect, it } from 'vitest'

@@ -6,7 +6,13 @@ import { mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promi
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { expect, test } from 'vitest'
-import { type ApplyOptions, applyRun, type EngineDeps, planRun, SELECT } from '../../src/engine/run.js'
+import {
+  type ApplyOptions,
+  applyRun,
+  type EngineDeps,
+  planRun,
+  SELECT,
+} from '../../src/engine/plan-and-apply.js'
 import { LOOSE_LIMIT } from '../../src/state/base-store.js'
 import { loadState } from '../../src/state/state-file.js'
 import { CODECS } from '../../src/workspace/codecs.js'

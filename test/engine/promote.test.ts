@@ -3,8 +3,8 @@
 
 import { describe, expect, it } from 'vitest'
 import type { PlanItem } from '../../src/engine/plan.js'
+import type { PlannedRun } from '../../src/engine/plan-apply-types.js'
 import { type PromotePort, promote, promoteSelection, refusal } from '../../src/engine/promote.js'
-import type { PlannedRun } from '../../src/engine/run-types.js'
 
 const item = (id: string, extra: Partial<PlanItem> = {}): PlanItem => ({
   kind: 'content',

@@ -10,10 +10,12 @@ interface Entry {
   options: string[]
 }
 
-/** The commands and their long options (and the global ones), as the program declares them. */
-async function entries(io: CliIo): Promise<{ commands: Entry[]; globals: string[] }> {
-  const { buildProgram } = await import('../program.js')
-  const program = await buildProgram(io, () => {})
+/**
+ * The commands and their long options (and the global ones), as the program declares them:
+ * `program` is the one this command is registered on, which holds every command (program.ts
+ * registers them all for `completion`).
+ */
+function entries(program: Command): { commands: Entry[]; globals: string[] } {
   const longs = (cmd: Command) => cmd.options.map((o) => o.long).filter((l): l is string => !!l)
   const commands = program.commands.map((cmd) => ({
     name: cmd.name(),
@@ -83,8 +85,8 @@ export function register(program: Command, io: CliIo, _setExit: (code: number) =
     .command('completion')
     .description('Print a shell completion script (bash, zsh or fish)')
     .addArgument(new Argument('<shell>', 'the shell').choices(['bash', 'zsh', 'fish']))
-    .action(async (shell: 'bash' | 'zsh' | 'fish') => {
-      const { commands, globals } = await entries(io)
+    .action((shell: 'bash' | 'zsh' | 'fish') => {
+      const { commands, globals } = entries(program)
       const script = { bash, zsh, fish }[shell](commands, globals)
       io.stdout.write(script)
     })

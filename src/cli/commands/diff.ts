@@ -27,7 +27,7 @@ export function register(program: Command, io: CliIo): void {
     .argument('[paths...]', 'only these files or folders')
     .action(async (paths: string[], _opts: object, cmd: Command) => {
       const globals = globalOptions(cmd)
-      const { planRun, inScope, checkScope } = await import('../../engine/run.js')
+      const { planRun, inScope, checkScope } = await import('../../engine/plan-and-apply.js')
       const { changesOf } = await import('../../engine/plan.js')
       const { fullObject } = await import('../../engine/remote-snapshot.js')
       const { unifiedDiff } = await import('../../engine/line-diff.js')

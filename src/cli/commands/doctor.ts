@@ -24,7 +24,7 @@ async function heldCheck(io: CliIo, cmd: Command): Promise<{ check: Check; held:
   const [{ withEngine }, { planRun }, { heldNow }, { readPause }, { describeHeld, describeHeldCommands }] =
     await Promise.all([
       import('../engine-session.js'),
-      import('../../engine/run.js'),
+      import('../../engine/plan-and-apply.js'),
       import('../held-now.js'),
       import('../../watch/mass-change.js'),
       import('../../engine/held.js'),

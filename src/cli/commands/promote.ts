@@ -17,7 +17,7 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
     .option('--dry-run', 'say what would be promoted, change nothing')
     .action(async (paths: string[], opts: { dryRun?: boolean }, cmd: Command) => {
       const globals = globalOptions(cmd)
-      const { planRun } = await import('../../engine/run.js')
+      const { planRun } = await import('../../engine/plan-and-apply.js')
       const { promote, promoteSelection } = await import('../../engine/promote.js')
       const { parentSettings } = await import('../../remote/server-group.js')
       await withEngine(io, cmd, paths, { lock: !opts.dryRun }, async ({ deps, scope, client }) => {

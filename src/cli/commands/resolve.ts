@@ -7,8 +7,8 @@
 // is a folder (a kind's folder settles every conflict of that kind) or a pattern
 // (`'content/blog/*'`, quoted so the shell leaves it): every conflict it matches. A deletion (one
 // a guard holds) is settled too: `--keep` the side that deleted it carries it out, the other side
-// brings the item back. The engine call is src/engine/settle-run.ts, shared with the daemon and
-// the local page.
+// brings the item back. The engine call is src/engine/resolve-restore-release.ts, shared with the
+// daemon and the local page.
 // While `cms-sync watch` holds the workspace, the daemon carries the resolve out on its own
 // state (src/watch/requests.ts): one command either way.
 
@@ -41,7 +41,7 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
     )
     .action(async (paths: string[], opts: { keep: Side }, cmd: Command) => {
       const globals = globalOptions(cmd)
-      const { splitLeaf } = await import('../../engine/settle-run.js')
+      const { splitLeaf } = await import('../../engine/resolve-restore-release.js')
       const args = paths.map(splitLeaf)
       const report = (outcome: Outcome) => {
         if (outcome.applied.length + outcome.conflicts.length + outcome.failed.length === 0) {
@@ -59,7 +59,7 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
         args.filter((a) => a.pointer !== undefined).map((a) => ({ file: a.file, pointer: a.pointer! })),
       )
       if (fromDaemon) return report(fromDaemon)
-      const { resolveConflicts } = await import('../../engine/settle-run.js')
+      const { resolveConflicts } = await import('../../engine/resolve-restore-release.js')
       await withEngine(
         io,
         cmd,

@@ -35,7 +35,7 @@ export function register(program: Command, io: CliIo, setExit: (code: number) =>
         printOutcome(io, globals, 'restore', fromDaemon, false)
         return setExit(exitCodeFor(fromDaemon))
       }
-      const { restoreEdits } = await import('../../engine/settle-run.js')
+      const { restoreEdits } = await import('../../engine/resolve-restore-release.js')
       await withEngine(io, cmd, paths, { lock: !opts.dryRun }, async ({ deps, scope }) => {
         const progress = progressFor(io, globals)
         const outcome = await restoreEdits(deps, scope, {

@@ -3,7 +3,7 @@
 // items; a batch names the few paths that changed, so only those are planned: each file is
 // read (the stat cache spares one that is unchanged), its base taken from the state, and its
 // item read from the server by id (one GET each, through the client's queue). Only the taking
-// of the sides is its own: they are planned as every run's are (planned-run.ts), and carried
+// of the sides is its own: they are planned as every run's are (plan-sides.ts), and carried
 // out by the same executor and guards (applyRun).
 //
 // What a batch cannot settle on its own is left to a full plan, scoped to the batch as before:
@@ -29,9 +29,9 @@ import { statLocalFile } from '../workspace/local-file.js'
 import { type LocalEntry, type ScanProblem, scanOne, scanWorkspace } from '../workspace/scan.js'
 import { MEDIA_FOLDER } from './media/media-plan.js'
 import type { PlanItem } from './plan.js'
-import { planSides, type Sides } from './planned-run.js'
+import type { EngineDeps, PlannedRun } from './plan-apply-types.js'
+import { planSides, type Sides } from './plan-sides.js'
 import { type RemoteEntry, remoteEntry } from './remote-snapshot.js'
-import type { EngineDeps, PlannedRun } from './run-types.js'
 
 export type EditPlan = { kind: 'planned'; run: PlannedRun } | { kind: 'full'; why: string }
 

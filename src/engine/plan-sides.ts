@@ -1,6 +1,6 @@
 // One assembly of a planned run from its three sides, whatever way they were taken: a full run
-// scans every file and lists every kind (run.ts), an edit-only run scans a few paths and reads
-// each from the server by id (edit-run.ts). What is planned from the sides, and how, is the
+// scans every file and lists every kind (plan-and-apply.ts), an edit-only run scans a few paths and reads
+// each from the server by id (plan-edits.ts). What is planned from the sides, and how, is the
 // same for both and is here: paths held out of the plan, the bases with their alternates, the
 // planner, inheritance, the merges, and the run the executor is given.
 
@@ -11,9 +11,9 @@ import { distrustUnprovenLockBases } from './lock-proof.js'
 import type { MediaRun } from './media/media-snapshot.js'
 import { planMerges } from './merges.js'
 import { type BaseVersion, plan, type Side } from './plan.js'
+import type { EngineDeps, PlannedRun } from './plan-apply-types.js'
 import { withPublishEntries } from './publish-entries.js'
 import type { RemoteEntry, RemoteProblem } from './remote-snapshot.js'
-import type { EngineDeps, PlannedRun } from './run-types.js'
 import { settleSecretLeaves } from './secret-leaves.js'
 import { type SettleDeletions, settleDeletions } from './settle-deletions.js'
 

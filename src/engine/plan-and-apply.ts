@@ -46,7 +46,15 @@ import { recordVerified } from './media/media-verified.js'
 import { orphaningDeletes } from './orphans.js'
 import { dryRunOutcome, type Outcome, problemReports, reportOf } from './outcome.js'
 import type { PlanItem, Side } from './plan.js'
-import { planSides } from './planned-run.js'
+import {
+  type ApplyOptions,
+  type EngineDeps,
+  inScope,
+  type MediaDeps,
+  type MergeWrites,
+  type PlannedRun,
+} from './plan-apply-types.js'
+import { planSides } from './plan-sides.js'
 import { predictFailures, referenceContext } from './predict.js'
 import type { RemotePort } from './remote-port.js'
 import {
@@ -57,19 +65,11 @@ import {
   settleLater,
   snapshotRemote,
 } from './remote-snapshot.js'
-import {
-  type ApplyOptions,
-  type EngineDeps,
-  inScope,
-  type MediaDeps,
-  type MergeWrites,
-  type PlannedRun,
-} from './run-types.js'
 import type { SettleDeletions } from './settle-deletions.js'
 
-// The engine's two calls, planRun then applyRun, are here; what they pass is in run-types.ts.
-export type { ApplyOptions, EngineDeps, MediaDeps, MergeWrites, PlannedRun } from './run-types.js'
-export { inScope, SELECT } from './run-types.js'
+// The engine's two calls, planRun then applyRun, are here; what they pass is in plan-apply-types.ts.
+export type { ApplyOptions, EngineDeps, MediaDeps, MergeWrites, PlannedRun } from './plan-apply-types.js'
+export { inScope, SELECT } from './plan-apply-types.js'
 
 const MEDIA = { kind: 'media' as const }
 

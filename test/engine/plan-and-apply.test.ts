@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readdir, readFile, stat, writeFile } from 'node:fs/prom
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { expect, test } from 'vitest'
-import { applyRun, type EngineDeps, planRun, SELECT } from '../../src/engine/run.js'
+import { applyRun, type EngineDeps, planRun, SELECT } from '../../src/engine/plan-and-apply.js'
 import { CODECS } from '../../src/workspace/codecs.js'
 import { contentOf, SECTION_SCHEMA } from '../helpers/fixtures.js'
 import { MemoryRemote, silentLogger } from '../helpers/memory-remote.js'

@@ -1,12 +1,12 @@
-// The daemon's policy around the engine (src/watch/runs.ts), with a stand-in engine and a
+// The daemon's policy around the engine (src/watch/run-policy.ts), with a stand-in engine and a
 // server whose listings never change: what a quiet poll still plans.
 
 import { expect, test } from 'vitest'
 import type { Outcome } from '../../src/engine/outcome.js'
 import type { PlanItem } from '../../src/engine/plan.js'
-import type { EngineDeps, PlannedRun } from '../../src/engine/run-types.js'
-import type { WatchEngine } from '../../src/engine/watch-run.js'
-import { createWatchRuns } from '../../src/watch/runs.js'
+import type { EngineDeps, PlannedRun } from '../../src/engine/plan-apply-types.js'
+import { createWatchRuns } from '../../src/watch/run-policy.js'
+import type { WatchEngine } from '../../src/watch/watch-engine.js'
 import type { StatWatch } from '../../src/workspace/stat-check.js'
 
 const item = (path: string, action: PlanItem['action']): PlanItem => ({

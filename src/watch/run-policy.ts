@@ -15,12 +15,12 @@
 // the mass change guard first (`holdPushes`): they may be the head of a checkout under way.
 
 import type { Outcome } from '../engine/outcome.js'
-import type { EngineDeps, PlannedRun } from '../engine/run-types.js'
-import { unreachable, type WatchEngine } from '../engine/watch-run.js'
+import type { EngineDeps, PlannedRun } from '../engine/plan-apply-types.js'
 import { MEDIA_INDEX_FILE } from '../workspace/ignore-rules.js'
 import { FOLDER_OF } from '../workspace/kinds.js'
 import type { StatWatch } from '../workspace/stat-check.js'
 import { DEFAULT_MAX_BATCH_BEFORE_FLOOD } from './local-changes.js'
+import { unreachable, type WatchEngine } from './watch-engine.js'
 
 export type WatchRunOutcome =
   | {

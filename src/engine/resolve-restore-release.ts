@@ -13,9 +13,9 @@ import { CliError, ExitCode } from '../errors/exit-codes.js'
 import type { StateStore } from '../state/state-file.js'
 import type { Outcome } from './outcome.js'
 import type { Side } from './plan.js'
+import { applyRun, checkScope, planRun } from './plan-and-apply.js'
+import { type ApplyOptions, type EngineDeps, SELECT } from './plan-apply-types.js'
 import { restoreLocalEdits } from './restore.js'
-import { applyRun, checkScope, planRun } from './run.js'
-import { type ApplyOptions, type EngineDeps, SELECT } from './run-types.js'
 import { settleDeletions } from './settle-deletions.js'
 
 /**

@@ -1,6 +1,7 @@
-// The types a run passes between its two calls, planRun then applyRun (run.ts), and what the
-// modules around it (outcome, predict, edit-run, media) read of them. Kept apart from run.ts so
-// those modules depend on the shape of a run, not on the code that makes one: no import cycle.
+// The types a run passes between its two calls, planRun then applyRun (plan-and-apply.ts), and
+// what the modules around it (outcome, predict, plan-edits, media) read of them. Kept apart from
+// plan-and-apply.ts so those modules depend on the shape of a run, not on the code that makes
+// one: no import cycle.
 
 import type { MediaApi } from '../remote/media.js'
 import type { BaseStore } from '../state/base-store.js'
@@ -74,7 +75,7 @@ export interface PlannedRun {
   /** The media side of the run, when media are synced; its items are in `plan` too. */
   media?: MediaRun
   /**
-   * An edit-only run (src/engine/edit-run.ts): `local` and `remote` hold only the paths it
+   * An edit-only run (src/engine/plan-edits.ts): `local` and `remote` hold only the paths it
    * planned, each server item read by id just before the plan, so the executor need not read
    * it again before writing.
    */

@@ -1,11 +1,12 @@
-// The engine as the watch daemon's work queue runs it (src/watch/runs.ts), against the real emulator.
+// The engine as the watch daemon's work queue runs it (src/watch/run-policy.ts), against the real
+// emulator.
 
 import { writeFile } from 'node:fs/promises'
 import { afterEach, expect, test } from 'vitest'
-import { createWatchEngine } from '../../src/engine/watch-run.js'
 import { createLogger } from '../../src/log/logger.js'
 import { createRemoteClient, type RemoteClient } from '../../src/remote/index.js'
-import { createWatchRuns } from '../../src/watch/runs.js'
+import { createWatchRuns } from '../../src/watch/run-policy.js'
+import { createWatchEngine } from '../../src/watch/watch-engine.js'
 import { CODECS } from '../../src/workspace/codecs.js'
 import { loadIgnoreRules } from '../../src/workspace/ignore-rules.js'
 import { watchStats } from '../../src/workspace/stat-check.js'

@@ -1,21 +1,21 @@
 // The engine as the watch daemon runs it (docs/watch.md "The run"): it plans what it is asked
-// (a batch of paths on its own, edit-run.ts, or everything) and applies what it is asked (the
+// (a batch of paths on its own, plan-edits.ts, or everything) and applies what it is asked (the
 // sync selection, or only its pull side). When to run, on what, and whether pushes wait (the
-// pause, the mass change guard, quiet polls) is the daemon's policy, in src/watch/. The daemon
+// pause, the mass change guard, quiet polls) is the daemon's policy, run-policy.ts. The daemon
 // holds the workspace lock for its whole life, so this does not take it, and the state stays in
 // memory from run to run instead of being read again each time.
 
+import type { Outcome } from '../engine/outcome.js'
+import type { Side } from '../engine/plan.js'
+import { applyRun, openState, planRun } from '../engine/plan-and-apply.js'
+import { type EngineDeps, type PlannedRun, SELECT } from '../engine/plan-apply-types.js'
+import { planEdits } from '../engine/plan-edits.js'
+import { putBackReverted } from '../engine/push-again.js'
+import { releaseHeld, resolveConflicts, restoreEdits } from '../engine/resolve-restore-release.js'
 import { findCause } from '../errors/find-cause.js'
 import { RemoteError } from '../remote/errors.js'
 import type { StateStore } from '../state/state-file.js'
 import { loadIgnoreRules } from '../workspace/ignore-rules.js'
-import { planEdits } from './edit-run.js'
-import type { Outcome } from './outcome.js'
-import type { Side } from './plan.js'
-import { putBackReverted } from './push-again.js'
-import { applyRun, openState, planRun } from './run.js'
-import { type EngineDeps, type PlannedRun, SELECT } from './run-types.js'
-import { releaseHeld, resolveConflicts, restoreEdits } from './settle-run.js'
 
 /** Failures worth retrying soon: the server or the way to it, not the item. */
 const TRANSIENT = new Set(['server', 'rate-limited', 'network', 'timeout'])
@@ -33,8 +33,8 @@ export interface WatchEngine {
   /** Reads the state and checks it is bound to the configured target (a safety stop if not). */
   open(): Promise<void>
   /**
-   * Plans `paths` as an edit-only run (edit-run.ts), or everything when `full` (or when the
-   * batch needs the whole picture: media, a server deletion, see edit-run.ts). `rehash`: read
+   * Plans `paths` as an edit-only run (plan-edits.ts), or everything when `full` (or when the
+   * batch needs the whole picture: media, a server deletion, see plan-edits.ts). `rehash`: read
    * every file instead of trusting the stat cache (the deep rescan).
    */
   plan(paths: ReadonlySet<string>, how: { full: boolean; rehash?: boolean }): Promise<PlannedRun>
