@@ -15,8 +15,3 @@ export function segmentsOf(pointer: string): string[] | undefined {
     .split('/')
     .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
 }
-
-/** Whether `inner` is `outer` or lies under it. */
-export function within(inner: string, outer: string): boolean {
-  return inner === outer || inner.startsWith(`${outer}/`)
-}
