@@ -13,7 +13,7 @@ import {
   planRun,
   SafetyStopError,
   SELECT,
-} from '../../src/engine/run.js'
+} from '../../src/engine/plan-and-apply.js'
 import { ExitCode } from '../../src/errors/exit-codes.js'
 import type { JsonObject } from '../../src/workspace/codec.js'
 import { CODECS } from '../../src/workspace/codecs.js'
