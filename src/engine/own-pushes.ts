@@ -90,5 +90,3 @@ export function describeReverted(leaves: readonly RevertedLeaf[]): string {
     .map((leaf) => `${leaf.pointer} (ours ${shown(leaf.ours)}, now ${shown(leaf.server)})`)
     .join(', ')
 }
-
-export { pointerOf }
