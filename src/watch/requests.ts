@@ -41,6 +41,20 @@ function requestsDir(root: string): string {
   return syncDirPath(root, 'requests')
 }
 
+/**
+ * A request file's fields. cms-sync writes its requests whole (temp file and rename), so one that
+ * does not parse was written by someone else (git checking out a branch writes in place, and may
+ * be caught half-way): it carries no key and is refused like any foreign request.
+ */
+function parsedRequest(text: string): { key?: unknown } & Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(text)
+    return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {}
+  } catch {
+    return {}
+  }
+}
+
 /** The running daemon's key: only a request that carries it is carried out. */
 const KEY_FILE = 'key'
 
@@ -93,9 +107,7 @@ export async function serveRequests(
     chain = chain.then(async () => {
       let reply: SettleReply
       try {
-        const { key: given, ...value } = JSON.parse(await readFile(`${dir}/${id}.json`, 'utf8')) as {
-          key?: unknown
-        }
+        const { key: given, ...value } = parsedRequest(await readFile(`${dir}/${id}.json`, 'utf8'))
         if (!sameKey(given, key)) {
           // Not ours to remove either: git's file, if it came with a checkout.
           await writeFileAtomically(
