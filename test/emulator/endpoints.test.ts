@@ -8,8 +8,8 @@ const HEX16 = /^[0-9a-f]{16}$/
 describe.each(DIALECTS)('%s dialect', (dialect) => {
   const bad = dialect === 'spec' ? 400 : 404
 
-  async function setup() {
-    const emu = await start({ dialect })
+  async function setup(options: { now?: () => number } = {}) {
+    const emu = await start({ dialect, ...options })
     const token = await login(emu)
     return { emu, token, api: client(emu, token) }
   }
@@ -203,7 +203,9 @@ describe.each(DIALECTS)('%s dialect', (dialect) => {
   })
 
   it('handles forms: write, entries as CSV, public submit with CORS and redirect, clear, delete', async () => {
-    const { emu, api } = await setup()
+    // Upstream turns away a second submission from one address within a second: its clock moves on.
+    let clock = Date.now()
+    const { emu, api } = await setup({ now: () => clock })
     const form = {
       id: 'contact',
       title: 'Contact us',
@@ -244,14 +246,14 @@ describe.each(DIALECTS)('%s dialect', (dialect) => {
     expect(row).toContain(dialect === 'spec' ? '"hi ""there"""' : '"hi "there""')
 
     await api.post('P/forms/contact', { ...form, redirect: '/thanks', appendRedirect: true })
-    await new Promise((r) => setTimeout(r, dialect === 'upstream' ? 1050 : 0))
+    clock += 1000
     const redirected = await call(emu, 'POST', `${P}/forms/contact/submit`, {
       body: { email: 'c@d' },
       headers: { referer: 'https://site.example/contact' },
     })
     expect(redirected.status).toBe(302)
     expect(redirected.headers.get('location')).toBe('https://site.example/contact/thanks')
-    await new Promise((r) => setTimeout(r, dialect === 'upstream' ? 1050 : 0))
+    clock += 1000
     const invalid = await call(emu, 'POST', `${P}/forms/contact/submit`, { body: { email: 'no-at-sign' } })
     expect(invalid.status).toBe(bad)
 

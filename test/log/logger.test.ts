@@ -4,6 +4,20 @@ import path from 'node:path'
 import { expect, test } from 'vitest'
 import { itemLogger } from '../../src/log/item-lines.js'
 import { createLogger, logFilePath } from '../../src/log/logger.js'
+import { waitFor } from '../watch/helpers.js'
+
+/** The log file once it holds `last`: it is opened and written asynchronously, even after a flush. */
+async function logOnceItHas(root: string, last: string): Promise<string> {
+  let text = ''
+  await waitFor(
+    async () => {
+      text = await readFile(logFilePath(root), 'utf8').catch(() => '')
+      return text.includes(last)
+    },
+    { what: `"${last}" in the log file` },
+  )
+  return text
+}
 
 test('secrets never reach the log file, wherever they sit in the logged object', async () => {
   const root = await mkdtemp(path.join(os.tmpdir(), 'cms-sync-log-'))
@@ -20,8 +34,7 @@ test('secrets never reach the log file, wherever they sit in the logged object',
     'request',
   )
   await new Promise<void>((resolve) => logger.flush(() => resolve()))
-  await new Promise((resolve) => setTimeout(resolve, 50))
-  const text = await readFile(logFilePath(root), 'utf8')
+  const text = await logOnceItHas(root, '"msg":"request"')
   expect(text).toContain('visible')
   for (let i = 1; i <= 9; i++) expect(text).not.toContain(`S${i}`)
   expect(JSON.parse(text.trim().split('\n')[0]!)).toMatchObject({ token: '[redacted]', msg: 'request' })
@@ -38,8 +51,7 @@ test('per-item lines go to the same log, their secret keys redacted', async () =
     'item failed',
   )
   await new Promise<void>((resolve) => logger.flush(() => resolve()))
-  await new Promise((resolve) => setTimeout(resolve, 50))
-  const lines = (await readFile(logFilePath(root), 'utf8'))
+  const lines = (await logOnceItHas(root, '"msg":"item failed"'))
     .trim()
     .split('\n')
     .map((line) => JSON.parse(line))

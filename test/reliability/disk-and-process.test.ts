@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
@@ -15,7 +15,7 @@ import { createMediaApi } from '../../src/remote/media.js'
 import { loadState } from '../../src/state/state-file.js'
 import { hashText } from '../../src/workspace/codec.js'
 import { contentOf, startWorld, type World, writeConfig } from '../helpers/sync-world.js'
-import { setWatchConfig } from '../helpers/watch.js'
+import { setWatchConfig, watchProcess } from '../helpers/watch.js'
 import { runCli } from './processes.js'
 import { report, sentinelAround } from './support.js'
 
@@ -239,10 +239,9 @@ describe.each(['spec', 'upstream'] as const)(
       let falseConflicts = 0
       const rounds = 3
       for (let round = 1; round <= rounds; round++) {
-        const watch = runCli(['-C', w.root, 'watch'], w.env)
+        const watch = watchProcess(w.root, w.env)
         children.push(watch.child)
-        await until('watch to start', () => existsSync(w.file('.cms-sync/lock.pid')))
-        await sleep(300)
+        await watch.waitForEvent({ event: 'reconciled' }, 20_000)
         await setTitle(w, 'home', `home ${round} pushed by watch`)
         await until(
           'watch to push',
@@ -250,7 +249,7 @@ describe.each(['spec', 'upstream'] as const)(
         )
         // Killed within the state's save delay: the push is on the server, its base is not on disk.
         watch.child.kill('SIGKILL')
-        await watch.done
+        await watch.exited
         // The same person edits the same field again before anything runs.
         await setTitle(w, 'home', `home ${round} edited after the kill`)
         const sync = await runCli(['-C', w.root, '--json', 'sync'], w.env).done
@@ -279,17 +278,16 @@ describe.each(['spec', 'upstream'] as const)(
       const [item] = await api.list()
       const serverBytes = async () => (await api.hash(item!.id))?.sha256
       const sha = (text: string) => createHash('sha256').update(text).digest('hex')
-      const watch = runCli(['-C', w.root, 'watch'], w.env)
+      const watch = watchProcess(w.root, w.env)
       children.push(watch.child)
-      await until('watch to start', () => existsSync(w.file('.cms-sync/lock.pid')))
-      await sleep(300)
+      await watch.waitForEvent({ event: 'reconciled' }, 20_000)
       await writeFile(w.file('media/docs/report.txt'), 'report v2, uploaded by watch\n')
       await until(
         'watch to upload',
         async () => (await serverBytes()) === sha('report v2, uploaded by watch\n'),
       )
       watch.child.kill('SIGKILL')
-      await watch.done
+      await watch.exited
       await writeFile(w.file('media/docs/report.txt'), 'report v3, edited after the kill\n')
       const sync = await runCli(['-C', w.root, '--json', 'sync'], w.env).done
       expect(JSON.parse(sync.stdout).conflicts ?? [], sync.stderr).toEqual([])
@@ -351,24 +349,34 @@ describe.each(['spec', 'upstream'] as const)(
     test('item 15: a lock holder stopped with SIGSTOP for 12 s keeps its lock; the second process exits 5', async () => {
       const w = keep(await startWorld(dialect))
       const outside = await sentinel(w)
+      await setWatchConfig(w.root, { debounceMs: 50, pollSeconds: 60 })
       expect((await w.cli('sync')).exitCode).toBe(0)
       const before = await outside()
-      const watch = runCli(['-C', w.root, 'watch'], w.env)
+      const watch = watchProcess(w.root, w.env)
       children.push(watch.child)
-      await until('watch to hold the lock', () => existsSync(w.file('.cms-sync/lock.pid')))
-      await sleep(500)
+      await watch.waitForEvent({ event: 'reconciled' }, 20_000)
       watch.child.kill('SIGSTOP')
-      await sleep(12_500)
+      // Stopped for 12 s, as the second process sees it: the lock's heartbeat (its folder's mtime,
+      // which a stopped holder cannot refresh) 12 s old. Put back before the holder runs again,
+      // as a real stop leaves it, or the holder would take its lock for compromised.
+      const lock = w.file('.cms-sync/lock')
+      const heartbeat = (await stat(lock)).mtime
+      const stoppedAt = new Date(Date.now() - 12_500)
+      await utimes(lock, stoppedAt, stoppedAt)
       const second = await runCli(['-C', w.root, 'sync'], w.env).done
+      await utimes(lock, heartbeat, heartbeat)
       watch.child.kill('SIGCONT')
       expect(second.code, second.stderr).toBe(5)
       expect(second.stderr).toMatch(new RegExp(`locked by \`cms-sync watch\` \\(pid ${watch.child.pid}`))
       expect(JSON.parse(await readFile(w.file('.cms-sync/lock.pid'), 'utf8')).pid).toBe(watch.child.pid)
-      // The holder goes on and still owns the workspace, and stops cleanly: exit 0, lock released.
-      await sleep(1000)
+      // The holder goes on (it pushes the next edit) and still owns the workspace, and stops
+      // cleanly: exit 0, lock released.
+      await setTitle(w, 'home', 'home after the stop')
+      await watch.waitForEvent({ event: 'pushed', path: 'content/home.json' }, 20_000)
+      expect(await serverTitle(w, 'home')).toBe('home after the stop')
       expect(JSON.parse(await readFile(w.file('.cms-sync/lock.pid'), 'utf8')).pid).toBe(watch.child.pid)
       watch.child.kill('SIGTERM')
-      expect((await watch.done).code).toBe(0)
+      expect((await watch.exited).code).toBe(0)
       expect(existsSync(w.file('.cms-sync/lock'))).toBe(false)
       expect(await outside()).toEqual(before)
       report(`attacks/sigstop-lock/${dialect}`, {

@@ -52,15 +52,29 @@ export interface RecordedBatch {
   info: LocalBatchInfo
 }
 
-/** Watches `root` with its real ignore rules and records every batch; closed after the test. */
+/** Names the marker files `settle()` writes; left out of what the recorder reports. */
+const MARKER = /^content\/zz-settled-\d+\.json$/
+
+/**
+ * Watches `root` with its real ignore rules and records every batch; closed after the test.
+ * Marker files written by `settle()` are left out of the batches (a batch of only markers is not
+ * recorded at all).
+ */
 export async function recordBatches(root: string, overrides: Partial<WatchWorkspaceOptions> = {}) {
   const batches: RecordedBatch[] = []
   const errors: unknown[] = []
+  const markersSeen = new Set<string>()
+  let markers = 0
   const watcher = watchWorkspace(root, {
     debounceMs: 100,
     ignoreRules: await loadIgnoreRules(root),
     onBatch: (paths, info) => {
-      batches.push({ paths, info })
+      const own = new Set<string>()
+      for (const p of paths) if (MARKER.test(p)) own.add(p)
+      for (const p of own) markersSeen.add(p)
+      if (own.size === 0) batches.push({ paths, info })
+      else if (own.size < paths.size)
+        batches.push({ paths: new Set([...paths].filter((p) => !own.has(p))), info })
     },
     onError: (error) => errors.push(error),
     ...overrides,
@@ -71,6 +85,17 @@ export async function recordBatches(root: string, overrides: Partial<WatchWorksp
     watcher,
     batches,
     errors,
+    /**
+     * Writes a marker file into content/ and waits until the watcher delivers it. The OS reports
+     * events in order and the watcher hands over all it holds with any batch, so once the marker
+     * is delivered, every event from before it has been delivered too: what has not arrived by
+     * then never will. Call it once the batch under test has been delivered.
+     */
+    async settle(): Promise<void> {
+      const marker = `content/zz-settled-${markers++}.json`
+      await writeFiles(root, { [marker]: '{}' })
+      await waitFor(() => markersSeen.has(marker), { what: `the marker ${marker}` })
+    },
     /** Every path delivered so far, across batches. */
     seen: () => new Set(batches.flatMap((b) => [...b.paths])),
     /** Paths whose last delivered state was a deletion. */

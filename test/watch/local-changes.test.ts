@@ -8,7 +8,10 @@ import { recordBatches, sleep, tempWorkspace, waitFor, writeFiles } from './help
 const home = '{\n  "title": "Home"\n}\n'
 const seed = { 'content/home.json': home, 'content/about.json': home, 'media/logo.svg': '<svg/>' }
 
-/** Long enough for a stray late event (the watcher's 500 ms delivery gap plus our 600 ms quiet) to show. */
+/**
+ * Long enough for a batch to have gone, where the watcher has nothing to mark that it has finished
+ * looking (a lock git holds delays every batch, the marker's too).
+ */
 const SETTLE_MS = 1_200
 
 describe('watchWorkspace', () => {
@@ -26,7 +29,7 @@ describe('watchWorkspace', () => {
     await writeFiles(root, { 'content/new.json': home })
     await unlink(path.join(root, 'content/about.json'))
     await waitFor(() => rec.seen().size === 3, { what: 'three paths' })
-    await sleep(SETTLE_MS)
+    await rec.settle()
     expect(rec.seen()).toEqual(new Set(['content/home.json', 'content/new.json', 'content/about.json']))
     expect(rec.deleted()).toEqual(new Set(['content/about.json']))
     expect(rec.batches.length).toBeLessThanOrEqual(2)
@@ -46,7 +49,7 @@ describe('watchWorkspace', () => {
     await writeFile(path.join(root, 'content/home.json.tmp'), '{"title":"Saved"}\n')
     await rename(path.join(root, 'content/home.json.tmp'), path.join(root, 'content/home.json'))
     await waitFor(() => rec.seen().has('content/home.json'))
-    await sleep(SETTLE_MS)
+    await rec.settle()
     expect(rec.seen()).toEqual(new Set(['content/home.json']))
     expect(rec.deleted()).toEqual(new Set())
   })
@@ -58,7 +61,7 @@ describe('watchWorkspace', () => {
     await writeFile(path.join(root, 'content/home.json.2739148261'), '{"title":"Atomic"}\n')
     await rename(path.join(root, 'content/home.json.2739148261'), path.join(root, 'content/home.json'))
     await waitFor(() => rec.seen().has('content/home.json'))
-    await sleep(SETTLE_MS)
+    await rec.settle()
     expect(rec.seen()).toEqual(new Set(['content/home.json']))
   })
 
@@ -74,7 +77,7 @@ describe('watchWorkspace', () => {
     await unlink(`${file}~`)
     await unlink(path.join(root, 'content/.home.json.swp'))
     await waitFor(() => rec.seen().has('content/home.json'))
-    await sleep(SETTLE_MS)
+    await rec.settle()
     expect(rec.seen()).toEqual(new Set(['content/home.json']))
     expect(rec.deleted()).toEqual(new Set())
   })
@@ -83,7 +86,8 @@ describe('watchWorkspace', () => {
     const root = await tempWorkspace(seed)
     const rec = await recordBatches(root, { debounceMs: 300 })
     await unlink(path.join(root, 'content/home.json'))
-    await sleep(150) // past the watcher's own 50 ms coalescing: only our debounce joins them
+    // The deletion delivered (past the watcher's own 50 ms coalescing): only our debounce joins them.
+    await waitFor(() => rec.watcher.pending > 0, { what: 'the deletion seen' })
     await writeFile(path.join(root, 'content/home.json'), home)
     await waitFor(() => rec.seen().has('content/home.json'))
     expect(rec.batches).toHaveLength(1)
@@ -106,11 +110,8 @@ describe('watchWorkspace', () => {
       'docs/notes.md': 'not a synced folder',
       'README.md': 'root file',
     })
-    await sleep(SETTLE_MS)
-    await writeFiles(root, { 'content/sentinel.json': home })
-    await waitFor(() => rec.seen().has('content/sentinel.json'))
-    await sleep(SETTLE_MS)
-    expect(rec.seen()).toEqual(new Set(['content/sentinel.json']))
+    await rec.settle()
+    expect(rec.seen()).toEqual(new Set())
   })
 
   test('a junk-looking media file the server has (tracked) arrives; local junk nobody tracks does not', async () => {
@@ -121,7 +122,7 @@ describe('watchWorkspace', () => {
       const rec = await recordBatches(root)
       await writeFiles(root, { 'media/notes.tmp': 'edited', 'media/Thumbs.db': 'y', 'media/draft.tmp': 'z' })
       await waitFor(() => rec.seen().has('media/notes.tmp'))
-      await sleep(SETTLE_MS)
+      await rec.settle()
       expect(rec.seen()).toEqual(new Set(['media/notes.tmp']))
     } finally {
       keepTracked(root, [])
@@ -164,7 +165,7 @@ describe('watchWorkspace', () => {
       await sleep(20)
     }
     await waitFor(() => rec.batches.length > 0)
-    await sleep(SETTLE_MS)
+    await rec.settle()
     expect(rec.batches.map((b) => [...b.paths])).toEqual([['content/home.json']])
   })
 
@@ -189,7 +190,7 @@ describe('watchWorkspace', () => {
     const rec = await recordBatches(root)
     await writeFiles(root, { 'cms-sync.yaml': 'project: y\n', 'media.yaml': 'logo.svg: m2\n' })
     await waitFor(() => rec.seen().has('media.yaml'))
-    await sleep(SETTLE_MS)
+    await rec.settle()
     expect(rec.seen()).toEqual(new Set(['media.yaml']))
   })
 
@@ -197,9 +198,9 @@ describe('watchWorkspace', () => {
     const root = await tempWorkspace(seed)
     const rec = await recordBatches(root, { debounceMs: 300 })
     await writeFile(path.join(root, 'content/home.json'), '{}\n')
-    await sleep(150)
+    await waitFor(() => rec.watcher.pending > 0, { what: 'the write seen' })
     await rec.watcher.close()
-    await sleep(SETTLE_MS)
+    rec.watcher.flush() // what is pending goes at once, unless close() dropped it
     expect(rec.batches).toEqual([])
   })
 
@@ -207,7 +208,7 @@ describe('watchWorkspace', () => {
     const root = await tempWorkspace(seed)
     const rec = await recordBatches(root)
     await mkdir(path.join(root, 'media/release.1.2'))
-    await sleep(SETTLE_MS)
+    await rec.settle() // the folder's creation has been looked at
     await writeFiles(root, { 'media/release.1.2/notes.pdf': 'pdf' })
     await waitFor(() => rec.seen().has('media/release.1.2/notes.pdf'), { what: 'the file in the folder' })
   })
@@ -274,7 +275,7 @@ test('a git checkout that spends 250 ms in unwatched folders between two kind fo
   for (let s = 1; s <= 60; s++) await writeFile(path.join(root, `schemas/s${s}.json`), '{}')
   await rm(path.join(root, '.git/index.lock'))
   await waitFor(() => rec.seen().size === 61, { what: '61 paths' })
-  await sleep(1200)
+  await rec.settle()
   expect(rec.batches.map((batch) => batch.paths.size)).toEqual([61])
 })
 
@@ -287,7 +288,7 @@ describe('a lone save goes after the debounce', () => {
       await writeFile(path.join(root, 'content/home.json'), `{"title":"Save ${i}"}\n`)
       await waitFor(() => rec.batches.length === i + 1, { what: `save ${i}` })
       took.push(performance.now() - saved)
-      await sleep(SETTLE_MS)
+      await rec.settle()
     }
     expect(rec.batches.map((b) => [...b.paths])).toEqual([
       ['content/home.json'],
@@ -328,7 +329,7 @@ describe('a lone save goes after the debounce', () => {
     // at once and the rest later; the batch must wait for them.
     for (let i = 0; i < 300; i++) await writeFile(path.join(root, `content/c${i}.json`), '{}')
     await waitFor(() => rec.seen().size === 300, { what: '300 paths' })
-    await sleep(SETTLE_MS)
+    await rec.settle()
     expect(rec.batches).toHaveLength(1)
   })
 
@@ -341,7 +342,7 @@ describe('a lone save goes after the debounce', () => {
     execFileSync('sh', ['-c', 'for f in content/*.json; do sed -i "s/Page/Draft/" "$f"; done'], { cwd: root })
     const pages = () => [...rec.seen()].filter((p) => p.endsWith('.json'))
     await waitFor(() => pages().length === 60, { what: '60 pages' })
-    await sleep(SETTLE_MS)
+    await rec.settle()
     expect(rec.batches).toHaveLength(1)
   })
 
@@ -422,7 +423,7 @@ describe('git operations', () => {
     await rm(path.join(repo, '.git/index.lock'))
     await writeFile(path.join(repo, '.git/HEAD'), 'ref: refs/heads/other\n')
     await waitFor(() => rec.batches.length > 0, { what: 'the batch' })
-    await sleep(SETTLE_MS)
+    await rec.settle()
     expect(rec.batches.map((b) => b.paths.size)).toEqual([6])
     expect(rec.batches[0]!.info.git).toEqual({ headMoved: true, switched: true, from: 'main', to: 'other' })
   })

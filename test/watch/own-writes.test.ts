@@ -4,7 +4,7 @@ import { describe, expect, test } from 'vitest'
 import { writeFileAtomically } from '../../src/util/atomic-write.js'
 import { decideMassChange } from '../../src/watch/mass-change.js'
 import { createOwnWrites, hashOfBytes } from '../../src/watch/own-writes.js'
-import { recordBatches, sleep, tempWorkspace, waitFor } from './helpers.js'
+import { recordBatches, tempWorkspace, waitFor } from './helpers.js'
 
 const home = '{\n  "title": "Home"\n}\n'
 
@@ -36,7 +36,6 @@ describe('own writes', () => {
     const { root, own, rec } = await afterOwnWrite('{"v":1}\n')
     await waitFor(() => rec.batches.length === 1)
     expect(await own.filterBatch(rec.batches[0]!.paths)).toEqual(new Set())
-    await sleep(200)
     await writeFile(path.join(root, 'content/home.json'), '{"v":2}\n')
     await waitFor(() => rec.batches.length === 2)
     expect(await own.filterBatch(rec.batches[1]!.paths)).toEqual(new Set(['content/home.json']))

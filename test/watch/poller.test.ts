@@ -97,18 +97,20 @@ describe('poller', () => {
 
   test('stop() gives up at its deadline and aborts the task', async () => {
     let aborted = false
+    let running = false
     const poller = startPoller({
       intervalMs: 10,
       runAtStart: true,
       task: (signal) =>
         new Promise<void>((resolve) => {
+          running = true
           signal.addEventListener('abort', () => {
             aborted = true
             resolve()
           })
         }),
     })
-    await sleep(50)
+    await waitFor(() => running, { what: 'the task to start' })
     const started = performance.now()
     await poller.stop(200)
     expect(performance.now() - started).toBeLessThan(1_000)

@@ -43,7 +43,6 @@ describe('shutdown', () => {
     const queue = createWorkQueue({ run: () => new Promise<RunOutcome>(() => {}) })
     queue.add(['content/a.json', 'content/b.json'])
     await waitFor(() => queue.running)
-    await sleep(20)
     const started = performance.now()
     const report = await shutdown(
       {
