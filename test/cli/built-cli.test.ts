@@ -49,7 +49,7 @@ test('an internal error names the TypeScript sources in its stack trace', async 
   expect(result.stderr).toContain('cms-sync: internal error, please report it:')
   // The stack is in the workspace log (the terminal names it): with src/ lines, no bundle's
   const log = await readFile(path.join(root, '.cms-sync', 'logs', 'cms-sync.log'), 'utf8')
-  expect(log).toMatch(/at .*src\/engine\/run\.ts:\d+:\d+/)
+  expect(log).toMatch(/at .*src\/engine\/plan-and-apply\.ts:\d+:\d+/)
   expect(log).not.toContain('dist/cli/')
 })
 

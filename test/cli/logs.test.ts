@@ -96,7 +96,7 @@ describe('the log file', () => {
       const fatal = (await entriesOf(await pidOfLastRun())).find((e) => e.level === 60)
       expect(fatal).toMatchObject({ exitCode: 1, error: { type: 'TypeError' } })
       const stack = (fatal!.error as { stack: string }).stack
-      expect(stack).toMatch(/at .*src\/engine\/run\.ts:\d+:\d+/)
+      expect(stack).toMatch(/at .*src\/engine\/plan-and-apply\.ts:\d+:\d+/)
       expect(stack).not.toContain('dist/cli/')
     } finally {
       await writeFile(statePath, saved)
