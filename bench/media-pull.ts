@@ -80,7 +80,14 @@ async function cmsSync(dir: string): Promise<number> {
   const started = performance.now()
   // Not spawnSync: the emulator answers from this process's event loop.
   const child = spawn(process.execPath, [cli, '-C', dir, 'pull', '--json'], {
-    env: { ...process.env, CMS_SYNC_TOKEN: token },
+    // In CI a token is sent only to the target the environment names.
+    env: {
+      ...process.env,
+      CMS_SYNC_TOKEN: token,
+      CMS_SYNC_SERVER: emulator.url,
+      CMS_SYNC_PROJECT: 'demo',
+      CMS_SYNC_ENVIRONMENT: 'live',
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   })
   let stderr = ''

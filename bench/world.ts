@@ -140,7 +140,8 @@ export async function createWorkspace(
 }
 
 /**
- * What a child process needs: the token, and a config home of its own. Without
+ * What a child process needs: the token with the target it belongs to (in CI a token is sent only
+ * to the target the environment names), and a config home of its own. Without
  * NODE_EXTRA_CA_CERTS: a machine that sets it (a proxy's CA bundle) makes every Node process
  * parse that bundle before its first line runs, 0.14 s on the machine of docs/benchmarks.md.
  * The emulator is plain HTTP on loopback, so the bundle is never used; it would only add to
@@ -148,7 +149,14 @@ export async function createWorkspace(
  */
 export function childEnv(world: World): NodeJS.ProcessEnv {
   const { NODE_EXTRA_CA_CERTS: _machineSetting, ...env } = process.env
-  return { ...env, CMS_SYNC_TOKEN: world.token, XDG_CONFIG_HOME: path.join(world.dir, 'xdg') }
+  return {
+    ...env,
+    CMS_SYNC_TOKEN: world.token,
+    CMS_SYNC_SERVER: world.emulator.url,
+    CMS_SYNC_PROJECT: 'demo',
+    CMS_SYNC_ENVIRONMENT: 'live',
+    XDG_CONFIG_HOME: path.join(world.dir, 'xdg'),
+  }
 }
 
 /** The node arguments that run the built cms-sync CLI, with a CPU profile per run under --profile. */
