@@ -132,6 +132,9 @@ export async function createWorkspace(
       `resources: [${opts.resources.join(', ')}]`,
       `rateLimit: { requestsPerSecond: ${opts.requestsPerSecond}, concurrency: ${opts.concurrency} }`,
       'dialect: spec',
+      // The bench measures sync against baselines that deploy nothing; its published items name
+      // no connection, so under `auto` every push of one would also be a failing publish.
+      'publishing: manual',
       '',
     ].join('\n'),
   )
