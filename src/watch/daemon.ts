@@ -373,6 +373,20 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
     await Promise.all([watcher?.close(), opened.catch(() => {})])
     throw error
   }
+  // `cms-sync resolve` while the daemon runs: carried out here, between two runs, on this state.
+  // Served (its key written) before the daemon says it is ready, so a command right after finds
+  // it; a workspace deleted meanwhile is the stop below, not an internal error.
+  let stopServing: () => void = () => {}
+  try {
+    stopServing = await serveRequests(root, async (request) => {
+      logger.info({ ...request }, `watch: ${request.command} asked by the CLI`)
+      const outcome = await queue.exclusive(() => engine.settle(request))
+      reporter.outcome(outcome, false)
+      return { outcome }
+    })
+  } catch (error) {
+    if (stillThere()) throw error
+  }
   const paused = await readPause(root)
   if (paused) {
     emit({ event: 'paused', ...paused })
@@ -389,6 +403,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
   const first = await Promise.race([queue.requestFull(), stopped])
   if (typeof first !== 'string' && first.kind === 'error') {
     stopping = true
+    stopServing()
     await Promise.all([watcher?.close(), queue.drain(0)])
     throw first.error
   }
@@ -401,13 +416,6 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
       durationMs: Math.round(performance.now() - reconcileStart),
     })
   }
-  // `cms-sync resolve` while the daemon runs: carried out here, between two runs, on this state.
-  const stopServing = await serveRequests(root, async (request) => {
-    logger.info({ ...request }, `watch: ${request.command} asked by the CLI`)
-    const outcome = await queue.exclusive(() => engine.settle(request))
-    reporter.outcome(outcome, false)
-    return { outcome }
-  })
   opts.onControl?.({
     state: () => ({
       offline,
