@@ -1,16 +1,20 @@
 // How a run is shown: progress on a terminal (stderr), then either one JSON document
 // ({applied, conflicts, failed}) or one line per item and a one-line summary. Exit codes come
-// from the outcome: 1 when an item failed, else 3 when conflicts remain, else 0.
+// from the outcome: 1 when an item failed, else 3 when conflicts remain, else 0. `status` is
+// shown the same way from its model (status-model.ts), with the exit codes design.md gives it.
 
+import { describeHeld, describeHeldCommands } from '../engine/held.js'
 import type { ConflictLeaf } from '../engine/merge/merge-json.js'
 import type { ItemReport, Outcome } from '../engine/outcome.js'
 import { describeReverted } from '../engine/own-pushes.js'
 import type { PlanItem } from '../engine/plan.js'
 import { ExitCode } from '../errors/exit-codes.js'
 import { printable } from '../util/printable.js'
+import { describePause, PAUSE_LIFT } from '../watch/mass-change.js'
 import { pc } from './colors.js'
-import type { GlobalOptions } from './context.js'
+import { type GlobalOptions, printJson } from './context.js'
 import type { CliIo } from './io.js'
+import { isClean, type StatusRead, statusDocument } from './status-model.js'
 
 export function exitCodeFor(outcome: Outcome): ExitCode {
   if (outcome.interrupted) return ExitCode.interrupted
@@ -150,4 +154,120 @@ export function printOutcome(
   io.stdout.write(
     `${summary}${outcome.conflicts.length > 0 ? pc.dim('  (see `cms-sync diff`, then `cms-sync resolve <paths> --keep local|remote`)') : ''}\n`,
   )
+}
+
+/** status --exit-code: the workspace and the server differ (for CI gates). */
+export const PENDING_EXIT = 6
+
+/**
+ * status tells CI the truth (design.md): a refused token first (2: nothing could be pushed),
+ * then 1 when an item would fail (a file the run would refuse, a server item no file can hold),
+ * 3 when conflicts remain, and with --exit-code 6 when anything is to sync.
+ */
+export function statusExitCode(read: StatusRead, opts: { exitCode: boolean }): number {
+  if (read.tokenRefused !== undefined) return ExitCode.usage
+  if (failingOf(read) > 0) return ExitCode.failed
+  if (read.changes.some((c) => c.action === 'conflict')) return ExitCode.conflicts
+  return opts.exitCode && !isClean(read) ? PENDING_EXIT : ExitCode.ok
+}
+
+function failingOf(read: StatusRead): number {
+  return read.changes.filter((c) => c.error !== undefined).length + read.problems.length
+}
+
+/**
+ * The media whose bytes were not compared with the server's, and since when (the oldest): the
+ * upstream server lists media without dates or sizes, so only reading them shows a replacement.
+ */
+function unverifiedLine(unverified: readonly { verifiedAt: string | null }[]): string {
+  const never = unverified.filter((u) => u.verifiedAt === null).length
+  const oldest = unverified.find((u) => u.verifiedAt !== null)?.verifiedAt
+  const since = [
+    ...(oldest ? [`last compared ${oldest} at the oldest`] : []),
+    ...(never > 0 ? [`${never} never compared here`] : []),
+  ].join(', ')
+  const n = unverified.length
+  return `  unverified    ${count(n, 'media item')}: the server's bytes were not compared (${since}); the server gives no dates to tell a replacement by; \`cms-sync status --checksum\` compares them, \`cms-sync watch\` re-reads them within watch.verifyMedia`
+}
+
+/** status's account: the `--json` document, or the lines and the one-line summary. */
+export function printStatus(
+  io: CliIo,
+  globals: GlobalOptions,
+  target: { server: string; project: string; environment: string },
+  read: StatusRead,
+): void {
+  const { changes, problems, inherited, scheduled, watchPaused, held, tokenRefused } = read
+  const { notSynced, reverted, unverified } = read
+  if (globals.json) {
+    printJson(io, statusDocument(target, read))
+    return
+  }
+  if (tokenRefused !== undefined) io.stderr.write(`cms-sync: ${tokenRefused}\n`)
+  if (read.anonymous)
+    io.stderr.write(
+      'cms-sync: read without a token (--anonymous): whether a push would be allowed was not checked\n',
+    )
+  if (globals.quiet) return
+  const out = (line: string) => io.stdout.write(`${line}\n`)
+  if (watchPaused) out(`${describePause(watchPaused)}\n  ${PAUSE_LIFT}`)
+  // The pause was told above, with its own words.
+  for (const h of held.filter((h) => h.action !== 'push'))
+    out(`${printable(describeHeld(h))}\n  ${printable(describeHeldCommands(h))}`)
+  for (const change of changes) {
+    const line = itemLine({ ...change, ...(change.error ? { action: `${change.action} (fails)` } : {}) })
+    out(`${line}${change.inherited ? '  [inherited from the parent project]' : ''}`)
+  }
+  for (const p of problems)
+    out(
+      `  unusable      ${p.path ? printable(p.path) : `${p.kind} ${JSON.stringify(p.id)} on the server`}: ${printable(p.problems.join('; '))}`,
+    )
+  for (const stray of notSynced) out(`  not synced    ${printable(stray.path)}: ${printable(stray.reason)}`)
+  if (unverified.length > 0) out(unverifiedLine(unverified))
+  for (const r of reverted)
+    out(
+      printable(
+        `  reverted      ${r.path}: the server put back ${describeReverted(r.leaves)} (pulled ${r.at}); ours is in ${r.trash ?? '.cms-sync/trash/'}; \`cms-sync push --again ${r.path}\` sends it again`,
+      ),
+    )
+  if (inherited.length > 0)
+    out(
+      `${count(inherited.length, 'item')} inherited from the parent project (locked on the server; an edit makes a local copy): ${printable(inherited.slice(0, 10).join(', '))}${inherited.length > 10 ? `, and ${inherited.length - 10} more` : ''}`,
+    )
+  if (scheduled.length > 0) {
+    out('scheduled:')
+    for (const s of scheduled) out(`  ${s.date}  ${s.type.padEnd(9)} ${printable(s.path)}`)
+  }
+  out(statusSummary(read))
+}
+
+/** The last line: how many are to sync, or what was not compared, or "clean" where all was. */
+function statusSummary(read: StatusRead): string {
+  const { changes, problems, tokenRefused, notSynced, reverted, unverified } = read
+  const failing = failingOf(read)
+  const conflicts = changes.filter((c) => c.action === 'conflict').length
+  const why = [
+    ...(failing > 0 ? [`${failing} would fail`] : []),
+    ...(conflicts > 0 ? [`${conflicts} in conflict`] : []),
+  ]
+  if (changes.length + problems.length > 0)
+    return `${changes.length + problems.length} to sync${why.length ? ` (${why.join(', ')})` : ''}`
+  // "clean" only where everything was compared: what was not is said instead.
+  const unchecked = [
+    ...(tokenRefused !== undefined ? ['the token is refused (above): nothing can be pushed'] : []),
+    ...(notSynced.length > 0
+      ? [`${notSynced.length} file${notSynced.length === 1 ? ' is' : 's are'} not synced (above)`]
+      : []),
+    ...(reverted.length > 0
+      ? [
+          `${reverted.length} of our pushes ${reverted.length === 1 ? 'was' : 'were'} reverted on the server (above)`,
+        ]
+      : []),
+    ...(unverified.length > 0
+      ? [`the bytes of ${count(unverified.length, 'media item')} were not compared (above)`]
+      : []),
+  ]
+  return unchecked.length > 0
+    ? `nothing to sync in what was compared, but ${unchecked.join('; ')}`
+    : 'clean: the workspace and the server agree'
 }

@@ -7,27 +7,10 @@ import type { HeldChange } from '../engine/held.js'
 import type { ConflictLeaf } from '../engine/merge/merge-json.js'
 import type { ItemReport } from '../engine/outcome.js'
 import { publishBlocked } from '../engine/publish-plan.js'
-import { RemoteError, withoutNextStep } from '../remote/errors.js'
-import type { RemoteClient } from '../remote/index.js'
 import type { RevertedLeaf } from '../state/recent-pushes.js'
 import type { PauseInfo } from '../watch/mass-change.js'
 import type { EngineSession } from './engine-session.js'
-
-/**
- * Why the server refuses the token, or undefined when it takes it. Upstream answers every read
- * without a token, so a status made only of listings would say "clean" for a token that cannot
- * push anything.
- */
-async function tokenRefusal(client: RemoteClient): Promise<string | undefined> {
-  try {
-    await client.checkToken()
-    return undefined
-  } catch (error) {
-    if (error instanceof RemoteError && error.code === 'unauthorized')
-      return `${withoutNextStep(error)}: reads work, but a push or sync would be refused; run \`cms-sync login\` or set CMS_SYNC_TOKEN`
-    throw error
-  }
-}
+import type { ScheduledChange } from './scheduled.js'
 
 export type StatusChange = Pick<
   ItemReport,
@@ -53,7 +36,7 @@ export interface StatusRead {
   changes: StatusChange[]
   problems: StatusProblem[]
   inherited: string[]
-  scheduled: Array<{ date: string; type: string; path: string }>
+  scheduled: ScheduledChange[]
   watchPaused: PauseInfo | undefined
   /** What watch holds (a guard's changes, the pause): the same guards over the same plan. */
   held: HeldChange[]
@@ -89,9 +72,8 @@ export async function readStatus(
   const [
     { planRun, inScope, checkScope },
     { changesOf },
-    { upcomingSchedule },
+    { probeStatus },
     { predictFailures },
-    { readPause },
     { heldNow },
     { RecentPushes },
     { revertedLeaves },
@@ -99,30 +81,30 @@ export async function readStatus(
   ] = await Promise.all([
     import('../engine/plan-and-apply.js'),
     import('../engine/plan.js'),
-    import('./scheduled.js'),
+    import('./status-probes.js'),
     import('../engine/predict.js'),
-    import('../watch/mass-change.js'),
     import('./held-now.js'),
     import('../state/recent-pushes.js'),
     import('../engine/own-pushes.js'),
     import('../engine/media/media-verified.js'),
   ])
-  // Asked for alongside the listings, so the check costs no extra wait.
-  // Anonymous: no token to check, and nothing claimed about one.
-  const refusal = opts.anonymous ? Promise.resolve(undefined) : tokenRefusal(client)
-  refusal.catch(() => {})
-  // A paused watcher pushes nothing until told: the first thing to know about this workspace.
-  const watchPaused = await readPause(ws.root)
-  const planned = await planRun(deps, {})
-  const tokenRefused = await refusal
+  const planning = planRun(deps, {})
+  // The token, the pause and the schedule, asked for while the listings are read.
+  const probing = probeStatus({ client, root: ws.root, scope, anonymous: opts.anonymous === true }, planning)
+  // A plan that fails is reported as such, not as the probe that waited for it.
+  probing.catch(() => {})
+  const planned = await planning
   await planned.media?.dispose()
+  const { tokenRefused, watchPaused, scheduled } = await probing
   checkScope(planned, scope)
   const pending = changesOf(planned.plan).filter((item) => inScope(item.path, scope))
   // What watch holds: the same guards over the same plan, and the pause.
   const held = await heldNow(deps, planned, watchPaused, scope)
   // What the run would refuse: the same checks as `--dry-run` and the executor.
   const failures = await predictFailures(deps, planned, pending)
-  // A pull that would put back leaves of our own recent push (an editor's stale save).
+  // A pull that would put back leaves of our own recent push (an editor's stale save). Every
+  // status reads this file whole beside the state, as it reads each media item's verifiedAt
+  // from the state: both are facts about one item, and belong in that item's own record.
   const recent = await RecentPushes.load(ws.root)
   const revertedBy = (path: string, kind: string) => {
     const push = recent.get(path)
@@ -172,7 +154,6 @@ export async function readStatus(
     .filter((entry) => entry.inherited && inScope(entry.path, scope))
     .map((entry) => entry.path)
     .sort()
-  const scheduled = await upcomingSchedule(client, ws.root, planned, scope)
   // The listings the state was found to match: the next status answered 304 parses none.
   await planned.markListings?.()
   // Files that stand for no item, and server items no file can hold (a pull fails on them).
