@@ -1,10 +1,8 @@
-// What is held back and why, for the page: the `held` list of the status model where it has one,
-// else the watcher's pause (a mass change or mass delete holds every local change to push, the
-// `status` line "watch paused pushing"). Both release and drop name the commands the CLI offers.
+// What is held back and why, for the page: the `held` list of the status model, which names the
+// watcher's pause beside the guards' holds (cli/held-now.ts). Both release and drop name the
+// commands the CLI offers.
 
 import type { HeldInput, HeldView, StatusInput } from './model.js'
-
-const PUSH_SIDE = new Set(['push', 'delete-remote', 'merge'])
 
 function commands(paths: string[]): { release: string; drop: string } {
   const list = paths.length > 5 ? `${paths.slice(0, 5).join(' ')} ...` : paths.join(' ')
@@ -53,22 +51,5 @@ function viewOf(
 export function heldOf(status: StatusInput): HeldView[] {
   const kindOf = (path: string) => status.changes.find((c) => c.path === path)?.kind
   const actionOf = (path: string) => status.changes.find((c) => c.path === path)?.action
-  if (status.held) return status.held.map((entry) => viewOf(entry, kindOf, actionOf))
-  const pause = status.watchPaused
-  if (!pause) return []
-  const items = status.changes
-    .filter((c) => PUSH_SIDE.has(c.action))
-    .map((c) => ({ path: c.path, kind: c.kind, action: c.action }))
-  const what = pause.reason === 'mass-delete' ? 'deleted' : 'changed'
-  return [
-    {
-      reason: pause.reason,
-      since: pause.since,
-      message: `${pause.count} files ${what} at once: pushing is paused until you choose`,
-      items,
-      ...commands(items.map((i) => i.path)),
-      releaseAct: { op: 'release' },
-      dropAct: { op: 'restore' },
-    },
-  ]
+  return status.held.map((entry) => viewOf(entry, kindOf, actionOf))
 }

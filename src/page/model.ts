@@ -48,7 +48,7 @@ export interface StatusInput {
   problems: unknown[]
   watchPaused: PauseInfo | undefined
   tokenRefused: string | undefined
-  held?: HeldInput[]
+  held: HeldInput[]
   /** What status could not vouch for (`status --json` lists them beside `changes`). */
   notSynced?: Array<{ path: string }>
   reverted?: Array<{ path: string }>

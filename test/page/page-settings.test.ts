@@ -279,15 +279,4 @@ describe('what the page lists as held', () => {
     ])
     expect(heldOf({ ...status, watchPaused: undefined, held: [] })).toEqual([])
   })
-
-  test('without a held list, a paused watcher holds every local change to push', () => {
-    const held = heldOf({
-      ...status,
-      watchPaused: { since: '2026-11-27T10:00:00.000Z', reason: 'mass-delete', count: 1, samplePaths: [] },
-    })
-    expect(held.map((h) => [h.reason, h.items.map((i) => i.path)])).toEqual([
-      ['mass-delete', ['content/a.json', 'content/b.json']],
-    ])
-    expect(heldOf({ ...status, watchPaused: undefined })).toEqual([])
-  })
 })
