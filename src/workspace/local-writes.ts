@@ -3,7 +3,7 @@
 // no edit is ever lost even when a pull or a --prefer decision turns out to be wrong. No write
 // goes through a symbolic link (no-follow.ts): a path with a link in any part is refused.
 
-import { access, copyFile, lstat, mkdir, rename, rm, writeFile } from 'node:fs/promises'
+import { access, copyFile, lstat, mkdir, rename, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { claimName, createFileAtomically, writeFileAtomically } from '../util/atomic-write.js'
 import { hashText } from './codec.js'
@@ -80,7 +80,8 @@ export class LocalWriter {
   async keepRemoteInTrash(relativePath: string, text: string): Promise<string> {
     const target = this.trashPath(relativePath, '.remote')
     await mkdir(path.dirname(target), { recursive: true })
-    await writeFile(target, text)
+    // Whole or not at all: the trash copy is the only copy of the server version that lost.
+    await writeFileAtomically(target, text, { fsync: false, tempDir: this.tempDir })
     this.durability.note(target)
     return path.relative(this.root, target).split(path.sep).join('/')
   }

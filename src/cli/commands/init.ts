@@ -2,13 +2,14 @@
 // --offline, it first asks the server whether the project and environment exist (the Server
 // group), so a typo is caught now, with the names that do exist, rather than at the first sync.
 
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { type Command, Option } from 'commander'
 import type { Config } from '../../config/config.js'
 import { ConfigError } from '../../config/errors.js'
 import { CONFIG_FILE, findWorkspaceRoot } from '../../config/find-root.js'
 import { CliError, ExitCode } from '../../errors/exit-codes.js'
+import { writeFileAtomically } from '../../util/atomic-write.js'
 import { linkOnPath, refuseOwnLinks, SymbolicLinkError } from '../../workspace/no-follow.js'
 import { commandLogger, globalOptions, printJson, say } from '../context.js'
 import type { CliIo } from '../io.js'
@@ -47,7 +48,8 @@ export async function ensureGitignored(root: string): Promise<boolean> {
   const lines = text.split(/\r?\n/).map((l) => l.trim())
   if (lines.some((l) => ['.cms-sync', '.cms-sync/', '/.cms-sync', '/.cms-sync/'].includes(l))) return false
   const separator = text === '' || text.endsWith('\n') ? '' : '\n'
-  await writeFile(file, `${text}${separator}${IGNORE_LINE}\n`)
+  // The user's own lines are rewritten with ours: whole or not at all.
+  await writeFileAtomically(file, `${text}${separator}${IGNORE_LINE}\n`)
   return true
 }
 
