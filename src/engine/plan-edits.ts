@@ -1,6 +1,6 @@
 // The plan of an edit-only run: what the watcher's batches are planned with (docs/watch.md
-// "Each batch"). A full plan re-lists the whole server and stats every file, seconds at 10,000
-// items; a batch names the few paths that changed, so only those are planned: each file is
+// "Each batch"). A full plan re-lists the whole server and stats every file, seconds in a large
+// workspace (docs/benchmarks.md, "Figures behind code comments"); a batch names the few paths that changed, so only those are planned: each file is
 // read (the stat cache spares one that is unchanged), its base taken from the state, and its
 // item read from the server by id (one GET each, through the client's queue). Only the taking
 // of the sides is its own: they are planned as every run's are (plan-sides.ts), and carried

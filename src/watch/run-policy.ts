@@ -44,7 +44,8 @@ export interface WatchRuns {
   requireFull(): void
   /**
    * Takes the stat look for the next full request now, outside the queue, so that edits the
-   * watcher delivers meanwhile do not wait behind it (100,000 files take a few hundred ms).
+   * watcher delivers meanwhile do not wait behind it (a stat per file: long in a large workspace,
+   * docs/benchmarks.md, "Figures behind code comments").
    */
   lookAhead(): Promise<void>
 }

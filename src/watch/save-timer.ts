@@ -1,8 +1,8 @@
 // When the daemon saves the state that edit-only runs left unsaved (docs/watch.md "The run"):
 // once edits have paused for STATE_SAVE_QUIET_MS, and at least every STATE_SAVE_MAX_DELAY_MS
-// while they go on. A save rewrites the whole file (tens of milliseconds of JSON at 10,000
-// items, in which an edit waits, and a flush of the file system): after every edit it would be
-// a good part of each edit's cost. Full runs save at their end as always. A crash in between
+// while they go on. A save rewrites the whole file (JSON that grows with the items, in which an
+// edit waits, and a flush of the file system): after every edit it would be a good part of each
+// edit's cost (docs/benchmarks.md, "Figures behind code comments"). Full runs save at their end as always. A crash in between
 // loses only records of changes the server confirmed, which the next start adopts again (both
 // sides equal: merge-base; a file edited again since: the push journal, landed-pushes.ts).
 // This is watch policy, so it lives here; the engine only says that something is unsaved.

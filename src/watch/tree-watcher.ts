@@ -35,7 +35,8 @@ export interface TreeWatcher {
 interface Folder {
   /**
    * Names of the files (and links) in it, as last seen, ignored ones too: asking the ignore
-   * rules about 10,000 names would double the time to ready; they are asked when a name is reported.
+   * rules about every name would add much to the time to ready (docs/benchmarks.md, "Figures
+   * behind code comments"); they are asked when a name is reported.
    */
   files: Set<string>
   /** Names of the folders in it that are indexed. */

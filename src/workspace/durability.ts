@@ -3,8 +3,8 @@
 // would read the empty file as a local edit). So the state store asks for a flush before each
 // save, and a flush makes every change noted since the last one durable at once: one syncfs of
 // the workspace's file system (coreutils `sync -f`), which costs about what a single fsync
-// does, where an fsync per file made a 10,000-file pull four times slower than writing the
-// files. Where `sync -f` is missing (macOS, busybox without it), each noted file is fsynced.
+// does, where an fsync per file made a large pull several times slower than writing the
+// files (docs/benchmarks.md, "Figures behind code comments"). Where `sync -f` is missing (macOS, busybox without it), each noted file is fsynced.
 // A kill -9 of cms-sync loses nothing either way: written data is in the kernel already.
 
 import { execFile } from 'node:child_process'

@@ -45,9 +45,10 @@ const LOCAL_JUNK = [
   'desktop.ini',
 ]
 
-// write-file-atomic (which our executor and many tools use) writes `<name>.<uint32>` and renames
-// it over `<name>`; the number is printed without leading zeros, so a real file such as
-// `archive.tar.001` is not mistaken for one. It needs an extension before the number.
+// write-file-atomic (which many tools use) writes `<name>.<uint32>` and renames it over
+// `<name>`, as util/atomic-write.ts does where it has no temp folder; the number is printed
+// without leading zeros, so a real file such as `archive.tar.001` is not mistaken for one. It
+// needs an extension before the number.
 const ATOMIC_WRITER_TEMP = /^[^/]+\.[^./]+\.(?:0|[1-9]\d{0,9})$/
 /** Both temp-name rules end in a digit: most names need no regex. */
 function endsInDigit(name: string): boolean {

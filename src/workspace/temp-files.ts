@@ -6,8 +6,7 @@
 // one may belong to the run holding the lock.
 //
 // Temp files beside their targets (`content/home.json.1234567890`, `cms-sync.lock.123456`), as
-// a write across file systems still leaves them and older builds did, would be committed by
-// git: those found in the synced folders are moved to .cms-sync/trash/, not deleted, since only
+// a write across file systems leaves them (util/atomic-write.ts), would be committed by git: those found in the synced folders are moved to .cms-sync/trash/, not deleted, since only
 // their name says they are ours.
 
 import { mkdir, readdir, rename, rm } from 'node:fs/promises'
@@ -24,7 +23,7 @@ export function tempDirOf(root: string): string {
 /** `write-<pid>-<n>` (a file), `media-<pid>-<time>` (a run's downloads). */
 const OURS = /^[a-z]+-(\d+)-/
 
-/** The sibling temp names of earlier versions and of write-file-atomic. */
+/** Sibling temp names: util/atomic-write.ts's across file systems, and write-file-atomic's. */
 const SIBLING = /^(?:.+\.json|media\.yaml|cms-sync\.lock)\.\d{5,}$/
 
 async function names(dir: string): Promise<string[]> {

@@ -106,7 +106,7 @@ async function commit(
   // The new record first, the old path's after: a state save may fall between the two (saves
   // are batched), and a state holding neither would leave the next run with an id media.yaml
   // places at a vanished path and no base to find the renamed file by: it would upload the
-  // file again as a new item (found by the crash test: a kill right after a pushed rename).
+  // file again as a new item (a kill right after a pushed rename leaves exactly that).
   await ctx.store.commit({
     kind: 'media',
     id,
@@ -424,8 +424,8 @@ export function mediaFamily(ctx: MediaApplyContext, selected: readonly PlanItem[
 async function writeIndex(ctx: MediaApplyContext): Promise<void> {
   const { index, indexBefore: before } = ctx.run
   if (before === undefined && index.size === 0) return
-  // Compared as mappings: rendering 2,000 entries twice (each scalar checked by a YAML parse)
-  // cost a third of a second on every poll of `watch`.
+  // Compared as mappings: rendering every entry twice (each scalar checked by a YAML parse)
+  // cost a good part of every poll of `watch` (docs/benchmarks.md, "Figures behind code comments").
   if (
     before !== undefined &&
     before.size === index.size &&
