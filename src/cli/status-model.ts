@@ -1,7 +1,8 @@
 // What `status` knows about a workspace, as one model: the changes of the one plan (with the
 // failures a run would meet), the files and server items that cannot sync, what is inherited or
-// scheduled, the watcher's pause and whether the server takes the token. `status` prints it (as
-// text, or as the `--json` document) and the local page shows it: one calculation for both.
+// scheduled, the watcher's pause and whether the server takes the token (status-probes.ts).
+// `status` prints it (run-report.ts: as text, or as the `--json` document) and the local page
+// shows it: one calculation for both.
 
 import type { HeldChange } from '../engine/held.js'
 import type { ConflictLeaf } from '../engine/merge/merge-json.js'
@@ -95,8 +96,8 @@ export async function readStatus(
   probing.catch(() => {})
   const planned = await planning
   await planned.media?.dispose()
-  const { tokenRefused, watchPaused, scheduled } = await probing
   checkScope(planned, scope)
+  const { tokenRefused, watchPaused, scheduled } = await probing
   const pending = changesOf(planned.plan).filter((item) => inScope(item.path, scope))
   // What watch holds: the same guards over the same plan, and the pause.
   const held = await heldNow(deps, planned, watchPaused, scope)
