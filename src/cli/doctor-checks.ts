@@ -5,6 +5,7 @@ import { readdir } from 'node:fs/promises'
 import type { RemoteClient } from '../remote/client.js'
 import { checkTarget, describeChoices, parentSettings } from '../remote/server-group.js'
 import { type ItemState, loadState, sameTarget } from '../state/state-file.js'
+import { isBytes } from '../workspace/kinds.js'
 import { syncDirPath } from '../workspace/layout.js'
 import type { Workspace } from './context.js'
 
@@ -184,7 +185,7 @@ export async function workspaceChecks(ws: Workspace): Promise<Check[]> {
  */
 async function truthChecks(root: string, items: Record<string, ItemState>): Promise<Check[]> {
   const checks: Check[] = []
-  const undated = Object.values(items).filter((item) => item.kind === 'media' && item.remoteRev === '')
+  const undated = Object.values(items).filter((item) => isBytes(item.kind) && item.remoteRev === '')
   if (undated.length > 0) {
     const times = undated.flatMap((item) => (item.verifiedAt ? [item.verifiedAt] : [])).sort()
     const never = undated.length - times.length

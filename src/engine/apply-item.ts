@@ -17,7 +17,6 @@ import {
   type ReferenceContext,
   sortedHash,
 } from '../workspace/codec.js'
-import { referenceName } from '../workspace/connection-secrets.js'
 import { orderLike } from '../workspace/key-order.js'
 import {
   hashAgainst,
@@ -105,43 +104,29 @@ async function serverHoldsBase(
   if (!known) return true
   const file = codec.toFile(current)
   if (ctx.ownCopies?.get(item.path) === fileBytes(file).hash) return true
-  if (item.kind === 'connection') return connectionHoldsBase(ctx, item, codec, known.baseHash, file)
+  if (codec.sameApartFromSecrets)
+    return secretsHoldBase(ctx, item, codec, known.baseHash, file, codec.sameApartFromSecrets)
   const hash = known.sortedBase ? sortedHash(file) : fileBytes(file).hash
   return hash === known.baseHash || ctx.store.alternates.get(item.path)?.baseHash === hash
 }
 
 /**
- * A connection's file form takes its reference names from the file on disk, which the push is
- * changing, so its hash says nothing here: the server's copy is compared with the base's text,
- * a secret's reference equal to any other (the values are the server's and never in a file).
- * Without the base's text (none kept, none in git) its revision is all there is to go by.
+ * A file form with secrets (connections) takes its reference names from the file on disk, which
+ * the push is changing, so its hash says nothing here: the server's copy is compared with the
+ * base's text, a secret's reference equal to any other (codec.sameApartFromSecrets). Without the
+ * base's text (none kept, none in git) its revision is all there is to go by.
  */
-async function connectionHoldsBase(
+async function secretsHoldBase(
   ctx: ApplyContext,
   item: PlanItem,
   codec: Codec,
   baseHash: string,
   file: JsonObject,
+  same: (base: unknown, file: JsonObject) => boolean,
 ): Promise<boolean> {
   const text = await ctx.baseText?.(item, baseHash, codec)
   if (text === undefined) return true
-  return sameApartFromReferences(JSON.parse(text), file)
-}
-
-function sameApartFromReferences(a: unknown, b: unknown): boolean {
-  if (referenceName(a) !== undefined && referenceName(b) !== undefined) return true
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return a === b
-  if (Array.isArray(a) !== Array.isArray(b)) return false
-  // Key order aside: a base a version-1 state recorded has its keys sorted.
-  const keysA = Object.keys(a)
-  return (
-    keysA.length === Object.keys(b).length &&
-    keysA.every(
-      (key) =>
-        Object.hasOwn(b, key) &&
-        sameApartFromReferences((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]),
-    )
-  )
+  return same(JSON.parse(text), file)
 }
 
 const notTheBase: ItemResult = {
@@ -280,8 +265,8 @@ export async function pushItem(
   const storedFile = codec.fromWriteAnswer(stored, file)
   const storedBytes = fileBytes(storedFile)
   // What this push changed, leaf by leaf, so an editor's stale full save of it can be told.
-  // Connections are left out: nothing of theirs is kept beside the state but ${ENV} references.
-  if (remote.current && item.kind !== 'connection')
+  // Kinds with secrets are left out: nothing of theirs is kept beside the state but ${ENV} references.
+  if (remote.current && !codec.sameApartFromSecrets)
     ctx.recent?.pushed(item.path, {
       kind: item.kind,
       id: item.id,
@@ -398,7 +383,7 @@ export async function deleteRemoteItem(ctx: ApplyContext, item: PlanItem, codec:
   let kept: string | undefined
   if (remote.current)
     kept = await ctx.writer.keepRemoteInTrash(item.path, fileBytes(codec.toFile(remote.current)).text)
-  if (remote.current && item.kind === 'form') await keepFormEntries(ctx, item)
+  if (remote.current && codec.holdsEntries) await keepEntries(ctx, item)
   if (remote.current) await ctx.client.remove(item.kind, item.id)
   await ctx.store.forget(item.path)
   await clearConflictCopy(ctx, item)
@@ -406,10 +391,10 @@ export async function deleteRemoteItem(ctx: ApplyContext, item: PlanItem, codec:
 }
 
 /**
- * A form's entries are people's data and in no file: read just before the form is deleted and
+ * Entries (a form's) are people's data and in no file: read just before the item is deleted and
  * kept in .cms-sync/trash/<run>/forms/<id>.entries.json, so no delete loses them unseen.
  */
-async function keepFormEntries(ctx: ApplyContext, item: PlanItem): Promise<void> {
+async function keepEntries(ctx: ApplyContext, item: PlanItem): Promise<void> {
   const entries = await ctx.client.formEntries?.(item.id)
   if (!entries || entries.length === 0) return
   await ctx.writer.keepEntriesInTrash(item.path, `${JSON.stringify(entries, null, 2)}\n`)

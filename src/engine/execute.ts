@@ -16,6 +16,7 @@ import type { PushIntent } from '../state/push-journal.js'
 import type { StateStore } from '../state/state-file.js'
 import { inParallel } from '../util/in-parallel.js'
 import { diskFull } from '../workspace/disk-full.js'
+import type { Kind } from '../workspace/kinds.js'
 import type { ItemResult } from './apply-item.js'
 import { type Outcome, reportOf } from './outcome.js'
 import type { PlanItem } from './plan.js'
@@ -45,6 +46,8 @@ export interface ExecuteOptions {
   sideBySide: boolean
   onProgress?: ((done: number, total: number, item: PlanItem) => void) | undefined
   signal?: AbortSignal | undefined
+  /** The kinds whose items name items of `kind` (codec.ts usersOf: content names its schema). */
+  usersOf?: (kind: Kind) => readonly Kind[]
 }
 
 /** Items between two turns of the event loop (see execute). */
@@ -57,8 +60,9 @@ export async function execute(families: readonly Family[], opts: ExecuteOptions)
   let done = 0
   let sinceYield = 0
   const results = new Map<PlanItem, ItemResult>()
-  // Content pushes and remote deletes all run before the schemas' remote deletes (json-apply.ts).
-  let contentWriteFailed = false
+  // The pushes and remote deletes of items that name others (content) all run before the remote
+  // deletes of what they name (schemas, json-apply.ts): the kinds of which one failed.
+  const writeFailed = new Set<Kind>()
   // Without a valid token, or with a full disk, every further item would fail the same way:
   // stop and say so.
   let stop: Error | undefined
@@ -68,14 +72,17 @@ export async function execute(families: readonly Family[], opts: ExecuteOptions)
 
   const runItem = async (family: Family, item: PlanItem) => {
     let result: ItemResult | undefined
-    if (item.kind === 'schema' && item.action === 'delete-remote' && contentWriteFailed) {
-      // The run planned this delete knowing which content it moves or deletes first
-      // (guards.ts deletesHeldBySchemaUse); when some of that failed, the schema may still be
-      // in use, and a delete would leave that content pointing at nothing.
+    const failedUser =
+      item.action === 'delete-remote'
+        ? opts.usersOf?.(item.kind).find((kind) => writeFailed.has(kind))
+        : undefined
+    if (failedUser !== undefined) {
+      // The run planned this delete knowing which of the items naming it it moves or deletes
+      // first (guards.ts deletesHeldByUse); when some of that failed, the item may still be in
+      // use, and a delete would leave those items pointing at nothing.
       result = {
         status: 'failed',
-        error:
-          'not deleted on the server: content this run should have pushed or deleted first failed (see above), so the schema may still be in use; run again once that content is through',
+        error: `not deleted on the server: ${failedUser} this run should have pushed or deleted first failed (see above), so the ${item.kind} may still be in use; run again once that ${failedUser} is through`,
       }
     } else {
       try {
@@ -88,8 +95,11 @@ export async function execute(families: readonly Family[], opts: ExecuteOptions)
       if (item.action !== 'none') opts.onProgress?.(++done, total, item)
     }
     if (result) results.set(item, result)
-    if (item.kind === 'content' && ['push', 'delete-remote'].includes(item.action))
-      contentWriteFailed ||= result?.status === 'failed' || result?.status === 'conflict'
+    if (
+      ['push', 'delete-remote'].includes(item.action) &&
+      (result?.status === 'failed' || result?.status === 'conflict')
+    )
+      writeFailed.add(item.kind)
     // Steps that settle at once (merge-base, no-ops, state-only records) await nothing but
     // settled promises: without a turn of the event loop now and then, media downloads,
     // sockets and the watcher's events would wait for the whole stage.

@@ -243,35 +243,44 @@ export function deletesHeldByRenamedFiles(
 /** How many users a held schema delete names before "and N more". */
 const USERS_NAMED = 5
 
+/** What an item names once the run is done (Codec.uses): by its kind, the named item's kind and id. */
+export interface UseAfterRun {
+  by: Kind
+  kind: Kind
+  id: string
+}
+
 /**
- * A schema deleted while content still uses it: the server takes the delete and leaves that
- * content pointing at nothing, so it can never be pushed again. Such deletes are held unless
- * the same run deletes that content or moves it to another schema (content goes before schema
- * deletes, execute.ts). `schemaAfterRun` gives, per content path, the schema id the server will
- * hold for it once the run's pushes and deletes are done (undefined: gone). Returns the held
- * deletes' paths and why.
+ * An item deleted while others still name it (a schema its content uses, Codec.uses): the server
+ * takes the delete and leaves them pointing at nothing, so they can never be pushed again. Such
+ * deletes are held unless the same run deletes those items or makes them name another (their
+ * writes go before the deletes, execute.ts). `usesAfterRun` gives, per path of an item that
+ * names another, what it names once the run's pushes and deletes are done (undefined: gone).
+ * Returns the held deletes' paths and why.
  */
-export function deletesHeldBySchemaUse(
+export function deletesHeldByUse(
   selected: readonly PlanItem[],
-  schemaAfterRun: ReadonlyMap<string, string | undefined>,
+  usesAfterRun: ReadonlyMap<string, UseAfterRun | undefined>,
 ): Map<string, string> {
   const held = new Map<string, string>()
-  const deleting = selected.filter((item) => item.kind === 'schema' && item.action === 'delete-remote')
+  const deleting = selected.filter((item) => item.action === 'delete-remote')
   if (deleting.length === 0) return held
-  const users = new Map<string, string[]>()
-  for (const [path, schemaId] of schemaAfterRun) {
-    if (schemaId === undefined) continue
-    users.set(schemaId, [...(users.get(schemaId) ?? []), path])
+  const users = new Map<string, { by: Kind; paths: string[] }>()
+  for (const [path, use] of usesAfterRun) {
+    if (use === undefined) continue
+    const key = `${use.kind}/${use.id}`
+    users.set(key, { by: use.by, paths: [...(users.get(key)?.paths ?? []), path] })
   }
   for (const item of deleting) {
-    const using = (users.get(item.id) ?? []).sort()
-    if (using.length === 0) continue
+    const found = users.get(`${item.kind}/${item.id}`)
+    if (!found) continue
+    const using = found.paths.sort()
     const named = using.slice(0, USERS_NAMED).join(', ')
     const more = using.length > USERS_NAMED ? ` and ${using.length - USERS_NAMED} more` : ''
     held.set(
       item.path,
-      `not deleted on the server: the schema is still used by ${named}${more}; ` +
-        `delete that content or give it another schema in the same run, or bring ${item.path} back`,
+      `not deleted on the server: the ${item.kind} is still used by ${named}${more}; ` +
+        `delete that ${found.by} or give it another ${item.kind} in the same run, or bring ${item.path} back`,
     )
   }
   return held

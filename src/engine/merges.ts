@@ -88,7 +88,8 @@ export async function planMerges(
   choices: MergeChoices = {},
 ): Promise<Map<string, PlannedMerge>> {
   const merges = new Map<string, PlannedMerge>()
-  const candidates = items.filter((item) => item.kind !== 'media' && bothModified(item))
+  // Merged where the kind has a codec (a JSON kind): media bytes are never merged.
+  const candidates = items.filter(bothModified)
   for (const item of candidates) {
     const codec = deps.codecs.find((c) => c.kind === item.kind)
     const base = store.get(item.path)
@@ -155,7 +156,7 @@ async function mergeOne(
     return only.some((pointer) => within(leaf.path, pointer)) ? choices.prefer : undefined
   }
   const result = mergeItem(
-    item.kind,
+    codec,
     JSON.parse(baseText) as JsonObject,
     JSON.parse(parsed.text) as JsonObject,
     JSON.parse(remoteText) as JsonObject,

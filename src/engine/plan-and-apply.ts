@@ -2,8 +2,6 @@
 // guards, then carry out the actions the command selects. status and diff stop after the
 // plan; pull, push, sync and resolve differ only in the actions they select.
 
-import { readFile } from 'node:fs/promises'
-import { join } from 'node:path'
 import { CliError, ExitCode } from '../errors/exit-codes.js'
 import { RemoteError } from '../remote/errors.js'
 import type { RemoteMedia } from '../remote/media.js'
@@ -20,16 +18,16 @@ import {
   sameTarget,
   savedDigest,
 } from '../state/state-file.js'
-import type { Codec } from '../workspace/codec.js'
+import { type Codec, usersOf } from '../workspace/codec.js'
 import { refuseCommittedSyncDir } from '../workspace/git-base.js'
 import { type IgnoreRules, keepTracked, loadIgnoreRules } from '../workspace/ignore-rules.js'
-import type { Kind } from '../workspace/kinds.js'
+import { isBytes, type Kind } from '../workspace/kinds.js'
 import { scanWorkspace } from '../workspace/scan.js'
 import {
   DEFAULT_MAX_DELETES,
   deleteGuard,
   deletesHeldByRenamedFiles,
-  deletesHeldBySchemaUse,
+  deletesHeldByUse,
   describeStop,
   formEntriesGuard,
   type GuardResult,
@@ -66,6 +64,7 @@ import {
   snapshotRemote,
 } from './remote-snapshot.js'
 import type { SettleDeletions } from './settle-deletions.js'
+import { usesAfterRun } from './uses-after-run.js'
 
 // The engine's two calls, planRun then applyRun, are here; what they pass is in plan-apply-types.ts.
 export type { ApplyOptions, EngineDeps, MediaDeps, MergeWrites, PlannedRun } from './plan-apply-types.js'
@@ -152,14 +151,14 @@ function joinCommittedBase(
   if (hadState) {
     // Media are planned against the state alone (their base is also their place: media-match.ts).
     for (const item of Object.values(state.items))
-      if (item.kind !== 'media' && !lock.items.has(item.path)) alternates.set(item.path, null)
+      if (!isBytes(item.kind) && !lock.items.has(item.path)) alternates.set(item.path, null)
   }
   for (const [path, item] of lock.items) {
     const known = state.items[path]
     if (!known) {
       state.items[path] = item
       changedInMemory(state)
-    } else if (!sameBase(known, item) && item.kind !== 'media') alternates.set(path, item)
+    } else if (!sameBase(known, item) && !isBytes(item.kind)) alternates.set(path, item)
   }
   return alternates
 }
@@ -320,45 +319,16 @@ async function mediaSide(
   }
 }
 
-/**
- * Per content path, the schema id the server will hold once the chosen pushes and deletes are
- * done (undefined: deleted). Read only when the run deletes a schema on the server; a pushed
- * file that cannot be read is left to the executor to report.
- */
-async function contentSchemasAfterRun(
-  root: string,
-  run: PlannedRun,
-  chosen: readonly PlanItem[],
-): Promise<Map<string, string | undefined>> {
-  const after = new Map<string, string | undefined>()
-  if (!chosen.some((item) => item.kind === 'schema' && item.action === 'delete-remote')) return after
-  const schemaOf = (object: unknown) =>
-    typeof (object as { schemaId?: unknown })?.schemaId === 'string'
-      ? (object as { schemaId: string }).schemaId
-      : undefined
-  for (const entry of run.remote.values())
-    if (entry.kind === 'content') after.set(entry.path, schemaOf(entry.object))
-  for (const item of chosen) {
-    if (item.kind !== 'content') continue
-    if (item.action === 'delete-remote') after.set(item.path, undefined)
-    if (item.action !== 'push') continue
-    try {
-      after.set(item.path, schemaOf(JSON.parse(await readFile(join(root, item.path), 'utf8'))))
-    } catch {
-      // Unreadable or not JSON: it will not be pushed, so the server keeps what it has.
-    }
-  }
-  return after
-}
-
-/** The forms this run would delete on the server that hold entries (one read per form deleted). */
-async function formsWithEntries(
+/** The items this run would delete on the server that hold entries (one read per such delete). */
+async function withEntries(
   client: RemotePort,
+  codecs: readonly Codec[],
   selected: readonly PlanItem[],
 ): Promise<{ path: string; entries: number }[]> {
   const found: { path: string; entries: number }[] = []
+  const holding = new Set(codecs.filter((codec) => codec.holdsEntries).map((codec) => codec.kind))
   for (const item of selected) {
-    if (item.kind !== 'form' || item.action !== 'delete-remote' || !client.formEntries) continue
+    if (!holding.has(item.kind) || item.action !== 'delete-remote' || !client.formEntries) continue
     const entries = (await client.formEntries(item.id))?.length ?? 0
     if (entries > 0) found.push({ path: item.path, entries })
   }
@@ -399,8 +369,8 @@ async function tokenAccepted(client: RemotePort): Promise<void> {
 export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOptions): Promise<Outcome> {
   const chosen = run.plan.items.filter((item) => opts.select(item) && inScope(item.path, opts.scope))
   const renamed = deletesHeldByRenamedFiles(chosen, run.local.values())
-  const usedSchemas = deletesHeldBySchemaUse(chosen, await contentSchemasAfterRun(deps.root, run, chosen))
-  for (const [path, why] of usedSchemas) if (!renamed.has(path)) renamed.set(path, why)
+  const used = deletesHeldByUse(chosen, await usesAfterRun(deps.root, deps.codecs, run, chosen))
+  for (const [path, why] of used) if (!renamed.has(path)) renamed.set(path, why)
   let selected: PlanItem[]
   let held: HeldChange[]
   try {
@@ -472,8 +442,8 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
   let outcome: Outcome
   let stopped = true
   try {
-    const jsonItems = selected.filter((item) => item.kind !== 'media')
-    const mediaItems = selected.filter((item) => item.kind === 'media')
+    const jsonItems = selected.filter((item) => !isBytes(item.kind))
+    const mediaItems = selected.filter((item) => isBytes(item.kind))
     // The report keeps its order: the JSON kinds' entries, then the media's.
     const families = [await jsonFamily(ctx, jsonItems, deps.codecs)]
     if (run.media)
@@ -488,6 +458,7 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
       sideBySide: !changesServer(selected, mergeWrites),
       onProgress: opts.onProgress,
       signal: opts.signal,
+      usersOf: (kind) => usersOf(deps.codecs, kind),
     })
     stopped = false
     // Media bytes this run read and found unchanged: status can say since when they agree.
@@ -556,7 +527,7 @@ export async function heldByGuards(
     // Not a question of how many: --allow-deletes does not lift it.
     const orphans = orphanGuard(await orphaningDeletes(deps, run, selected))
     if (!orphans.ok) return orphans
-    return formEntriesGuard(allowDeletes ? [] : await formsWithEntries(deps.client, selected), {
+    return formEntriesGuard(allowDeletes ? [] : await withEntries(deps.client, deps.codecs, selected), {
       allowDeletes,
     })
   }

@@ -12,14 +12,14 @@
 //  - a server deletion (the read by id found nothing for a file left unchanged): a local file
 //    is deleted only on a listing's word, under the listing and inheritance guards;
 //  - a file name that is not the one its id encodes to (the full plan keeps them apart);
-//  - a schema deleted locally: whether content still uses it takes the content listing
-//    (guards.ts deletesHeldBySchemaUse).
+//  - an item others name deleted locally (a schema): whether content still uses it takes the
+//    content listing (Codec.uses, guards.ts deletesHeldByUse).
 // A remote delete is held while another file still says it holds that id (a file renamed by
 // hand): such a file need not be in the batch, so the kind's folder is scanned for claims
 // (with the stat cache: only files that differ from their base are read).
 
 import type { ItemState, StateStore } from '../state/state-file.js'
-import type { Codec } from '../workspace/codec.js'
+import { type Codec, usersOf } from '../workspace/codec.js'
 import { decodeId } from '../workspace/file-names.js'
 import { type IgnoreRules, MEDIA_INDEX_FILE } from '../workspace/ignore-rules.js'
 import { nestsDeeperThan } from '../workspace/json-depth.js'
@@ -86,9 +86,11 @@ export async function planEdits(
   const items = run.plan.items
   const deletedThere = items.find((item) => item.action === 'delete-local')
   if (deletedThere) return full(`the server no longer has ${deletedThere.path}; a listing confirms it`)
-  const schemaDelete = items.find((item) => item.kind === 'schema' && item.action === 'delete-remote')
-  if (schemaDelete)
-    return full(`${schemaDelete.path} is deleted; the content listing says whether content still uses it`)
+  for (const item of items) {
+    const user = item.action === 'delete-remote' ? usersOf(deps.codecs, item.kind)[0] : undefined
+    if (user !== undefined)
+      return full(`${item.path} is deleted; the ${user} listing says whether ${user} still uses it`)
+  }
   await addClaimants(deps, store, rules, items, run.local)
   return { kind: 'planned', run }
 }

@@ -3,9 +3,9 @@
 // before a write (the file parses and validates, its references exist, a new content's parent
 // is on the server or goes up first), and the deletes held for a file renamed by hand.
 
-import { NATIVE_SCHEMA_IDS } from '../remote/dialect.js'
-import type { ItemState, StateStore } from '../state/state-file.js'
+import type { ItemState } from '../state/state-file.js'
 import type { Codec, ReferenceContext } from '../workspace/codec.js'
+import { isBytes, type Kind } from '../workspace/kinds.js'
 import { itemPath } from '../workspace/layout.js'
 import { readLocalFile } from '../workspace/local-file.js'
 import { heldBy, unsyncedPaths } from '../workspace/scan.js'
@@ -14,14 +14,10 @@ import { orphaningDeletes } from './orphans.js'
 import type { PlanItem } from './plan.js'
 import type { EngineDeps, PlannedRun } from './plan-apply-types.js'
 
-function baseSchemas(store: StateStore): ItemState[] {
-  return store.items('schema')
-}
-
-function heldSchemas(run: PlannedRun): ItemState[] {
-  if (run.fresh) return baseSchemas(run.store)
+function heldItems(run: PlannedRun, kind: Kind): ItemState[] {
+  if (run.fresh) return run.store.items(kind)
   const held = heldBy(unsyncedPaths(run.scanProblems))
-  return baseSchemas(run.store).filter((item) => held(item.path))
+  return run.store.items(kind).filter((item) => held(item.path))
 }
 
 /** What pushed files are checked against: known only for the kinds being synced. */
@@ -30,25 +26,32 @@ export async function referenceContext(
   run: PlannedRun,
   selected: readonly PlanItem[],
 ): Promise<ReferenceContext> {
-  // Schema ids are known only when schemas are synced too; otherwise the check is left to the server.
-  const schemaIds = deps.codecs.some((codec) => codec.kind === 'schema')
-    ? new Set([
-        ...NATIVE_SCHEMA_IDS,
-        // An edit-only run saw only its own paths: the schemas of the last sync stand for the rest;
-        // so they do for schemas held out of the run (schemas/ a link, or a file in its place).
-        ...[...run.remote.values(), ...run.local.values(), ...heldSchemas(run)]
-          .filter((e) => e.kind === 'schema')
-          .map((e) => e.id),
-      ])
-    : undefined
-  // One request for the types, and only when a connection is about to be written.
-  const pushesConnection = selected.some(
-    (item) => item.kind === 'connection' && (item.action === 'push' || item.action === 'merge'),
+  // The ids a kind's items may name (content: schemas) are known only when that kind is synced
+  // too; otherwise the check is left to the server.
+  const ids: Partial<Record<Kind, ReadonlySet<string>>> = {}
+  for (const { uses } of deps.codecs) {
+    const named = uses && deps.codecs.find((codec) => codec.kind === uses.kind)
+    if (!named || ids[named.kind]) continue
+    ids[named.kind] = new Set([
+      ...(named.builtInIds ?? []),
+      // An edit-only run saw only its own paths: the items of the last sync stand for the rest;
+      // so they do for items held out of the run (schemas/ a link, or a file in its place).
+      ...[...run.remote.values(), ...run.local.values(), ...heldItems(run, named.kind)]
+        .filter((e) => e.kind === named.kind)
+        .map((e) => e.id),
+    ])
+  }
+  // One request for the types, and only when an item that checks them (a connection) is about
+  // to be written.
+  const checksTypes = new Set(
+    deps.codecs.filter((codec) => codec.checksServerTypes).map((codec) => codec.kind),
   )
-  const types =
-    pushesConnection && deps.client.connectionTypes ? await deps.client.connectionTypes() : undefined
+  const pushesTyped = selected.some(
+    (item) => checksTypes.has(item.kind) && (item.action === 'push' || item.action === 'merge'),
+  )
+  const types = pushesTyped && deps.client.connectionTypes ? await deps.client.connectionTypes() : undefined
   return {
-    schemaIds,
+    ids,
     ...(types ? { deployers: new Set(types.deployers), processors: new Set(types.processors) } : {}),
   }
 }
@@ -66,7 +69,7 @@ export async function predictFailures(
   for (const [path, why] of deletesHeldByRenamedFiles(selected, run.local.values())) failures.set(path, why)
   for (const [path, children] of await orphaningDeletes(deps, run, selected))
     failures.set(path, `refused: ${describeOrphaning(path, children)}; delete or move them in the same run`)
-  const pushes = selected.filter((item) => item.action === 'push' && item.kind !== 'media')
+  const pushes = selected.filter((item) => item.action === 'push' && !isBytes(item.kind))
   if (pushes.length === 0) return failures
   const references = await referenceContext(deps, run, selected)
   const pushed = new Set(pushes.map((item) => item.path))
@@ -84,13 +87,14 @@ export async function predictFailures(
       continue
     }
     const problems = codec.checkReferences(parsed.file, references)
-    // The server refuses an item whose parent it does not hold; one that goes up in this run is fine.
+    // The server refuses an item of a tree (Codec.parentField) whose parent it does not hold;
+    // one that goes up in this run is fine.
     const parent = codec.parentOf(parsed.file)
-    if (parent !== undefined && item.kind === 'content') {
+    if (parent !== undefined && codec.parentField !== undefined) {
       const parentPath = safeItemPath(item.kind, parent)
       if (parentPath === undefined || (!run.remote.has(parentPath) && !pushed.has(parentPath)))
         problems.push(
-          `parentId: the parent ${JSON.stringify(parent)} is neither on the server nor pushed with this item`,
+          `${codec.parentField}: the parent ${JSON.stringify(parent)} is neither on the server nor pushed with this item`,
         )
     }
     if (problems.length > 0) failures.set(item.path, problems.join('; '))

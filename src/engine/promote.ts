@@ -5,6 +5,7 @@
 // the parent gets exactly what `status` called clean. Afterwards the server's listing must
 // flag the item `sync.hasRemote`: upstream answers 200 to a push even when it did nothing.
 
+import { isBytes } from '../workspace/kinds.js'
 import type { PlanItem } from './plan.js'
 import { inScope, type PlannedRun } from './plan-apply-types.js'
 
@@ -40,7 +41,7 @@ const report = (item: PlanItem, error?: string): PromoteReport => ({
 
 /** Why an item cannot be promoted as it stands, or undefined when it can. */
 export function refusal(item: PlanItem): string | undefined {
-  if (item.kind === 'media') return 'media has no push route on the server; only its tree is shared'
+  if (isBytes(item.kind)) return `${item.kind} has no push route on the server; only its tree is shared`
   if (item.inherited) return 'already inherited from the parent project; nothing to send up'
   if (item.action === 'conflict')
     return 'in conflict; settle it with `cms-sync resolve` and push, then promote'

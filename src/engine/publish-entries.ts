@@ -1,9 +1,11 @@
-// Adds the publish and unpublish entries to a planned run (publish-plan.ts decides them): reads
-// what each content write leaves as `isPublished` (the file of a push, the server half of a
-// merge), and the connection each publish goes through as the run leaves the items.
+// Adds the publish and unpublish entries to a planned run (publish-plan.ts decides them) for the
+// kinds that publish (Codec.publishes: content): reads what each of their writes leaves as
+// `isPublished` (the file of a push, the server half of a merge), and the connection each
+// publish goes through as the run leaves the items.
 
 import type { StateStore } from '../state/state-file.js'
 import type { Codec, JsonObject } from '../workspace/codec.js'
+import type { Kind } from '../workspace/kinds.js'
 import { readLocalFile } from '../workspace/local-file.js'
 import type { LocalEntry } from '../workspace/scan.js'
 import type { PlannedMerge } from './merges.js'
@@ -29,43 +31,44 @@ export async function withPublishEntries(
   items: readonly PlanItem[],
   sides: PublishSides,
 ): Promise<PlanItem[]> {
-  const codec = sides.codecs.find((c) => c.kind === 'content')
-  if (!codec) return [...items]
-  const content = items.filter((item) => item.kind === 'content')
-  if (content.length === 0) return [...items]
-  // What the run leaves on the server per content id: the files it pushes, else the listing.
-  const after = new Map<string, JsonObject>()
-  for (const entry of sides.remote.values()) if (entry.kind === 'content') after.set(entry.id, entry.object)
+  const publishing = new Map(sides.codecs.filter((c) => c.publishes).map((c) => [c.kind, c]))
+  const published = items.filter((item) => publishing.has(item.kind))
+  if (published.length === 0) return [...items]
+  // What the run leaves on the server per kind and id: the files it pushes, else the listing.
+  const after = new Map<Kind, Map<string, JsonObject>>(
+    [...publishing.keys()].map((kind) => [kind, new Map()]),
+  )
+  for (const entry of sides.remote.values()) after.get(entry.kind)?.set(entry.id, entry.object)
   const written = new Map<string, boolean>()
-  for (const item of content) {
-    const file = await writtenFile(item, codec, sides)
+  for (const item of published) {
+    const file = await writtenFile(item, publishing.get(item.kind)!, sides)
     if (!file) continue
-    after.set(item.id, file)
+    after.get(item.kind)!.set(item.id, file)
     written.set(item.path, file.isPublished === true)
   }
   const out: PlanItem[] = []
   for (const item of items) {
-    const verb =
-      item.kind === 'content'
-        ? publishVerbOf(
-            item,
-            {
-              ...remoteFlag(sides.remote.get(item.path)),
-              ...(written.has(item.path) ? { written: written.get(item.path)! } : {}),
-              ...pendingOf(sides.store, item.path),
-            },
-            sides.mode,
-          )
-        : undefined
+    const verb = publishing.has(item.kind)
+      ? publishVerbOf(
+          item,
+          {
+            ...remoteFlag(sides.remote.get(item.path)),
+            ...(written.has(item.path) ? { written: written.get(item.path)! } : {}),
+            ...pendingOf(sides.store, item.path),
+          },
+          sides.mode,
+        )
+      : undefined
     if (!verb) {
       out.push(item)
       continue
     }
-    await readAncestors(item.id, after, sides.client)
+    const known = after.get(item.kind)!
+    await readAncestors(item, known, sides.client)
     const entry = publishEntry(
       item,
       verb,
-      publishRouteOf(item.id, (id) => after.get(id)),
+      publishRouteOf(item.id, (id) => known.get(id)),
     )
     if (item.action === 'delete-remote') out.push(entry, item)
     else out.push(item, entry)
@@ -78,17 +81,17 @@ export async function withPublishEntries(
  * items it plans, and a parent's `applyToChildren` decides the connection its children use.
  */
 async function readAncestors(
-  id: string,
+  item: PlanItem,
   known: Map<string, JsonObject>,
   client: Pick<RemotePort, 'get'>,
 ): Promise<void> {
-  const seen = new Set([id])
-  let parentId = known.get(id)?.parentId
+  const seen = new Set([item.id])
+  let parentId = known.get(item.id)?.parentId
   while (typeof parentId === 'string' && parentId !== '' && !seen.has(parentId)) {
     seen.add(parentId)
     let parent = known.get(parentId)
     if (!parent) {
-      parent = await client.get('content', parentId)
+      parent = await client.get(item.kind, parentId)
       if (!parent) return
       known.set(parentId, parent)
     }

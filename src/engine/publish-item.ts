@@ -23,7 +23,7 @@ export async function publishItem(
   const verb = item.action === 'unpublish' ? 'unpublish' : 'publish'
   let body = written
   if (!body) {
-    const current = await ctx.client.get('content', item.id)
+    const current = await ctx.client.get(item.kind, item.id)
     // Gone already: nothing is deployed through a record the server no longer has.
     if (!current) return undefined
     if (codec.revisionOf(current) !== ctx.remote.get(item.path)?.rev)

@@ -35,7 +35,8 @@ const WRITES = new Set<PlanItem['action']>(['push', 'merge'])
 const KEEPS_SERVER = new Set<PlanItem['action']>(['none', 'merge-base'])
 
 /**
- * The publish or unpublish an item's entry brings, if any (none at all under `manual`):
+ * The publish or unpublish an entry of a kind that publishes (Codec.publishes) brings, if any
+ * (none at all under `manual`):
  * - a write that turns the flag on publishes, one that turns it off unpublishes;
  * - a write of an item that was and stays published publishes again;
  * - a remote delete of a published item unpublishes it first;
@@ -47,7 +48,7 @@ export function publishVerbOf(
   facts: PublishFacts,
   mode: Publishing,
 ): PublishVerb | undefined {
-  if (item.kind !== 'content' || mode === 'manual') return undefined
+  if (mode === 'manual') return undefined
   const before = facts.remote === true
   if (WRITES.has(item.action) && facts.written !== undefined) {
     const after = facts.written

@@ -17,7 +17,7 @@ import { CliError, ExitCode } from '../errors/exit-codes.js'
 import { writeFileAtomically } from '../util/atomic-write.js'
 import { firstDuplicateKey } from '../workspace/duplicate-keys.js'
 import { decodeId } from '../workspace/file-names.js'
-import { FOLDER_OF, KINDS, type Kind } from '../workspace/kinds.js'
+import { FOLDER_OF, isBytes, KINDS, type Kind } from '../workspace/kinds.js'
 import { isPlainRelative, itemPath } from '../workspace/layout.js'
 import { refuseLinks } from '../workspace/no-follow.js'
 import { tempDirOf } from '../workspace/temp-files.js'
@@ -205,11 +205,11 @@ function itemOf(value: Record<string, unknown>, number: number): ItemState {
   )
   const k = kind as Kind
   const itemPathText = p as string
-  if (k === 'media') {
-    expect(itemPathText.startsWith(`${FOLDER_OF.media}/`), '"path": a media path starts with media/')
+  if (isBytes(k)) {
+    expect(itemPathText.startsWith(`${FOLDER_OF[k]}/`), `"path": a ${k} path starts with ${FOLDER_OF[k]}/`)
     expect(
       typeof value.name === 'string' && typeof value.folder === 'string',
-      'media needs "name" and "folder"',
+      `${k} needs "name" and "folder"`,
     )
   } else {
     // The path of a JSON kind is its id's file name: a line cannot point one item at another's file.
@@ -234,7 +234,7 @@ function itemOf(value: Record<string, unknown>, number: number): ItemState {
     path: itemPathText,
     baseHash: hash as string,
     remoteRev: rev as string,
-    ...(k === 'media'
+    ...(isBytes(k)
       ? { media: { sha256: hash as string, name: value.name as string, folder: value.folder as string } }
       : {}),
     // Another machine's word, or a pull request's: see ItemState.fromLock.

@@ -8,7 +8,7 @@ import { mkdir, readFile } from 'node:fs/promises'
 import { CliError } from '../errors/exit-codes.js'
 import { naming, writeFileAtomically } from '../util/atomic-write.js'
 import { Durability } from '../workspace/durability.js'
-import type { Kind } from '../workspace/kinds.js'
+import { isBytes, type Kind } from '../workspace/kinds.js'
 import { SYNC_DIR, syncDirPath } from '../workspace/layout.js'
 import { refuseLinks } from '../workspace/no-follow.js'
 import { tempDirOf } from '../workspace/temp-files.js'
@@ -252,7 +252,7 @@ export class StateStore {
    */
   verified(path: string, at: string): void {
     const item = this.get(path)
-    if (item?.kind !== 'media') return
+    if (!item || !isBytes(item.kind)) return
     this.replace(path, { ...item, verifiedAt: at })
     this.unsaved++
   }

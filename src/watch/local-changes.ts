@@ -22,7 +22,7 @@
 
 import { type FSWatcher, lstatSync, watch as watchFolder } from 'node:fs'
 import { IGNORE_FILE_NAME, type IgnoreRules, isSyncedPath } from '../workspace/ignore-rules.js'
-import { FOLDER_OF, KINDS } from '../workspace/kinds.js'
+import { FOLDER_OF, isBytes, KINDS } from '../workspace/kinds.js'
 import { absolute } from '../workspace/layout.js'
 import { branchName, type GitActivity, type GitHead, switched } from './git-activity.js'
 import { MASS_CHANGE_MIN_PATHS } from './mass-change.js'
@@ -53,7 +53,7 @@ const BULK_QUIET_MS = 1_000
  */
 const SOURCE_DELIVERY_GAP_MS = 600
 /** The flat kind folders, each watched (not recursively) for activity. */
-const FLAT_FOLDERS = KINDS.filter((kind) => kind !== 'media').map((kind) => FOLDER_OF[kind])
+const FLAT_FOLDERS = KINDS.filter((kind) => !isBytes(kind)).map((kind) => FOLDER_OF[kind])
 /**
  * Git's index lock comes and goes between the steps of one operation (a stash is several), and
  * HEAD is written just after the lock is let go: git is done once the lock has been gone this

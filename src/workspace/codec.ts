@@ -1,5 +1,7 @@
-// One interface for every kind's file format (design.md "Workspace layout"). Adding a kind
-// means adding a codec: the scanner, planner and executor only talk to this interface.
+// One interface for every kind's file format and rules (design.md "Workspace layout"). Adding a
+// kind means adding a codec: the scanner, planner, guards and executor only talk to this
+// interface, and ask its optional hooks where a kind has a rule of its own (what it names, its
+// tree, its publishing, its secrets, its entries) instead of naming kinds.
 
 import { createHash } from 'node:crypto'
 import { canonicalJson, sortedJson } from './canonical-json.js'
@@ -21,8 +23,11 @@ export interface BodyContext {
 
 /** Cross-file checks that need the other items (e.g. a content's schema must exist). */
 export interface ReferenceContext {
-  /** Every schema id a content may name; undefined when schemas are not synced (the server checks). */
-  schemaIds?: ReadonlySet<string> | undefined
+  /**
+   * Per kind a codec `uses`, every id its items may name; a kind is absent when it is not
+   * synced (the server checks).
+   */
+  ids?: Partial<Record<Kind, ReadonlySet<string>>> | undefined
   /** The server's deployer and processor types (`GET P/connections/deployers|processors`). */
   deployers?: ReadonlySet<string> | undefined
   processors?: ReadonlySet<string> | undefined
@@ -41,10 +46,40 @@ export interface Codec {
   checkReferences(file: JsonObject, ctx: ReferenceContext): string[]
   /** File object -> the full document to send. */
   toBody(file: JsonObject, ctx: BodyContext): JsonObject
-  /** The id of the item this one hangs under (same kind), which the server needs to exist first. */
+  /** The id of the item this one hangs under (same kind): written first, deleted last. */
   parentOf(file: JsonObject): string | undefined
-  /** The file field parentOf reads, to name it when the server lacks that parent. */
+  /**
+   * The file field parentOf reads, set when the server holds the kind as a tree (content): it
+   * refuses an item whose parent it lacks, and a parent's delete sets its children's field to
+   * null (orphans.ts). Unset where the parent is a link the server does not check (schemas).
+   */
   parentField?: string
+  /**
+   * The item of another kind each item names and the server needs (content: its schema). What
+   * is still named once a run is done is not deleted on the server (guards.ts), the writes of
+   * those that name it go first (execute.ts), and checkReferences gets the ids of that kind.
+   */
+  uses?: { kind: Kind; idOf(file: JsonObject): string | undefined }
+  /** Ids the server holds without listing them (its built-in schemas): always there to be named. */
+  builtInIds?: ReadonlySet<string>
+  /** Whether checkReferences needs the server's deployer and processor types (connections). */
+  checksServerTypes?: boolean
+  /** Whether the server deploys the kind through publish and unpublish (content's `isPublished`). */
+  publishes?: boolean
+  /**
+   * Whether an item holds people's submissions that no file shows (form entries): a delete keeps
+   * them in trash first, and a delete that would lose them is guarded.
+   */
+  holdsEntries?: boolean
+  /** The leaves that merge as a whole (a schema's field definition), by their path's segments. */
+  mergesWhole?(segments: readonly string[]): boolean
+  /**
+   * For a kind whose file holds its secrets as `${ENV}` references (connections): whether a base
+   * text and a server copy's file form are the same item, any reference equal to any other. The
+   * file form takes its references from the file on disk, so its hash says nothing of the server
+   * copy; and such a push keeps no leaves beside the state (only references would be there).
+   */
+  sameApartFromSecrets?(base: unknown, file: JsonObject): boolean
   /** The file form of the server's answer to a write of `sent` (the answer may lack what lists lack). */
   fromWriteAnswer(stored: JsonObject, sent: JsonObject): JsonObject
   /** The marker that changes whenever the item changes on the server. */
@@ -75,6 +110,11 @@ export interface Codec {
    * those. A marked kept listing remembers the answer for its items (remote-snapshot.ts).
    */
   schedules?(item: JsonObject): boolean
+}
+
+/** The kinds whose items name items of `kind` (Codec.uses): content names its schema. */
+export function usersOf(codecs: readonly Codec[], kind: Kind): Kind[] {
+  return codecs.filter((codec) => codec.uses?.kind === kind).map((codec) => codec.kind)
 }
 
 export function hashText(text: string): string {

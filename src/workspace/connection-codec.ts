@@ -14,6 +14,7 @@ import {
   referenceProblems,
   referencesIn,
   resolveSecrets,
+  sameApartFromReferences,
   secretFields,
 } from './connection-secrets.js'
 import { checkFile, type FieldSpec } from './file-checks.js'
@@ -80,6 +81,8 @@ export function createConnectionCodec(opts: ConnectionCodecOptions): Codec {
       ]
       return problems.length === 0 ? checked : { ok: false, problems }
     },
+    checksServerTypes: true,
+    sameApartFromSecrets: sameApartFromReferences,
     checkReferences(file, ctx) {
       // What the push would fail with for its secrets, said before any request (and by status).
       const problems: string[] = referenceProblems(file, opts.env)

@@ -275,3 +275,23 @@ export function driftedSecrets(
         : []
     })
 }
+
+/**
+ * Whether two file forms are the same apart from their secrets: a reference equals any other
+ * (the values are the server's and never in a file), and key order aside (a base a version-1
+ * state recorded has its keys sorted).
+ */
+export function sameApartFromReferences(a: unknown, b: unknown): boolean {
+  if (referenceName(a) !== undefined && referenceName(b) !== undefined) return true
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return a === b
+  if (Array.isArray(a) !== Array.isArray(b)) return false
+  const keysA = Object.keys(a)
+  return (
+    keysA.length === Object.keys(b).length &&
+    keysA.every(
+      (key) =>
+        Object.hasOwn(b, key) &&
+        sameApartFromReferences((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]),
+    )
+  )
+}

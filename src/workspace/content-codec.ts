@@ -47,7 +47,8 @@ export const contentCodec: Codec = {
   },
   checkReferences(file, ctx) {
     const schemaId = file.schemaId as string
-    return !ctx.schemaIds || ctx.schemaIds.has(schemaId)
+    const known = ctx.ids?.schema
+    return !known || known.has(schemaId)
       ? []
       : [`schemaId: unknown schema ${JSON.stringify(schemaId)} (neither on the server nor in schemas/)`]
   },
@@ -56,6 +57,8 @@ export const contentCodec: Codec = {
     return { ...carriedFields(ctx.current), publishOn: null, unpublishOn: null, ...file, createDate }
   },
   parentField: 'parentId',
+  uses: { kind: 'schema', idOf: (file) => (typeof file.schemaId === 'string' ? file.schemaId : undefined) },
+  publishes: true,
   parentOf(file) {
     return typeof file.parentId === 'string' && file.parentId !== '' ? file.parentId : undefined
   },

@@ -31,6 +31,7 @@ export const formCodec: Codec = {
     }
     return checkFile(value, expectedId, FORM)
   },
+  holdsEntries: true,
   checkReferences() {
     return []
   },

@@ -13,6 +13,15 @@ export const FOLDER_OF: Record<Kind, string> = {
   connection: 'connections',
 }
 
+/**
+ * Whether the kind's items are bytes, not JSON (media): no codec, their own family in the
+ * engine (src/engine/media/), planned against the state alone, in a tree of folders. The one
+ * place that names the kind whose items are bytes.
+ */
+export function isBytes(kind: Kind): boolean {
+  return kind === 'media'
+}
+
 /** Server-owned fields that never go into a file (design.md, "Workspace layout"). */
 export const VOLATILE_FIELDS = [
   'createDate',

@@ -48,6 +48,13 @@ export const schemaCodec: Codec = {
     }
     return checkFile(value, expectedId, specFor(value))
   },
+  builtInIds: NATIVE_SCHEMA_IDS,
+  mergesWhole(segments) {
+    // A field definition (`/fields/<group>/<key>`: label, schemaId, editor config) is one leaf:
+    // two edits inside one definition may not fit together (a new editor with the old editor's
+    // config), so they are a conflict, while fields added or changed on different keys merge.
+    return segments.length === 3 && segments[0] === 'fields'
+  },
   checkReferences() {
     // A parent schema may be native or custom and the server does not enforce it on set.
     return []

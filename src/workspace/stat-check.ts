@@ -11,7 +11,7 @@
 
 import { type Dirent, lstatSync } from 'node:fs'
 import { readdir } from 'node:fs/promises'
-import { FOLDER_OF, type Kind } from './kinds.js'
+import { FOLDER_OF, isBytes, type Kind } from './kinds.js'
 import { absolute } from './layout.js'
 
 /** Files stated between two yields to the event loop (about 10 ms of work). */
@@ -50,7 +50,7 @@ export function watchStats(
   kinds: Iterable<Kind>,
   ignored: (path: string, isDir: boolean) => boolean,
 ): StatWatch {
-  const roots = [...kinds].map((kind) => ({ folder: FOLDER_OF[kind], recursive: kind === 'media' }))
+  const roots = [...kinds].map((kind) => ({ folder: FOLDER_OF[kind], recursive: isBytes(kind) }))
   /** Per folder (workspace-relative), its entries by name. */
   let folders = new Map<string, Map<string, Seen>>()
   let look = 0

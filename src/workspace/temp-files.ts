@@ -12,7 +12,7 @@
 import { mkdir, readdir, rename, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { processIsAlive } from '../util/process-alive.js'
-import { FOLDER_OF, KINDS } from './kinds.js'
+import { FOLDER_OF, isBytes, KINDS } from './kinds.js'
 import { SYNC_DIR, syncDirPath } from './layout.js'
 import { refuseLinks } from './no-follow.js'
 
@@ -52,7 +52,7 @@ export async function cleanLeftTempFiles(root: string, now = new Date()): Promis
     cleaned.push(`.cms-sync/tmp/${name}`)
   }
   const trash = syncDirPath(root, 'trash', `${now.toISOString().replace(/[:.]/g, '-')}-left-temp-files`)
-  const folders = ['', ...KINDS.filter((kind) => kind !== 'media').map((kind) => FOLDER_OF[kind])]
+  const folders = ['', ...KINDS.filter((kind) => !isBytes(kind)).map((kind) => FOLDER_OF[kind])]
   for (const folder of folders) {
     for (const name of await names(path.join(root, folder))) {
       if (!SIBLING.test(name)) continue

@@ -99,7 +99,7 @@ describe('content codec', () => {
 
   test('an unknown schemaId is named', () => {
     expect(
-      contentCodec.checkReferences({ id: 'a', schemaId: 'nope' }, { schemaIds: new Set(['page']) }),
+      contentCodec.checkReferences({ id: 'a', schemaId: 'nope' }, { ids: { schema: new Set(['page']) } }),
     ).toEqual([expect.stringMatching(/unknown schema "nope"/)])
   })
 })

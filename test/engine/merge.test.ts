@@ -6,11 +6,13 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { mergeItem } from '../../src/engine/merge/item-merge.js'
 import { type ConflictLeaf, type Json, mergedOf, mergeJson } from '../../src/engine/merge/merge-json.js'
+import { CODECS } from '../../src/workspace/codecs.js'
 import { MERGE_TABLE } from '../helpers/merge-table.js'
 
 describe('the merge table', () => {
   it.each(MERGE_TABLE)('$name', (row) => {
-    const result = mergeItem(row.kind ?? 'content', row.base, row.local, row.remote)
+    const codec = CODECS.find((c) => c.kind === (row.kind ?? 'content'))!
+    const result = mergeItem(codec, row.base, row.local, row.remote)
     if (row.merged) {
       expect(result.conflicts).toEqual([])
       // Key order is part of the file: compare the bytes.
@@ -20,7 +22,7 @@ describe('the merge table', () => {
       expect(mergedOf(result)).toBeUndefined()
     }
     // Whichever side is called local.
-    const swapped = mergeItem(row.kind ?? 'content', row.base, row.remote, row.local)
+    const swapped = mergeItem(codec, row.base, row.remote, row.local)
     expect(swapped.conflicts).toEqual(result.conflicts.map(swap))
     expect(JSON.stringify(swapped.local)).toBe(JSON.stringify(result.remote))
   })

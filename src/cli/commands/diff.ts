@@ -6,6 +6,7 @@ import type { Command } from 'commander'
 import type { ConflictLeaf } from '../../engine/merge/merge-json.js'
 import { printable } from '../../util/printable.js'
 import { type Codec, fileBytes } from '../../workspace/codec.js'
+import { isBytes } from '../../workspace/kinds.js'
 import { absolute } from '../../workspace/layout.js'
 import { parseFileText } from '../../workspace/local-file.js'
 import { globalOptions, printJson } from '../context.js'
@@ -37,7 +38,7 @@ export function register(program: Command, io: CliIo): void {
         checkScope(planned, scope)
         const diffs: { path: string; action: string; diff: string; leaves?: ConflictLeaf[] }[] = []
         for (const item of changesOf(planned.plan).filter((i) => inScope(i.path, scope))) {
-          if (item.kind === 'media') {
+          if (isBytes(item.kind)) {
             // Bytes, not lines: say what differs, as git does for binary files.
             const move = item.from ? `${item.from} -> ` : ''
             diffs.push({
