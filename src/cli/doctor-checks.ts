@@ -107,7 +107,7 @@ export async function syncSettingsCheck(client: RemoteClient, ws: Workspace): Pr
       )
     }
   }
-  if (client.dialect === 'upstream' && ws.config.resources.includes('schemas'))
+  if (client.capabilities.schemas.listingDisablesParentSync && ws.config.resources.includes('schemas'))
     checks.push(
       fail(
         'sync and schemas',

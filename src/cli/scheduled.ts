@@ -45,7 +45,7 @@ async function serverDates(
   client: RemoteClient,
   id: string,
 ): Promise<Array<{ type: string; date: unknown }>> {
-  if (client.dialect === 'spec') {
+  if (client.capabilities.schedule.source === 'schedule-route') {
     const { project, environment } = client.target
     const res = await client.request(
       'GET',

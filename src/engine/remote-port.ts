@@ -1,12 +1,12 @@
 // What the engine needs from the server: the parts of src/remote's RemoteClient it calls.
 // Kept narrow so the engine depends on behaviour, not on the client's construction.
 
-import type { JsonObject } from '../workspace/codec.js'
+import type { JsonObject, ListingCapabilities } from '../workspace/codec.js'
 import type { Kind } from '../workspace/kinds.js'
 
 export interface RemotePort {
-  /** 'spec' | 'upstream' once known (after the first request when configured as auto). */
-  readonly dialect: string
+  /** What the server's dialect lists and leaves out (src/remote/capabilities.ts). */
+  readonly capabilities: { readonly listing: ListingCapabilities }
   /** Every item of a kind (custom schemas only); throws when the listing failed or is malformed. */
   list(kind: Kind, opts?: { signal?: AbortSignal }): Promise<JsonObject[]>
   /**

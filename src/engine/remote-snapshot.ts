@@ -20,7 +20,14 @@ import { findCause } from '../errors/find-cause.js'
 import { isInherited } from '../remote/client.js'
 import { RemoteError } from '../remote/errors.js'
 import type { ItemState } from '../state/state-file.js'
-import { type Codec, type FileBytes, fileBytes, type JsonObject, sortedHash } from '../workspace/codec.js'
+import {
+  type Codec,
+  type FileBytes,
+  fileBytes,
+  type JsonObject,
+  type ListingCapabilities,
+  sortedHash,
+} from '../workspace/codec.js'
 import { UnsafeIdError } from '../workspace/file-names.js'
 import { nestsDeeperThan, tooDeepMessage } from '../workspace/json-depth.js'
 import { FOLDER_OF, type Kind } from '../workspace/kinds.js'
@@ -130,7 +137,7 @@ export async function snapshotRemote(
     try {
       read = await (listings?.get(codec.kind) ?? readListing(client, codec.kind))
       if (state.digest !== undefined && read.clean === state.digest) {
-        keptSide(codec, client.dialect, state, read, ignored, entries)
+        keptSide(codec, client.capabilities.listing, state, read, ignored, entries)
         continue
       }
       listed = read.items()
@@ -190,7 +197,7 @@ export async function snapshotRemote(
       for (const problem of codec.remoteProblems?.(listedObject) ?? []) {
         problems.push({ kind: codec.kind, id, problem: `${path}: ${problem}`, path })
       }
-      const complete = !codec.listIsIncomplete(client.dialect)
+      const complete = !codec.listIsIncomplete(client.capabilities.listing)
       const known = state.baseAt(path, rev)
       if (known && sameRevision(codec, known, listedObject, rev)) {
         entries.set(path, remoteEntry(codec, listedObject, { id, path, known, complete, rev }))
@@ -259,7 +266,7 @@ async function confirmAbsences(
  */
 function keptSide(
   codec: Codec,
-  dialect: string,
+  listing: ListingCapabilities,
   state: SnapshotState,
   read: ListingRead,
   ignored: (path: string) => boolean,
@@ -276,7 +283,7 @@ function keptSide(
       new Error(`the kept listing lacks "${id}"; delete .cms-sync/listings/`),
     )
   }
-  const complete = !codec.listIsIncomplete(dialect)
+  const complete = !codec.listIsIncomplete(listing)
   const dated = codec.schedules && read.dated ? new Set(read.dated) : undefined
   for (const known of state.items(codec.kind)) {
     if (ignored(known.path)) continue

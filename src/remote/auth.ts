@@ -2,7 +2,8 @@
 // both dialects. Bad credentials are 401 (spec) or 403 (upstream); both become UnauthorizedError.
 
 import type { Logger } from 'pino'
-import { authHeaders } from './dialect.js'
+import type { FailedAnswer } from './answer.js'
+import { cookieHeader } from './capabilities.js'
 import { remoteError, withNextStep } from './errors.js'
 import { createTransport, type HttpRequest, type Transport } from './http.js'
 
@@ -47,18 +48,19 @@ export async function login(opts: LoginOptions): Promise<LoginResult> {
     idempotent: true,
   }
   try {
-    const res = await transport.send(request)
-    if (res.status === 401 || res.status === 403) {
+    const answer = await transport.send(request)
+    if (answer.kind !== 'ok') {
+      if (!refusedToken(answer)) throw answer.fail('could not log in')
       const refused = transport.failure(
         request,
-        res,
+        answer.response,
         `the server refused the login of "${opts.username}"`,
         'unauthorized',
       )
       // The next step for a refused login is a different password, not `cms-sync login`.
       throw withNextStep(refused, 'check the user name and password')
     }
-    if (res.status < 200 || res.status >= 300) throw transport.failure(request, res, 'could not log in')
+    const res = answer.response
     const text = typeof res.body === 'string' ? res.body.trim() : ''
     const token = /^[\x21-\x7e]{8,200}$/.test(text) ? text : tokenFromCookie(res.headers['set-cookie'])
     if (!token)
@@ -84,16 +86,29 @@ export async function probeUser(
   const request: HttpRequest = { method: 'GET', path: '/api/user' }
   const data = { method: 'GET', route: request.path }
   if (!token) throw remoteError('unauthorized', `no token for ${transport.server}`, data)
-  const res = await transport.send(request)
-  if (res.status === 200 && typeof res.body === 'object' && res.body !== null && !Array.isArray(res.body))
-    return res.body as Record<string, unknown>
-  // Upstream answers a bad token here with 403, spec with 401: both mean "log in again".
-  if (res.status === 401 || res.status === 403)
+  const answer = await transport.send(request)
+  if (answer.kind === 'ok') {
+    const { body, status } = answer.response
+    if (status === 200 && typeof body === 'object' && body !== null && !Array.isArray(body))
+      return body as Record<string, unknown>
+    throw transport.failure(request, answer.response, 'could not check the token')
+  }
+  if (refusedToken(answer))
     throw remoteError('unauthorized', `the token for ${transport.server} is not valid (expired or revoked)`, {
       ...data,
-      status: res.status,
+      status: answer.response.status,
     })
-  throw transport.failure(request, res, 'could not check the token')
+  throw answer.fail('could not check the token')
+}
+
+/**
+ * Upstream refuses a login or a token with 403, spec with 401: both mean "log in again". These
+ * routes are asked before the dialect is known, so both readings stand.
+ */
+function refusedToken(answer: FailedAnswer): answer is Extract<FailedAnswer, { response: object }> & {
+  response: { status: number }
+} {
+  return answer.kind === 'unauthorized' || (answer.kind === 'rejected' && answer.error.code === 'forbidden')
 }
 
 /** probeUser for a server and token, without a project: what `login` uses to confirm its token. */
@@ -109,7 +124,7 @@ export async function whoAmI(opts: {
     rateLimit: { requestsPerSecond: 5, concurrency: 1 },
     token: opts.token,
     // The cookie is what both dialects read on /api/user.
-    authHeaders: (t) => authHeaders('upstream', t),
+    authHeaders: cookieHeader,
     timeoutMs: opts.timeoutMs,
     tlsInsecure: opts.tlsInsecure,
     logger: opts.logger,
@@ -135,14 +150,14 @@ export async function endToken(opts: {
     server: opts.server,
     rateLimit: { requestsPerSecond: 5, concurrency: 1 },
     token: opts.token,
-    authHeaders: (t) => authHeaders('upstream', t),
+    authHeaders: cookieHeader,
     timeoutMs: 10_000,
     maxRetries: 1,
     tlsInsecure: opts.tlsInsecure,
     logger: opts.logger,
   })
   try {
-    const res = await transport.send({
+    const answer = await transport.send({
       method: 'POST',
       path: '/api/user/logout',
       responseType: 'text',
@@ -150,7 +165,7 @@ export async function endToken(opts: {
       redirectIsAnswer: true,
     })
     // The server answers with a redirect to its start page (302) once the token is ended.
-    return res.status < 400
+    return answer.kind === 'ok'
   } catch {
     return false
   } finally {

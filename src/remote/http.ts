@@ -10,6 +10,8 @@ import type { Dispatcher } from 'undici'
 import { Agent } from 'undici'
 import { findCause } from '../errors/find-cause.js'
 import { secretFields } from '../workspace/connection-secrets.js'
+import { type Answer, classifyResponse, classifyUnanswered, gaveUp } from './answer.js'
+import type { Capabilities } from './capabilities.js'
 import {
   cleanServerMessage,
   codeForStatus,
@@ -20,6 +22,7 @@ import {
   remoteError,
   routeOf,
 } from './errors.js'
+import type { HttpRequest, HttpResponse, ResponseType } from './http-types.js'
 import {
   acquireQueue,
   emptyStats,
@@ -30,102 +33,7 @@ import {
 } from './queue.js'
 import { backoffDelayMs, parseRetryAfterMs, sleep } from './retry.js'
 
-export type ResponseType = 'json' | 'text' | 'buffer' | 'auto'
-
-export interface HttpRequest {
-  method: string
-  /** Path below the server URL, starting with `/`, query included. */
-  path: string
-  /** A plain value is sent as JSON; a Buffer or string as is (give `contentType`). */
-  body?: unknown
-  contentType?: string
-  headers?: Record<string, string>
-  /** How to read the body; `auto` = JSON when the server says JSON, text for text/*, else bytes. */
-  responseType?: ResponseType
-  /** Largest body accepted, in bytes; a sink's stream is stopped there too (none: a sink is not capped). */
-  maxBytes?: number
-  /**
-   * Whether repeating the request is harmless (GET, DELETE, full-document replaces guarded by
-   * the caller). When false, only failures where the server surely did not act are retried
-   * (connection refused, 429); an ambiguous failure is thrown with `ambiguous: true`.
-   */
-  idempotent?: boolean
-  /** For error messages. */
-  itemId?: string
-  /**
-   * A body streamed from its source instead of held in memory (media uploads). A factory, so a
-   * retry sends a fresh stream; give `contentType` and, when known, `contentLength`.
-   */
-  bodyStream?: () => AsyncIterable<Uint8Array>
-  contentLength?: number
-  /**
-   * Reads a 2xx body as a stream (media downloads) instead of buffering it; the response then
-   * has no body. Called again on a retry, so it must start over (e.g. truncate its temp file).
-   */
-  sink?: (body: AsyncIterable<Buffer>) => Promise<void>
-  /**
-   * Gives the request up (and its retries) when aborted; the caller then never sees an
-   * answer, only the signal's reason. For reads a run asked for ahead and no longer needs.
-   */
-  signal?: AbortSignal
-  /** Also give the sha1 of a 2xx body's bytes (watch compares listings from poll to poll). */
-  digest?: boolean
-  /** Also give a 2xx body's bytes as they came (a listing kept for the next conditional read). */
-  keepBytes?: boolean
-  /**
-   * A 3xx is this route's answer, returned like any other (upstream's logout answers 302 to its
-   * start page once the token is ended); elsewhere a redirect is refused, never followed.
-   */
-  redirectIsAnswer?: boolean
-}
-
-export interface HttpResponse {
-  status: number
-  headers: Record<string, string | string[] | undefined>
-  body: unknown
-  /** With `digest`: the sha1 of the 2xx body's bytes, hex. */
-  digest?: string
-  /** With `keepBytes`: the 2xx body's bytes. */
-  bytes?: Buffer
-}
-
-/**
- * How a listing was last seen, to ask whether it changed since: the server's ETag when it sends
- * one (then one 304 answers, with no body to read), else the sha1 of its bytes.
- */
-export interface ListingMarker {
-  etag?: string
-  digest?: string
-}
-
-export function listingMarker(res: HttpResponse): ListingMarker | undefined {
-  const etag = res.headers.etag
-  if (typeof etag === 'string' && etag !== '') return { etag, ...(res.digest ? { digest: res.digest } : {}) }
-  return res.digest ? { digest: res.digest } : undefined
-}
-
-/**
- * Whether the listing at `path` is what `marker` saw: a conditional GET answered 304, or a body
- * whose bytes hash to the same sha1 (a server without ETags, or one that ignores If-None-Match).
- */
-export async function listingUnchangedSince(
-  send: (request: HttpRequest) => Promise<HttpResponse>,
-  path: string,
-  marker: ListingMarker | undefined,
-): Promise<boolean> {
-  if (marker === undefined) return false
-  const hashed = digestSink()
-  const res = await send({
-    method: 'GET',
-    path,
-    sink: hashed.sink,
-    ...(marker.etag ? { headers: { 'if-none-match': marker.etag } } : {}),
-  })
-  if (res.status === 304) return marker.etag !== undefined
-  return (
-    res.status >= 200 && res.status < 300 && marker.digest !== undefined && hashed.digest() === marker.digest
-  )
-}
+export type { HttpRequest, HttpResponse, ResponseType } from './http-types.js'
 
 export interface TransportOptions {
   server: string
@@ -133,6 +41,8 @@ export interface TransportOptions {
   token?: string | undefined
   /** Adds the token to a request in the dialect's way; without it the request is anonymous. */
   authHeaders?: (token: string) => Record<string, string>
+  /** The dialect's row, once known: how its error answers read (answer.ts). */
+  capabilities?: () => Capabilities | undefined
   timeoutMs?: number
   maxRetries?: number
   tlsInsecure?: boolean
@@ -145,7 +55,12 @@ export interface TransportOptions {
 
 export interface Transport {
   readonly server: string
-  send(request: HttpRequest): Promise<HttpResponse>
+  /**
+   * The request, retried while its answer says `retry` (at most maxRetries times, never one
+   * that may have landed), and what it came to. Thrown instead: an abort (its reason), a
+   * refused certificate, a redirect, a body over its cap, a failure of the caller's own file.
+   */
+  send(request: HttpRequest): Promise<Answer>
   /** Turns a final non-2xx response into the RemoteError for it. */
   failure(request: HttpRequest, response: HttpResponse, what?: string, code?: RemoteErrorCode): RemoteError
   /** Uses this token from the next request on (a daemon that found a new login). */
@@ -156,25 +71,6 @@ export interface Transport {
 
 /** An error the caller may settle by re-reading: the server may or may not have applied the request. */
 export type AmbiguousError = RemoteError & { ambiguous: true }
-
-/**
- * A `sink` that keeps only the sha1 of the body, hex, nothing buffered: a 10,000-item listing
- * compared with an earlier one costs a hash, not 8 MB held and parsed. Starts over on a retry.
- */
-export function digestSink(): {
-  sink: (body: AsyncIterable<Buffer>) => Promise<void>
-  digest(): string | undefined
-} {
-  let digest: string | undefined
-  return {
-    async sink(body) {
-      const hash = createHash('sha1')
-      for await (const chunk of body) hash.update(chunk)
-      digest = hash.digest('hex')
-    },
-    digest: () => digest,
-  }
-}
 
 export function isAmbiguous(error: unknown): error is AmbiguousError {
   return typeof error === 'object' && error !== null && (error as { ambiguous?: unknown }).ambiguous === true
@@ -285,58 +181,77 @@ function decode(bytes: Buffer, contentType: string, type: ResponseType): unknown
 }
 
 export function createTransport(opts: TransportOptions): Transport {
-  const server = normaliseServer(opts.server)
-  const origin = new URL(server).origin
-  const basePath = new URL(server).pathname.replace(/\/+$/, '')
-  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS
-  const maxRetries = opts.maxRetries ?? DEFAULT_MAX_RETRIES
-  const maxRetryAfterMs = opts.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS
-  const backoff = opts.backoff
-  const log = opts.logger
-  let token = opts.token
-  const queue: SharedQueue = acquireQueue(origin, opts.rateLimit)
-  // This client's own counters; the queue (and its limit) may be shared with other clients.
-  const stats = emptyStats()
-  const agent = new Agent({
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-    connectTimeout: Math.min(timeoutMs, 10_000),
-    connect: { rejectUnauthorized: !opts.tlsInsecure },
-  })
+  return new HttpTransport(opts)
+}
+
+/** The failure that stops the retries at once: the server's certificate was refused. */
+function isTlsRefusal(error: unknown): boolean {
+  return TLS_CODE.test(errorCode(error))
+}
+
+class HttpTransport implements Transport {
+  readonly server: string
+  private readonly origin: string
+  private readonly basePath: string
+  private readonly timeoutMs: number
+  private readonly maxRetries: number
+  private readonly maxRetryAfterMs: number
+  private token: string | undefined
+  private readonly queue: SharedQueue
+  /** This client's own counters; the queue (and its limit) may be shared with other clients. */
+  private readonly counters = emptyStats()
+  private readonly agent: Agent
+
+  constructor(private readonly opts: TransportOptions) {
+    this.server = normaliseServer(opts.server)
+    this.origin = new URL(this.server).origin
+    this.basePath = new URL(this.server).pathname.replace(/\/+$/, '')
+    this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS
+    this.maxRetries = opts.maxRetries ?? DEFAULT_MAX_RETRIES
+    this.maxRetryAfterMs = opts.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS
+    this.token = opts.token
+    this.queue = acquireQueue(this.origin, opts.rateLimit)
+    this.agent = new Agent({
+      headersTimeout: this.timeoutMs,
+      bodyTimeout: this.timeoutMs,
+      connectTimeout: Math.min(this.timeoutMs, 10_000),
+      connect: { rejectUnauthorized: !opts.tlsInsecure },
+    })
+  }
+
   /**
    * What an error text must never repeat: the token, and every secret the request body carried
    * (a server that quotes the body it refused would otherwise put a connection's password into
    * the message, the log and --json output).
    */
-  function secretsOf(request: HttpRequest): Array<string | undefined> {
+  private secretsOf(request: HttpRequest): Array<string | undefined> {
     const body = request.body
     const carried =
       body !== null && typeof body === 'object' && !Buffer.isBuffer(body) ? secretFields(body) : []
     // A value of one to three characters (a deployer's mode, a flag) guards nothing, and taking
     // it out of a message would garble every word that holds it.
-    return [token, opts.token, ...carried.map((field) => field.value).filter((value) => value.length >= 4)]
+    return [
+      this.token,
+      this.opts.token,
+      ...carried.map((field) => field.value).filter((value) => value.length >= 4),
+    ]
   }
 
-  function scrub(text: string, request: HttpRequest): string {
+  private scrub(text: string, request: HttpRequest): string {
     let clean = text
-    for (const secret of secretsOf(request)) if (secret) clean = clean.split(secret).join('***')
+    for (const secret of this.secretsOf(request)) if (secret) clean = clean.split(secret).join('***')
     return clean
   }
 
-  function failure(
-    request: HttpRequest,
-    response: HttpResponse,
-    what?: string,
-    given?: RemoteErrorCode,
-  ): RemoteError {
+  failure(request: HttpRequest, response: HttpResponse, what?: string, given?: RemoteErrorCode): RemoteError {
     const text = typeof response.body === 'string' ? response.body : ''
     if (isForeignErrorPage(response.status, text))
-      return notCmsSyncServer(server, {
+      return notCmsSyncServer(this.server, {
         method: request.method,
         route: request.path,
         status: response.status,
       })
-    const serverMessage = cleanServerMessage(text, secretsOf(request)) || undefined
+    const serverMessage = cleanServerMessage(text, this.secretsOf(request)) || undefined
     const code = given ?? codeForStatus(response.status)
     return remoteError(code, what ?? describe(code, request), {
       method: request.method,
@@ -347,18 +262,23 @@ export function createTransport(opts: TransportOptions): Transport {
     })
   }
 
-  function transportFailure(request: HttpRequest, error: unknown): RemoteError {
+  private transportFailure(request: HttpRequest, error: unknown): RemoteError {
     const code = errorCode(error)
     const data = { method: request.method, route: request.path, itemId: request.itemId }
     if (TIMEOUT_CODES.has(code))
-      return remoteError('timeout', `the server did not answer within ${timeoutMs / 1000} s`, data, error)
+      return remoteError(
+        'timeout',
+        `the server did not answer within ${this.timeoutMs / 1000} s`,
+        data,
+        error,
+      )
     // An https:// address on a port that speaks plain HTTP: the TLS hello is answered with an
     // HTTP error page, which OpenSSL reads as a record of an unknown version. No certificate
     // was ever shown, so blaming one sends the user the wrong way.
     if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'ERR_SSL_HTTP_REQUEST')
       return remoteError(
         'network',
-        `${origin} does not speak TLS on that port (${code}): it looks like a plain-http server; use http:// in the server address, or the server's https port`,
+        `${this.origin} does not speak TLS on that port (${code}): it looks like a plain-http server; use http:// in the server address, or the server's https port`,
         data,
         error,
       )
@@ -370,87 +290,65 @@ export function createTransport(opts: TransportOptions): Transport {
         error,
       )
     const reason = code || (error as Error)?.message || 'unknown error'
-    return remoteError('network', `could not reach ${origin} (${reason})`, data, error)
+    return remoteError('network', `could not reach ${this.origin} (${reason})`, data, error)
+  }
+
+  /** The headers and body of one attempt; a streamed body is made afresh for each. */
+  private outgoing(request: HttpRequest): {
+    headers: Record<string, string>
+    body?: string | Buffer | Readable
+  } {
+    const headers: Record<string, string> = { accept: 'application/json, text/plain;q=0.9, */*;q=0.5' }
+    let body: string | Buffer | Readable | undefined
+    if (request.bodyStream) {
+      body = Readable.from(request.bodyStream())
+      headers['content-type'] = request.contentType ?? 'application/octet-stream'
+      if (request.contentLength !== undefined) headers['content-length'] = String(request.contentLength)
+    } else if (request.body !== undefined) {
+      if (Buffer.isBuffer(request.body) || typeof request.body === 'string') {
+        body = request.body
+        headers['content-type'] = request.contentType ?? 'application/octet-stream'
+      } else {
+        // Without this header the upstream server reads the body as {} and blanks the item (§7.2).
+        body = JSON.stringify(request.body)
+        headers['content-type'] = 'application/json'
+      }
+    }
+    Object.assign(headers, request.headers)
+    if (this.token && this.opts.authHeaders) Object.assign(headers, this.opts.authHeaders(this.token))
+    return { headers, ...(body === undefined ? {} : { body }) }
   }
 
   /** One attempt, inside the queue: send, read the whole body (capped), never leave a body unread. */
-  async function attempt(request: HttpRequest, isRetry: boolean): Promise<HttpResponse> {
-    return queue.run(async () => {
+  private attempt(request: HttpRequest, isRetry: boolean): Promise<HttpResponse> {
+    return this.queue.run(async () => {
       request.signal?.throwIfAborted()
-      stats.requests++
-      if (isRetry) stats.retries++
+      this.counters.requests++
+      if (isRetry) this.counters.retries++
       const started = Date.now()
-      const headers: Record<string, string> = { accept: 'application/json, text/plain;q=0.9, */*;q=0.5' }
-      let body: string | Buffer | Readable | undefined
-      if (request.bodyStream) {
-        body = Readable.from(request.bodyStream())
-        headers['content-type'] = request.contentType ?? 'application/octet-stream'
-        if (request.contentLength !== undefined) headers['content-length'] = String(request.contentLength)
-      } else if (request.body !== undefined) {
-        if (Buffer.isBuffer(request.body) || typeof request.body === 'string') {
-          body = request.body
-          headers['content-type'] = request.contentType ?? 'application/octet-stream'
-        } else {
-          // Without this header the upstream server reads the body as {} and blanks the item (§7.2).
-          body = JSON.stringify(request.body)
-          headers['content-type'] = 'application/json'
-        }
-      }
-      Object.assign(headers, request.headers)
-      if (token && opts.authHeaders) Object.assign(headers, opts.authHeaders(token))
+      const { headers, body } = this.outgoing(request)
       let res: Dispatcher.ResponseData
       try {
-        res = await agent.request({
-          origin,
-          path: basePath + request.path,
+        res = await this.agent.request({
+          origin: this.origin,
+          path: this.basePath + request.path,
           method: request.method as Dispatcher.HttpMethod,
           headers,
           body,
           ...(request.signal ? { signal: request.signal } : {}),
         })
       } catch (error) {
-        stats.byStatusClass.network++
-        log?.debug(
+        this.counters.byStatusClass.network++
+        this.opts.logger?.debug(
           { method: request.method, route: routeOf(request.path), error: errorCode(error) },
           'request failed',
         )
         throw error
       }
-      stats.byStatusClass[statusClass(res.statusCode)]++
-      if (res.statusCode === 429) stats.rateLimited++
-      const contentType = String(res.headers['content-type'] ?? '')
-      let bytes: Buffer
-      try {
-        if (request.sink && res.statusCode >= 200 && res.statusCode < 300) {
-          const body = res.body as AsyncIterable<Buffer> & { destroy(): void }
-          const max = request.maxBytes
-          try {
-            await request.sink(max === undefined ? body : capped(body, max, res.headers['content-length']))
-          } catch (error) {
-            // The sink's own file failed (no space, no such folder): our disk, not the network,
-            // so neither "could not reach the server" nor a retry.
-            if (typeof (error as { path?: unknown }).path === 'string') throw new LocalSinkError(error)
-            throw error
-          }
-          return { status: res.statusCode, headers: res.headers, body: undefined }
-        }
-        bytes = await readBody(res.body, request.maxBytes ?? DEFAULT_MAX_BYTES, res.headers['content-length'])
-      } catch (error) {
-        if (error instanceof BodyTooLarge) {
-          throw remoteError(
-            'too-large',
-            `the server's answer is larger than ${sizeText(request.maxBytes ?? DEFAULT_MAX_BYTES)}, which cms-sync refuses`,
-            {
-              method: request.method,
-              route: request.path,
-              status: res.statusCode,
-              itemId: request.itemId,
-            },
-          )
-        }
-        throw error
-      }
-      log?.debug(
+      this.counters.byStatusClass[statusClass(res.statusCode)]++
+      if (res.statusCode === 429) this.counters.rateLimited++
+      const response = await this.received(request, res)
+      this.opts.logger?.debug(
         {
           method: request.method,
           route: routeOf(request.path),
@@ -459,89 +357,137 @@ export function createTransport(opts: TransportOptions): Transport {
         },
         'request',
       )
-      const ok = res.statusCode >= 200 && res.statusCode < 300
-      return {
-        status: res.statusCode,
-        headers: res.headers,
-        // Error bodies are read as text: they carry the server's message, never a secret of ours.
-        body: ok
-          ? decode(bytes, contentType, request.responseType ?? 'auto')
-          : scrub(bytes.toString('utf8'), request),
-        ...(ok && request.digest ? { digest: createHash('sha1').update(bytes).digest('hex') } : {}),
-        ...(ok && request.keepBytes ? { bytes } : {}),
-      }
+      return response
     })
   }
 
-  async function send(request: HttpRequest): Promise<HttpResponse> {
+  /** The response as the caller asked for it: streamed into its sink, or read (capped) and decoded. */
+  private async received(request: HttpRequest, res: Dispatcher.ResponseData): Promise<HttpResponse> {
+    const ok = res.statusCode >= 200 && res.statusCode < 300
+    let bytes: Buffer
+    try {
+      if (request.sink && ok) {
+        await this.intoSink(request, request.sink, res)
+        return { status: res.statusCode, headers: res.headers, body: undefined }
+      }
+      bytes = await readBody(res.body, request.maxBytes ?? DEFAULT_MAX_BYTES, res.headers['content-length'])
+    } catch (error) {
+      if (!(error instanceof BodyTooLarge)) throw error
+      throw remoteError(
+        'too-large',
+        `the server's answer is larger than ${sizeText(request.maxBytes ?? DEFAULT_MAX_BYTES)}, which cms-sync refuses`,
+        { method: request.method, route: request.path, status: res.statusCode, itemId: request.itemId },
+      )
+    }
+    const contentType = String(res.headers['content-type'] ?? '')
+    return {
+      status: res.statusCode,
+      headers: res.headers,
+      // Error bodies are read as text: they carry the server's message, never a secret of ours.
+      body: ok
+        ? decode(bytes, contentType, request.responseType ?? 'auto')
+        : this.scrub(bytes.toString('utf8'), request),
+      ...(ok && request.digest ? { digest: createHash('sha1').update(bytes).digest('hex') } : {}),
+      ...(ok && request.keepBytes ? { bytes } : {}),
+    }
+  }
+
+  private async intoSink(
+    request: HttpRequest,
+    sink: NonNullable<HttpRequest['sink']>,
+    res: Dispatcher.ResponseData,
+  ): Promise<void> {
+    const body = res.body as AsyncIterable<Buffer> & { destroy(): void }
+    const max = request.maxBytes
+    try {
+      await sink(max === undefined ? body : capped(body, max, res.headers['content-length']))
+    } catch (error) {
+      // The sink's own file failed (no space, no such folder): our disk, not the network,
+      // so neither "could not reach the server" nor a retry.
+      if (typeof (error as { path?: unknown }).path === 'string') throw new LocalSinkError(error)
+      throw error
+    }
+  }
+
+  /** One attempt, classified: every answer and every failure to get one is an Answer. */
+  private async answer(request: HttpRequest, retry: number, idempotent: boolean): Promise<Answer> {
+    const backoffMs = backoffDelayMs(retry + 1, this.opts.backoff)
+    try {
+      const response = await this.attempt(request, retry > 0)
+      const { status } = response
+      // 304 answers a conditional GET (If-None-Match): "what you hold is current", no redirect.
+      if (status >= 300 && status < 400 && status !== 304 && !request.redirectIsAnswer) {
+        const location = response.headers.location
+        const to = typeof location === 'string' ? routeOf(location) : 'elsewhere'
+        throw remoteError(
+          'rejected',
+          `the server redirected to ${to}; cms-sync does not follow redirects for API calls: put the final server URL in cms-sync.yaml`,
+          { method: request.method, route: request.path, status, itemId: request.itemId },
+        )
+      }
+      return classifyResponse(response, {
+        idempotent,
+        capabilities: this.opts.capabilities?.(),
+        backoffMs,
+        retryAfterMs: parseRetryAfterMs(response.headers['retry-after']),
+        failure: (what, code) => this.failure(request, response, what, code),
+      })
+    } catch (error) {
+      if (request.signal?.aborted) throw request.signal.reason
+      if (error instanceof RemoteError) throw error
+      if (error instanceof LocalSinkError) throw error.local
+      // The body's own file failed (gone, unreadable, a folder now): our disk, not the way to
+      // the server, so neither "could not reach the server" nor a retry.
+      const local = localFileError(error)
+      if (local) throw local
+      const failure = this.transportFailure(request, error)
+      if (isTlsRefusal(error)) throw failure
+      return classifyUnanswered(failure, NOT_SENT_CODES.has(errorCode(error)), idempotent, backoffMs)
+    }
+  }
+
+  async send(request: HttpRequest): Promise<Answer> {
     const idempotent =
       request.idempotent ??
       (request.method === 'GET' || request.method === 'HEAD' || request.method === 'DELETE')
     for (let retry = 0; ; retry++) {
-      let waitMs: number
-      try {
-        const response = await attempt(request, retry > 0)
-        const { status } = response
-        // 304 answers a conditional GET (If-None-Match): "what you hold is current", no redirect.
-        if (status >= 300 && status < 400 && status !== 304 && !request.redirectIsAnswer) {
-          const location = response.headers.location
-          const to = typeof location === 'string' ? routeOf(location) : 'elsewhere'
-          throw remoteError(
-            'rejected',
-            `the server redirected to ${to}; cms-sync does not follow redirects for API calls: put the final server URL in cms-sync.yaml`,
-            { method: request.method, route: request.path, status, itemId: request.itemId },
-          )
-        }
-        const retryable = status === 429 || status >= 500
-        if (!retryable) return response
-        // A 5xx may come after the server acted; only a 429 surely means "not done".
-        if (status !== 429 && !idempotent)
-          throw Object.assign(failure(request, response), { ambiguous: true as const })
-        if (retry >= maxRetries)
-          throw failure(request, response, `the server kept failing after ${retry + 1} tries`)
-        // Retry-After is honoured on 429 and on 503-style answers alike.
-        const retryAfter = parseRetryAfterMs(response.headers['retry-after'])
-        if (retryAfter !== undefined && retryAfter > maxRetryAfterMs) {
-          throw failure(request, response, `the server asked to wait ${Math.ceil(retryAfter / 1000)} s`)
-        }
-        waitMs = retryAfter ?? backoffDelayMs(retry + 1, backoff)
-        // The limit is the server's, not this request's: hold every request to it.
-        if (status === 429 || retryAfter !== undefined) stats.heldMs += queue.holdFor(waitMs)
-      } catch (error) {
-        if (request.signal?.aborted) throw request.signal.reason
-        if (error instanceof RemoteError) throw error
-        if (error instanceof LocalSinkError) throw error.local
-        // The body's own file failed (gone, unreadable, a folder now): our disk, not the way to
-        // the server, so neither "could not reach the server" nor a retry.
-        const local = localFileError(error)
-        if (local) throw local
-        const failureError = transportFailure(request, error)
-        if (TLS_CODE.test(errorCode(error))) throw failureError
-        const notSent = NOT_SENT_CODES.has(errorCode(error))
-        if (!idempotent && !notSent) throw Object.assign(failureError, { ambiguous: true as const })
-        if (retry >= maxRetries) throw failureError
-        waitMs = backoffDelayMs(retry + 1, backoff)
-      }
-      log?.debug(
-        { method: request.method, route: routeOf(request.path), retry: retry + 1, waitMs },
+      const answer = await this.answer(request, retry, idempotent)
+      if (answer.kind !== 'retry') return answer
+      const { response } = answer
+      if (retry >= this.maxRetries)
+        return response
+          ? gaveUp(
+              answer,
+              this.failure(request, response, `the server kept failing after ${retry + 1} tries`),
+            )
+          : answer
+      // Retry-After is honoured on 429 and on 503-style answers alike.
+      if (response && answer.told && answer.afterMs > this.maxRetryAfterMs)
+        return gaveUp(
+          answer,
+          this.failure(request, response, `the server asked to wait ${Math.ceil(answer.afterMs / 1000)} s`),
+        )
+      // The limit is the server's, not this request's: hold every request to it.
+      if (answer.cause === '429' || answer.told) this.counters.heldMs += this.queue.holdFor(answer.afterMs)
+      this.opts.logger?.debug(
+        { method: request.method, route: routeOf(request.path), retry: retry + 1, waitMs: answer.afterMs },
         'retrying',
       )
-      await sleep(waitMs, request.signal)
+      await sleep(answer.afterMs, request.signal)
     }
   }
 
-  return {
-    server,
-    send,
-    failure,
-    setToken(next) {
-      token = next
-    },
-    stats: () => structuredClone(stats),
-    async close() {
-      queue.release()
-      await agent.close().catch(() => agent.destroy())
-    },
+  setToken(next: string | undefined): void {
+    this.token = next
+  }
+
+  stats(): RequestStats {
+    return structuredClone(this.counters)
+  }
+
+  async close(): Promise<void> {
+    this.queue.release()
+    await this.agent.close().catch(() => this.agent.destroy())
   }
 }
 

@@ -1,5 +1,7 @@
 // The remote API client: import from here.
+export type { Answer, RetryCause } from './answer.js'
 export { endToken, type LoginOptions, type LoginResult, login, whoAmI } from './auth.js'
+export { CAPABILITIES, type Capabilities } from './capabilities.js'
 export {
   createRemoteClient,
   isInherited,

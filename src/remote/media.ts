@@ -12,10 +12,13 @@ import { createHash, randomBytes } from 'node:crypto'
 import { createReadStream, createWriteStream } from 'node:fs'
 import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { listingFailure, type RemoteClient, type RemoteResponse } from './client.js'
-import { classify, isItemMissing, isMediaCacheRace, isMissingMediaCache, projectPath } from './dialect.js'
-import { cleanServerMessage, ListingError, type RemoteError, remoteError, TooLargeError } from './errors.js'
-import { isAmbiguous, type ListingMarker, listingMarker, listingUnchangedSince } from './http.js'
+import { type Answer, serverText } from './answer.js'
+import type { Capabilities } from './capabilities.js'
+import type { RemoteClient, RequestOptions } from './client-types.js'
+import { projectPath } from './dialect.js'
+import { ListingError, type RemoteError, remoteError, TooLargeError } from './errors.js'
+import { type ListingMarker, listingMarker, listingUnchangedSince } from './listing-marker.js'
+import { listingFailure } from './listings.js'
 import { jsonBase64Body, multipartBody, type StreamedBody } from './media-body.js'
 import { backoffDelayMs, sleep } from './retry.js'
 
@@ -96,74 +99,81 @@ export const DEFAULT_MEDIA_MAX_BYTES = 1024 * 1024 * 1024
 
 /** `maxBytes`: the most one download may weigh (cms-sync.yaml `limits.mediaMB`). */
 export function createMediaApi(client: RemoteClient, opts: { maxBytes?: number } = {}): MediaApi {
-  const maxBytes = opts.maxBytes ?? DEFAULT_MEDIA_MAX_BYTES
-  const { project, environment } = client.target
-  const P = projectPath(project, environment)
-  const d = client.dialect
-  const enc = encodeURIComponent
+  return new ClientMedia(client, opts.maxBytes ?? DEFAULT_MEDIA_MAX_BYTES)
+}
 
-  function failure(
-    method: string,
-    route: string,
-    res: RemoteResponse,
-    what: string,
-    id?: string,
-  ): RemoteError {
-    const text = typeof res.body === 'string' ? cleanServerMessage(res.body) : ''
-    return remoteError(classify(d, res.status, text), what, {
-      method,
-      route,
-      status: res.status,
-      itemId: id,
-      serverMessage: text || undefined,
-    })
-  }
+type LocalFile = { path: string; size: number; name: string; sha256?: string }
+const enc = encodeURIComponent
 
-  async function call(method: string, route: string, what: string, id: string, opts = {}) {
-    const res = await client.request(method, route, { itemId: id, ...opts })
-    if (res.status < 200 || res.status >= 300) throw failure(method, route, res, what, id)
-    return res
-  }
-
+class ClientMedia implements MediaApi {
+  private readonly P: string
+  private readonly capabilities: Capabilities
   /** How the last listing `list` accepted was seen (its ETag, its sha1). */
-  let lastListing: ListingMarker | undefined
+  private lastListing: ListingMarker | undefined
   /** Whether the last `list` was the kept copy's, answered 304. */
-  let fromKept = false
+  private fromKept = false
+  /**
+   * Upstream makes storage/<project>/temp on each upload's way in; when two uploads race to make
+   * it (a project's first uploads), the loser's EEXIST is an unhandled rejection that ends the
+   * server process (seen by test/upstream/media.test.ts). So this client's first upload goes
+   * alone: once it has been answered the folder exists, and the rest may run side by side.
+   */
+  private firstUpload: Promise<unknown> | undefined
 
-  function listingUnchanged(): Promise<boolean> {
+  constructor(
+    private readonly client: RemoteClient,
+    private readonly maxBytes: number,
+  ) {
+    this.P = projectPath(client.target.project, client.target.environment)
+    this.capabilities = client.capabilities
+  }
+
+  /** The request's answer; anything but `ok` thrown as the failure of `what`. */
+  private async call(method: string, route: string, what: string, id: string, opts: RequestOptions = {}) {
+    const answer = await this.client.send(method, route, { itemId: id, ...opts })
+    if (answer.kind !== 'ok') throw answer.fail(what)
+    return answer.response
+  }
+
+  listingUnchanged(): Promise<boolean> {
     return listingUnchangedSince(
-      ({ method, path, ...rest }) => client.request(method, path, rest),
-      `${P}/media`,
-      lastListing,
+      ({ method, path, ...rest }) => this.client.send(method, path, rest),
+      `${this.P}/media`,
+      this.lastListing,
     )
   }
 
-  async function list(opts: { signal?: AbortSignal } = {}): Promise<RemoteMedia[]> {
-    const route = `${P}/media`
+  listedFromKept(): boolean {
+    return this.fromKept
+  }
+
+  async list(opts: { signal?: AbortSignal } = {}): Promise<RemoteMedia[]> {
+    const route = `${this.P}/media`
     const refuse = (why: string, status?: number) =>
       new ListingError('listing', `could not list media, so nothing was changed: ${why}`, {
         method: 'GET',
         route,
         status,
       })
-    let res: RemoteResponse
-    let keep: (() => Promise<void>) | undefined
+    let read: Awaited<ReturnType<RemoteClient['readListing']>>
     try {
-      const read = await client.readListing('media', route, opts.signal ? { signal: opts.signal } : {})
-      res = read.res
-      keep = read.keep
-      fromKept = read.fromKept === true
+      read = await this.client.readListing('media', route, opts.signal ? { signal: opts.signal } : {})
     } catch (error) {
       if (opts.signal?.aborted) throw error
-      throw refuse(listingFailure(error as RemoteError, client.listMaxBytes))
+      throw refuse(listingFailure(error as RemoteError, this.client.listMaxBytes))
     }
-    if (res.status < 200 || res.status >= 300) {
-      const error = failure('GET', route, res, 'could not list media')
+    const { answer } = read
+    this.fromKept = read.fromKept === true
+    if (answer.kind === 'retry' || answer.kind === 'ambiguous')
+      throw refuse(listingFailure(answer.error, this.client.listMaxBytes))
+    if (answer.kind !== 'ok') {
+      const error = answer.fail('could not list media')
       // A missing or refused token is the user's to fix (log in, exit 2), not a listing to
       // distrust; any other failure, 403 included, is a failed listing: a safety stop (exit 4).
-      if (error.code === 'unauthorized') throw error
-      throw refuse(error.message, res.status)
+      if (answer.kind === 'unauthorized') throw error
+      throw refuse(error.message, answer.response.status)
     }
+    const res = answer.response
     if (!Array.isArray(res.body)) throw refuse('the answer is not a JSON array', res.status)
     const seen = new Set<string>()
     const items = res.body.map((item: Record<string, unknown>, index) => {
@@ -173,45 +183,54 @@ export function createMediaApi(client: RemoteClient, opts: { maxBytes?: number }
       seen.add(item.id)
       return mediaOf(item)
     })
-    lastListing = listingMarker(res)
-    await keep?.()
+    this.lastListing = listingMarker(res)
+    await read.keep?.()
     return items
   }
 
-  async function get(id: string): Promise<RemoteMedia | undefined> {
-    const route = `${P}/media/${enc(id)}`
-    const res = await client.request('GET', route, { itemId: id })
-    if (res.status >= 200 && res.status < 300 && typeof res.body === 'object' && res.body !== null)
-      return mediaOf(res.body as Record<string, unknown>)
-    const text = typeof res.body === 'string' ? cleanServerMessage(res.body) : ''
-    if (isItemMissing(d, res.status, text)) return undefined
-    throw failure('GET', route, res, `could not read media "${id}"`, id)
+  async get(id: string): Promise<RemoteMedia | undefined> {
+    const route = `${this.P}/media/${enc(id)}`
+    const answer = await this.client.send('GET', route, { itemId: id })
+    if (answer.kind === 'not-found' && answer.item) return undefined
+    if (answer.kind !== 'ok') throw answer.fail(`could not read media "${id}"`)
+    const { body, status } = answer.response
+    if (typeof body === 'object' && body !== null) return mediaOf(body as Record<string, unknown>)
+    throw remoteError('rejected', `could not read media "${id}": the answer is not a JSON object`, {
+      method: 'GET',
+      route,
+      status,
+      itemId: id,
+    })
   }
 
-  const bytesRoute = (id: string) => `/media/${enc(project)}/${enc(environment)}/${enc(id)}`
+  private bytesRoute(id: string): string {
+    const { project, environment } = this.client.target
+    return `/media/${enc(project)}/${enc(environment)}/${enc(id)}`
+  }
 
   /**
-   * GET of an item's bytes into `sink`. Upstream's first downloads of a project race on making
-   * its cache folder (404 EEXIST): tried again, as the passing failure it is.
+   * GET of an item's bytes into `sink`, and what it came to. Upstream's first downloads of a
+   * project race on making its cache folder (404 EEXIST): tried again, as the passing failure
+   * it is.
    */
-  async function getBytes(id: string, sink: (body: AsyncIterable<Buffer>) => Promise<void>) {
-    const route = bytesRoute(id)
+  private async getBytes(id: string, sink: (body: AsyncIterable<Buffer>) => Promise<void>): Promise<Answer> {
+    const route = this.bytesRoute(id)
     for (let attempt = 0; ; attempt++) {
-      const res = await client.request('GET', route, { itemId: id, maxBytes, sink })
-      if (res.status >= 200 && res.status < 300) return
-      const text = typeof res.body === 'string' ? res.body : ''
-      if (attempt >= MEDIA_RETRIES || !isMediaCacheRace(d, res.status, text))
-        throw failure('GET', route, res, `could not download media "${id}"`, id)
+      const answer = await this.client.send('GET', route, { itemId: id, maxBytes: this.maxBytes, sink })
+      const race =
+        answer.kind === 'rejected' &&
+        this.capabilities.media.cacheFolderRace(answer.status, serverText(answer))
+      if (!race || attempt >= MEDIA_RETRIES) return answer
       await sleep(backoffDelayMs(attempt + 1))
     }
   }
 
-  async function download(id: string, dest: string) {
+  async download(id: string, dest: string) {
     let result = { sha256: '', size: 0 }
-    const route = bytesRoute(id)
+    const route = this.bytesRoute(id)
     try {
       // Called again on a retry: the temp file starts over.
-      await getBytes(id, async (body: AsyncIterable<Buffer>) => {
+      const answer = await this.getBytes(id, async (body: AsyncIterable<Buffer>) => {
         const hash = createHash('sha256')
         let size = 0
         const tap = new Transform({
@@ -224,188 +243,148 @@ export function createMediaApi(client: RemoteClient, opts: { maxBytes?: number }
         await pipeline(body, tap, createWriteStream(dest))
         result = { sha256: hash.digest('hex'), size }
       })
+      if (answer.kind !== 'ok') throw answer.fail(`could not download media "${id}"`)
     } catch (error) {
       // Said with the setting that raises the cap: a real file that large needs it raised.
       const e = error as RemoteError
       if (e.code !== 'too-large' || e.status === 413) throw error
       throw new TooLargeError(
         'too-large',
-        `media "${id}" is larger than ${Math.round(maxBytes / 1024 / 1024)} MB, the most cms-sync downloads of one file (GET ${route}), so it was not written; if the server really holds files that large, raise limits.mediaMB in cms-sync.yaml`,
+        `media "${id}" is larger than ${Math.round(this.maxBytes / 1024 / 1024)} MB, the most cms-sync downloads of one file (GET ${route}), so it was not written; if the server really holds files that large, raise limits.mediaMB in cms-sync.yaml`,
         { method: 'GET', route, status: e.status, itemId: id },
       )
     }
     return result
   }
 
-  async function hash(id: string) {
+  async hash(id: string) {
     let result = { sha256: '', size: 0 }
-    try {
-      await getBytes(id, async (body) => {
-        const digest = createHash('sha256')
-        let size = 0
-        for await (const chunk of body) {
-          digest.update(chunk)
-          size += chunk.length
-        }
-        result = { sha256: digest.digest('hex'), size }
-      })
-    } catch (error) {
-      const e = error as RemoteError
-      if (e.status !== undefined && isItemMissing(d, e.status, e.serverMessage ?? '')) return undefined
-      throw error
-    }
+    const answer = await this.getBytes(id, async (body) => {
+      const digest = createHash('sha256')
+      let size = 0
+      for await (const chunk of body) {
+        digest.update(chunk)
+        size += chunk.length
+      }
+      result = { sha256: digest.digest('hex'), size }
+    })
+    if (answer.kind === 'not-found' && answer.item) return undefined
+    if (answer.kind !== 'ok') throw answer.fail(`could not download media "${id}"`)
     return result
   }
 
-  function bodyFor(file: { path: string; size: number; name: string }, id: string): StreamedBody {
-    if (d === 'upstream') return multipartBody(file.path, file.size, file.name)
+  private bodyFor(file: { path: string; size: number; name: string }, id: string): StreamedBody {
+    if (this.capabilities.media.upload === 'multipart') return multipartBody(file.path, file.size, file.name)
     const body = jsonBase64Body(file.path, file.size, file.name)
     if (body.contentLength > JSON_BODY_LIMIT_BYTES) {
       throw remoteError(
         'too-large',
         `${file.name} is ${(file.size / 1024 / 1024).toFixed(1)} MB; the server takes media as base64 JSON of at most ${JSON_BODY_LIMIT_BYTES / 1024 / 1024} MB, i.e. files up to about ${Math.floor((JSON_BODY_LIMIT_BYTES * 3) / 4 / 1024 / 1024)} MB, so it was not sent`,
-        { method: 'POST', route: `${P}/media/${enc(id)}`, itemId: id },
+        { method: 'POST', route: `${this.P}/media/${enc(id)}`, itemId: id },
       )
     }
     return body
   }
 
-  async function newId(): Promise<string> {
-    if (d === 'upstream') return randomBytes(8).toString('hex')
-    const res = await call('GET', `${P}/media/new`, 'could not get a new media id', '', {
+  async newId(): Promise<string> {
+    if (this.capabilities.media.newId === 'client') return randomBytes(8).toString('hex')
+    const res = await this.call('GET', `${this.P}/media/new`, 'could not get a new media id', '', {
       responseType: 'text',
       // Safe to repeat after a 5xx or a dropped answer: it only hands out an id (no item until
-      // bytes are set), so a lost one is an id nobody uses (the fault session found runs
-      // giving up on a new file for one 503 here).
+      // bytes are set), so a lost one is an id nobody uses.
       idempotent: true,
     })
     return String(res.body).trim()
   }
 
-  // Upstream makes storage/<project>/temp on each upload's way in; when two uploads race to make
-  // it (a project's first uploads), the loser's EEXIST is an unhandled rejection that ends the
-  // server process (seen by test/upstream/media.test.ts). So this client's first upload goes
-  // alone: once it has been answered the folder exists, and the rest may run side by side.
-  let firstUpload: Promise<unknown> | undefined
-  async function upload(
-    file: { path: string; size: number; name: string; sha256?: string },
-    existing?: string,
-  ) {
-    if (firstUpload === undefined) {
-      const first = uploadBytes(file, existing)
-      firstUpload = first.catch(() => {})
+  async upload(file: LocalFile, existing?: string) {
+    if (this.firstUpload === undefined) {
+      const first = this.uploadBytes(file, existing)
+      this.firstUpload = first.catch(() => {})
       return first
     }
-    await firstUpload
-    return uploadBytes(file, existing)
+    await this.firstUpload
+    return this.uploadBytes(file, existing)
   }
 
   /**
    * Before each write: the kept listing and the marker say what the server held before it (a
    * server or proxy whose ETag never changes would answer 304 to them for ever).
    */
-  async function beforeWrite(): Promise<void> {
-    lastListing = undefined
-    await client.forgetListing('media')
+  private async beforeWrite(): Promise<void> {
+    this.lastListing = undefined
+    await this.client.forgetListing('media')
   }
 
-  async function uploadBytes(
-    file: { path: string; size: number; name: string; sha256?: string },
-    existing?: string,
-  ) {
-    await beforeWrite()
-    const id = existing ?? (await newId())
-    const body = bodyFor(file, id)
-    const route = `${P}/media/${enc(id)}`
+  private async uploadBytes(file: LocalFile, existing?: string): Promise<{ id: string; name: string }> {
+    await this.beforeWrite()
+    const id = existing ?? (await this.newId())
+    const body = this.bodyFor(file, id)
+    const route = `${this.P}/media/${enc(id)}`
     let sha256 = file.sha256
     for (let attempt = 0; ; attempt++) {
-      let res: RemoteResponse
-      try {
-        res = await client.request('POST', route, {
-          itemId: id,
-          bodyStream: body.stream,
-          contentType: body.contentType,
-          contentLength: body.contentLength,
-          // Not repeated blindly: after an ambiguous answer the server's bytes are looked at first.
-          idempotent: false,
-        })
-      } catch (error) {
-        if (!isAmbiguous(error)) throw error
-        // Upstream's first upload of a project answers 500 after storing the file (its cache
-        // folder is missing), and any answer may be lost after the server acted: the bytes it
-        // holds tell. Hashing them downloads them, which also makes upstream's cache folder.
-        const stored = await get(id)
-        const held = stored && (await hash(id))
-        sha256 ??= await fileSha256(file.path)
-        if (stored && held && held.sha256 === sha256) return { id, name: stored.name }
-        if (attempt >= MEDIA_RETRIES) throw error
-        // Not landed (or other bytes): the same bytes to the same id, again.
-        await sleep(backoffDelayMs(attempt + 1))
-        continue
-      }
-      if (res.status < 200 || res.status >= 300)
-        throw failure('POST', route, res, `could not upload ${file.name}`, id)
-      const answer = res.body as { name?: unknown } | undefined
-      if (typeof answer === 'object' && answer !== null && typeof answer.name === 'string')
-        return { id, name: answer.name }
-      // Upstream answers with the id only, and stores a rewritten name: read it back.
-      const stored = await call('GET', route, `could not read media "${id}" after its upload`, id)
-      return { id, name: String((stored.body as { name?: unknown }).name ?? file.name) }
+      const answer = await this.client.send('POST', route, {
+        itemId: id,
+        bodyStream: body.stream,
+        contentType: body.contentType,
+        contentLength: body.contentLength,
+        // Not repeated blindly: after an ambiguous answer the server's bytes are looked at first.
+        idempotent: false,
+      })
+      if (answer.kind === 'ok') return this.uploaded(id, route, file, answer.response.body)
+      if (answer.kind !== 'ambiguous') throw answer.fail(`could not upload ${file.name}`)
+      // Upstream's first upload of a project answers 500 after storing the file (its cache
+      // folder is missing), and any answer may be lost after the server acted: the bytes it
+      // holds tell. Hashing them downloads them, which also makes upstream's cache folder.
+      const stored = await this.get(id)
+      const held = stored && (await this.hash(id))
+      sha256 ??= await fileSha256(file.path)
+      if (stored && held && held.sha256 === sha256) return { id, name: stored.name }
+      if (attempt >= MEDIA_RETRIES) throw answer.error
+      // Not landed (or other bytes): the same bytes to the same id, again.
+      await sleep(backoffDelayMs(attempt + 1))
     }
   }
 
-  async function rename(id: string, name: string) {
-    await beforeWrite()
-    await call(
-      'POST',
-      `${P}/media/rename/${enc(id)}?name=${enc(name)}`,
-      `could not rename media "${id}"`,
-      id,
-      {
-        idempotent: true,
-      },
-    )
+  /** The id and the name the server stored for an upload it answered. */
+  private async uploaded(id: string, route: string, file: LocalFile, answer: unknown) {
+    const named = answer as { name?: unknown } | undefined
+    if (typeof named === 'object' && named !== null && typeof named.name === 'string')
+      return { id, name: named.name }
+    // Upstream answers with the id only, and stores a rewritten name: read it back.
+    const stored = await this.call('GET', route, `could not read media "${id}" after its upload`, id)
+    return { id, name: String((stored.body as { name?: unknown }).name ?? file.name) }
   }
 
-  async function move(id: string, folder: string) {
+  async rename(id: string, name: string) {
+    await this.beforeWrite()
+    const route = `${this.P}/media/rename/${enc(id)}?name=${enc(name)}`
+    await this.call('POST', route, `could not rename media "${id}"`, id, { idempotent: true })
+  }
+
+  async move(id: string, folder: string) {
     const body = { id, folder: folder === '' ? '/' : `/${folder}/` }
-    await beforeWrite()
-    await call('POST', `${P}/media/tree/${enc(id)}`, `could not move media "${id}"`, id, {
+    await this.beforeWrite()
+    await this.call('POST', `${this.P}/media/tree/${enc(id)}`, `could not move media "${id}"`, id, {
       body,
       idempotent: true,
     })
   }
 
-  async function remove(id: string) {
-    await beforeWrite()
-    const route = `${P}/media/${enc(id)}`
+  async remove(id: string) {
+    await this.beforeWrite()
+    const route = `${this.P}/media/${enc(id)}`
     for (let attempt = 0; ; attempt++) {
-      const res = await client.request('DELETE', route, { itemId: id })
-      if (res.status >= 200 && res.status < 300) return
-      const raw = typeof res.body === 'string' ? res.body : ''
-      const text = cleanServerMessage(raw)
-      if (isItemMissing(d, res.status, text)) return
+      const answer = await this.client.send('DELETE', route, { itemId: id })
+      if (answer.kind === 'ok' || (answer.kind === 'not-found' && answer.item)) return
       // Upstream's delete on a project without a cache folder deleted nothing (404 ENOENT): one
       // download makes the folder, then the delete works. An item gone meanwhile is deleted.
-      if (attempt === 0 && isMissingMediaCache(d, raw)) {
-        if ((await hash(id)) === undefined) return
+      const unanswered = answer.kind === 'retry' || answer.kind === 'ambiguous'
+      if (attempt === 0 && !unanswered && this.capabilities.media.cacheFolderMissing(serverText(answer))) {
+        if ((await this.hash(id)) === undefined) return
         continue
       }
-      throw failure('DELETE', route, res, `could not delete media "${id}"`, id)
+      throw answer.fail(`could not delete media "${id}"`)
     }
-  }
-
-  return {
-    list,
-    listingUnchanged,
-    listedFromKept: () => fromKept,
-    get,
-    download,
-    hash,
-    newId,
-    upload,
-    rename,
-    move,
-    remove,
   }
 }

@@ -2,8 +2,8 @@
 // (for init and doctor, which list the choices when a name is wrong), and a project's own sync
 // settings (the parent it inherits from). Every call goes through the client's queue.
 
+import { TARGET_NOT_FOUND } from './capabilities.js'
 import type { RemoteClient, RemoteObject } from './client.js'
-import { TARGET_NOT_FOUND } from './dialect.js'
 import { cleanServerMessage } from './errors.js'
 
 export type TargetCheck =

@@ -33,6 +33,12 @@ export interface ReferenceContext {
   processors?: ReadonlySet<string> | undefined
 }
 
+/** What a server's listings carry, as its dialect's capability row says (src/remote/capabilities.ts). */
+export interface ListingCapabilities {
+  /** Each listed content node carries its publishOn and unpublishOn (upstream lists them as null). */
+  readonly scheduleDates: boolean
+}
+
 export interface Codec {
   kind: Kind
   /** Server object -> file object: only the file-format fields, no volatile ones. */
@@ -93,7 +99,7 @@ export interface Codec {
    * The fields a list answer may get wrong (upstream lists give publishOn null): when true,
    * the item must be fetched by id before its file form can be trusted.
    */
-  listIsIncomplete(dialect: string): boolean
+  listIsIncomplete(listing: ListingCapabilities): boolean
   /**
    * What the server holds that the file cannot show (a connection secret that differs from its
    * variable): reported by commands that pull, never written.

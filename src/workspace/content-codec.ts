@@ -77,8 +77,8 @@ export const contentCodec: Codec = {
   legacyRevisionOf(remote) {
     return updateDateOf(remote)
   },
-  listIsIncomplete(dialect) {
-    return dialect !== 'spec'
+  listIsIncomplete(listing) {
+    return !listing.scheduleDates
   },
   schedules(item) {
     return [item.publishOn, item.unpublishOn].some((date) => typeof date === 'string' && date !== '')

@@ -3,17 +3,20 @@
 // like the server does, and counts calls.
 
 import type { EngineLogger, RemotePort } from '../../src/engine/remote-port.js'
+import { CAPABILITIES, type Capabilities, type Dialect } from '../../src/remote/capabilities.js'
 import type { JsonObject } from '../../src/workspace/codec.js'
 import type { Kind } from '../../src/workspace/kinds.js'
 
 export class MemoryRemote implements RemotePort {
-  readonly dialect: string
+  readonly dialect: Dialect
+  readonly capabilities: Capabilities
   readonly items = new Map<string, JsonObject>()
   calls: string[] = []
   private clock = 0
 
-  constructor(dialect = 'spec') {
+  constructor(dialect: Dialect = 'spec') {
     this.dialect = dialect
+    this.capabilities = CAPABILITIES[dialect]
   }
 
   seed(kind: Kind, object: JsonObject): void {

@@ -1,7 +1,8 @@
-// How each dialect's error answers are read: the quirks of docs/api-dialects.md as a table.
+// How each dialect's error answers are read: the quirks of docs/api-dialects.md as a table,
+// asked of each dialect's capability row.
 
 import { expect, test } from 'vitest'
-import { classify, isItemMissing } from '../../src/remote/dialect.js'
+import { CAPABILITIES } from '../../src/remote/capabilities.js'
 import { parseRetryAfterMs } from '../../src/remote/retry.js'
 
 test.each([
@@ -23,8 +24,8 @@ test.each([
   ['upstream', 400, 'You need to be admin to do that', 'forbidden', false],
   ['upstream', 403, 'Invalid password', 'forbidden', false],
 ] as const)('%s %i %s -> %s (missing item: %s)', (dialect, status, text, code, missing) => {
-  expect(classify(dialect, status, text)).toBe(code)
-  expect(isItemMissing(dialect, status, text)).toBe(missing)
+  expect(CAPABILITIES[dialect].errors.classify(status, text)).toBe(code)
+  expect(CAPABILITIES[dialect].errors.itemMissing(status, text)).toBe(missing)
 })
 
 test('Retry-After: seconds, HTTP dates, and nonsense', () => {

@@ -1,0 +1,84 @@
+// What the client's modules (items, listings, form entries) share: the transport, the target's
+// path, the dialect's row, and what the listings read so far say about the server.
+
+import type { Logger } from 'pino'
+import type { Capabilities } from './capabilities.js'
+import type { RemoteObject } from './client-types.js'
+import { NATIVE_SCHEMA_IDS, type RemoteKind, ROUTE_WORDS, SEGMENT } from './dialect.js'
+import { remoteError } from './errors.js'
+import type { Transport } from './http.js'
+import type { ListingCache } from './listing-cache.js'
+import type { ListingMarker } from './listing-marker.js'
+import type { BackoffPolicy } from './retry.js'
+
+export const ITEM_MAX_BYTES = 64 * 1024 * 1024
+
+export interface ClientContext {
+  readonly transport: Transport
+  /** `/api/<project>/<environment>`. */
+  readonly P: string
+  readonly capabilities: Capabilities
+  readonly logger: Logger | undefined
+  readonly backoff: BackoffPolicy | undefined
+  readonly maxRetries: number
+  /** The most one listing may weigh; the media listing keeps to it too. */
+  readonly listMaxBytes: number
+  readonly listingCache: ListingCache | undefined
+  /** What the listings read so far say (listings.ts keeps it, items.ts reads it). */
+  readonly seen: ListingsSeen
+}
+
+export interface ListingsSeen {
+  /**
+   * A listing showed an item inherited from, or shared with, a parent project: then an id the
+   * last listing lacked is looked up in a fresh listing before it is read by id (items.ts).
+   */
+  sharesWithParent: boolean
+  /** The ids each kind's last accepted listing held. */
+  readonly listedIds: Map<RemoteKind, Set<string>>
+  /** Kept listings answered 304 and not parsed yet: upstream's by-id reads need their ids. */
+  readonly unparsed: Map<RemoteKind, () => RemoteObject[]>
+  /** How each kind's last listing that `list` accepted was seen (its ETag, its sha1). */
+  readonly markers: Map<RemoteKind, ListingMarker>
+  /** Kept listings this process dropped and has not kept again since. */
+  readonly forgotten: Set<string>
+}
+
+export function emptySeen(): ListingsSeen {
+  return {
+    sharesWithParent: false,
+    listedIds: new Map(),
+    unparsed: new Map(),
+    markers: new Map(),
+    forgotten: new Set(),
+  }
+}
+
+export function isPlainObject(value: unknown): value is RemoteObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/** A form without its entries (people's submissions are never part of the form's file). */
+export function withoutEntries(kind: RemoteKind, item: RemoteObject): RemoteObject {
+  if (kind !== 'form' || !('entries' in item)) return item
+  const { entries: _entries, ...rest } = item
+  return rest
+}
+
+export function itemPath(ctx: ClientContext, kind: RemoteKind, id: string): string {
+  return `${ctx.P}/${SEGMENT[kind]}/${encodeURIComponent(id)}`
+}
+
+/** Refuses, before any request, an id the API could never write or delete. */
+export function refuseId(ctx: ClientContext, kind: RemoteKind, id: string, method: string): void {
+  const data = { method, route: itemPath(ctx, kind, id), itemId: id }
+  if (id === '') throw remoteError('rejected', `cannot write a ${kind} with an empty id`, data)
+  if (ROUTE_WORDS[kind].has(id))
+    throw remoteError(
+      'rejected',
+      `"${id}" is a route word of the API and cannot be a ${kind} id; rename the item`,
+      data,
+    )
+  if (kind === 'schema' && NATIVE_SCHEMA_IDS.has(id))
+    throw remoteError('rejected', `"${id}" is a built-in schema of the server and cannot be changed`, data)
+}

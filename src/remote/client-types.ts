@@ -1,0 +1,162 @@
+// The remote client's public shape: what the engine, media and the commands code against
+// (src/remote/client.ts builds it from the item, listing and form-entry modules).
+
+import type { Logger } from 'pino'
+import type { Answer } from './answer.js'
+import type { Capabilities, Dialect } from './capabilities.js'
+import type { RemoteKind } from './dialect.js'
+import type { HttpRequest } from './http.js'
+import type { ListingCache } from './listing-cache.js'
+import type { RequestStats } from './queue.js'
+
+export type RemoteObject = Record<string, unknown>
+export type { Dialect, RemoteKind }
+
+export interface RemoteClientOptions {
+  server: string
+  project: string
+  environment: string
+  token?: string | undefined
+  dialect: 'auto' | Dialect
+  rateLimit: { requestsPerSecond: number; concurrency: number }
+  /** Per request: no answer headers, or no body progress, for this long fails the attempt. */
+  timeoutMs?: number
+  maxRetries?: number
+  tlsInsecure?: boolean
+  logger?: Logger | undefined
+  /** Backoff between retries; tests shorten it. */
+  backoff?: { baseMs: number; capMs: number }
+  /** The most one listing may weigh (cms-sync.yaml `limits.listingMB`); 128 MB by default. */
+  listMaxBytes?: number
+  /** Where listings are kept for conditional reads (a workspace's .cms-sync/listings/). */
+  listingCache?: ListingCache
+}
+
+/** One kind's listing (RemoteClient.listing). */
+export interface Listing {
+  /** The items, as `list` gives them; parsed on the first call when the listing answered 304. */
+  items(): RemoteObject[]
+  /** The server answered 304, and the kept copy's head said `clean` (listing-cache.ts): its value. */
+  clean?: string
+  /** With `clean`: the ids the head noted as naming a schedule. */
+  dated?: readonly string[]
+  /** Notes beside the kept copy that the state with this digest matches the listing. */
+  markClean(clean: string, dated?: readonly string[]): Promise<void>
+  /** The server answered 304: the items are the kept copy's, which never decides a delete alone. */
+  kept?: true
+}
+
+export interface PutOptions {
+  /**
+   * The pre-write state the caller planned against. Consulted only after an ambiguous failure:
+   * if the re-read item still satisfies it, the write is retried; otherwise the client throws
+   * RemoteConflictError rather than overwrite a change it did not see. Without it, a write
+   * that did not land is retried (the write was last-writer-wins to begin with).
+   */
+  expected?: (current: RemoteObject | undefined) => boolean
+}
+
+/** Options of `request()`: what HttpRequest documents, minus what the path and method say. */
+export type RequestOptions = Pick<
+  HttpRequest,
+  | 'body'
+  | 'contentType'
+  | 'headers'
+  | 'responseType'
+  | 'maxBytes'
+  | 'idempotent'
+  | 'bodyStream'
+  | 'contentLength'
+  | 'sink'
+  | 'itemId'
+  | 'signal'
+  | 'digest'
+>
+
+export interface RemoteResponse {
+  status: number
+  headers: Record<string, string | string[] | undefined>
+  body: Buffer | string | unknown
+  /** With `digest`: the sha1 of the 2xx body's bytes. */
+  digest?: string
+}
+
+export interface RemoteClient {
+  readonly dialect: Dialect
+  /** What the dialect does and lacks (capabilities.ts): ask it, never the dialect's name. */
+  readonly capabilities: Capabilities
+  readonly target: { server: string; project: string; environment: string }
+  /** The most one listing may weigh; the media listing keeps to it too. */
+  readonly listMaxBytes: number
+  list(kind: RemoteKind, opts?: { signal?: AbortSignal }): Promise<RemoteObject[]>
+  /**
+   * The listing as `list` reads it, with what a kept copy says of it: a listing answered 304
+   * from a kept copy is parsed only when its items are asked for.
+   */
+  listing(kind: RemoteKind, opts?: { signal?: AbortSignal }): Promise<Listing>
+  /**
+   * Whether the kind's listing is byte for byte what the last `list` read (one request, nothing
+   * parsed): watch's remote poll stops there when nothing changed. False when not known.
+   */
+  listingUnchanged(kind: RemoteKind): Promise<boolean>
+  get(kind: RemoteKind, id: string): Promise<RemoteObject | undefined>
+  put(kind: RemoteKind, id: string, body: RemoteObject, opts?: PutOptions): Promise<RemoteObject>
+  remove(kind: RemoteKind, id: string): Promise<void>
+  /**
+   * `POST P/<kind>/pull/:id`: the server copies the item it inherits from its parent project
+   * into the project as a local (unlocked) item. Throws RemoteError when it could not.
+   */
+  pullInherited(kind: RemoteKind, id: string): Promise<void>
+  /** `POST P/<kind>/push/:id`: the server sends its local item up to the parent project. */
+  pushToParent(kind: RemoteKind, id: string): Promise<void>
+  /**
+   * `POST P/content/publish|unpublish` with the whole item: the server deploys it through its
+   * connection, then writes it again with `isPublished` set (schedule dates included). Returns
+   * the item as the server answers it; throws RemoteError with the server's words.
+   */
+  publish(verb: 'publish' | 'unpublish', item: RemoteObject): Promise<RemoteObject>
+  /**
+   * Any route, through the same queue, retries and auth. `path` starts with `/`. 2xx and 4xx
+   * answers are returned; 5xx and 429 after the retries, redirects, timeouts and network
+   * failures throw RemoteError.
+   */
+  request(method: string, path: string, opts?: RequestOptions): Promise<RemoteResponse>
+  /** `request`, with what it came to classified (answer.ts) instead of a status to read. */
+  send(method: string, path: string, opts?: RequestOptions): Promise<Answer>
+  /**
+   * A GET of a listing of another module's (media), asked with the kept ETag when a listing
+   * cache is set: a 304 is answered from the kept text. `keep` keeps this answer; call it once
+   * the listing is known good.
+   */
+  readListing(
+    name: 'media',
+    path: string,
+    opts?: Pick<RequestOptions, 'signal'>,
+  ): Promise<{ answer: Answer; keep?: () => Promise<void>; fromKept?: true }>
+  /** Drops the kept listing of another module's (media) before the tool's own write to it. */
+  forgetListing(name: 'media'): Promise<void>
+  /** The aliases of `GET P/connections/deployers` and `GET P/connections/processors`. */
+  connectionTypes(): Promise<{ deployers: string[]; processors: string[] }>
+  /** A form's entries (people's submissions), or undefined when there is no such form. */
+  formEntries(formId: string): Promise<RemoteObject[] | undefined>
+  /** `POST P/forms/clear/:id`: deletes every entry of the form. */
+  clearFormEntries(formId: string): Promise<void>
+  /**
+   * Deletes the given entries (an export's) and only those: entries submitted since the export
+   * stay on the server. Returns how many were deleted and how many were kept.
+   */
+  clearExportedFormEntries(
+    formId: string,
+    exported: readonly RemoteObject[],
+  ): Promise<{ cleared: number; kept: number }>
+  /** The logged-in user (`GET /api/user`); UnauthorizedError when there is no valid token. */
+  checkToken(): Promise<RemoteObject>
+  /**
+   * Uses this token from the next request on: a long-running `watch` whose token expired picks
+   * up the one a `cms-sync login` in another terminal stored.
+   */
+  setToken(token: string): void
+  /** This client's counters since it was created (the queue and its limit may be shared). */
+  stats(): RequestStats
+  close(): Promise<void>
+}
