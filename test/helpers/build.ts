@@ -36,8 +36,8 @@ export default function setup(): void {
   global[TOLD] = true
   // What a newcomer running `npm test` for the first time wants to know before the first result.
   process.stderr.write(
-    'cms-sync tests: about 4 minutes on 2 cores; each file is listed as it finishes, the slowest ' +
-      'first, and the watcher timing tests run last, alone (README "Run the tests").\n',
+    'cms-sync tests: a few minutes (7½ on a busy 2-core machine); each file is listed as it ' +
+      'finishes, the slowest first, and the timing tests run last, alone (README "Run the tests").\n',
   )
   ensureBuilt()
 }
