@@ -103,6 +103,13 @@ export interface WatchWorkspaceOptions {
   git?: GitActivity
   /** Longest a batch waits for a new path while events on known ones keep coming; default max(2 s, 20 debounces). */
   maxWaitMs?: number
+  /**
+   * The batch was due and was looked at, but git is at work: it stays pending. Called at each
+   * look, with the number of paths held; a caller can tell "held" from "not looked at yet".
+   */
+  onHeldForGit?: (paths: number) => void
+  /** HEAD moved with no file changing and is taken as where the next batch starts. */
+  onHeadSettled?: (head: GitHead) => void
 }
 
 export interface WorkspaceWatcher {
@@ -158,7 +165,9 @@ export function watchWorkspace(root: string, options: WatchWorkspaceOptions): Wo
     // HEAD moved while no file changed (a commit, a new branch): that is where the next batch starts.
     clearTimeout(headIdleTimer)
     headIdleTimer = setTimeout(() => {
-      if (!closed && dirty.size === 0 && !git.busy()) headBefore = git.head()
+      if (closed || dirty.size > 0 || git.busy()) return
+      headBefore = git.head()
+      options.onHeadSettled?.(headBefore)
     }, HEAD_IDLE_MS)
     headIdleTimer.unref?.()
   })
@@ -292,6 +301,7 @@ export function watchWorkspace(root: string, options: WatchWorkspaceOptions): Wo
     if (dirty.size > 0 && !closed && gitAtWork(performance.now())) {
       clearTimeout(quietTimer)
       quietTimer = setTimeout(flushWhenGitDone, GIT_RECHECK_MS)
+      options.onHeldForGit?.(dirty.size)
       return
     }
     flush()

@@ -93,9 +93,12 @@ describe('the CI recipe (docs/ci/github-actions.yml) against the emulator', { ti
   })
 
   async function api(method: string, route: string, body?: unknown): Promise<Response> {
+    // A new connection each time: a job runs synchronously and blocks this event loop past the
+    // server's keep-alive, so a pooled connection would be found closed only when reused.
     return fetch(`${url}${route}`, {
       method,
       headers: {
+        connection: 'close',
         authorization: `Bearer ${token}`,
         cookie: `token=${token}`,
         'content-type': 'application/json',

@@ -119,6 +119,8 @@ test('Ctrl-C while watch is still starting (its modules loading, the first recon
   for (const share of [0.4, 0.55, 0.7, 0.85]) {
     const d = watchProcess(world.root, world.env)
     daemons.push(d)
+    // The wait is the scenario: the signal lands at this share of a start, in whatever phase
+    // that is (no event marks a phase before 'ready', and one would change when it lands).
     await new Promise((resolve) => setTimeout(resolve, startMs * share))
     d.child.kill('SIGINT')
     const exit = await d.exited

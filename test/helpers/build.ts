@@ -23,7 +23,21 @@ export function ensureBuilt(): void {
   }
 }
 
-/** vitest globalSetup: one build before any test file runs, so no two files build at once. */
+/** Each project loads this file anew, so whether it has been said lives on the process. */
+const TOLD = Symbol.for('cms-sync.tests.told')
+
+/**
+ * vitest globalSetup: one build before any test file runs, so no two files build at once. Each
+ * project of the config (vitest.config.ts) calls it; the first call builds and says what comes.
+ */
 export default function setup(): void {
+  const global = globalThis as { [TOLD]?: boolean }
+  if (global[TOLD]) return
+  global[TOLD] = true
+  // What a newcomer running `npm test` for the first time wants to know before the first result.
+  process.stderr.write(
+    'cms-sync tests: a few minutes (7½ on a busy 2-core machine); each file is listed as it ' +
+      'finishes, the slowest first, and the timing tests run last, alone (README "Run the tests").\n',
+  )
   ensureBuilt()
 }

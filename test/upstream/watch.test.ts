@@ -64,7 +64,8 @@ describe.skipIf(!SETUP)('watch (real upstream server)', () => {
     expect((await ws.readJson('content/w-news.json')).properties).toEqual({
       title: 'News (edited on the server)',
     })
-    // A few polls later the server is as the edit left it.
+    // A few polls later the server is as the edit left it. A poll that finds nothing emits no
+    // event, and the real server keeps no request log to read: three 1 s polls' time.
     await new Promise((resolve) => setTimeout(resolve, 3000))
     state = await expectOnly(up.api, state)
   })

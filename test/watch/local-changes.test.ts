@@ -8,12 +8,6 @@ import { recordBatches, sleep, tempWorkspace, waitFor, writeFiles } from './help
 const home = '{\n  "title": "Home"\n}\n'
 const seed = { 'content/home.json': home, 'content/about.json': home, 'media/logo.svg': '<svg/>' }
 
-/**
- * Long enough for a batch to have gone, where the watcher has nothing to mark that it has finished
- * looking (a lock git holds delays every batch, the marker's too).
- */
-const SETTLE_MS = 1_200
-
 describe('watchWorkspace', () => {
   test('becomes ready and reports how long that took', async () => {
     const root = await tempWorkspace(seed)
@@ -162,7 +156,7 @@ describe('watchWorkspace', () => {
     const rec = await recordBatches(root, { debounceMs: 200 })
     for (let i = 0; i < 5; i++) {
       await writeFile(path.join(root, 'content/home.json'), `{"n":${i}}\n`)
-      await sleep(20)
+      await sleep(20) // the scenario: writes spaced closer than the debounce
     }
     await waitFor(() => rec.batches.length > 0)
     await rec.settle()
@@ -175,7 +169,7 @@ describe('watchWorkspace', () => {
     const started = Date.now()
     while (rec.batches.length === 0 && Date.now() - started < 4_000) {
       await writeFile(path.join(root, 'content/home.json'), `{"t":${Date.now()}}\n`)
-      await sleep(40)
+      await sleep(40) // the scenario: an edit every 40 ms, never the 150 ms quiet the debounce waits for
     }
     expect(rec.batches.length).toBeGreaterThan(0)
     expect(Date.now() - started).toBeLessThan(3_000)
@@ -245,7 +239,7 @@ describe('watchWorkspace', () => {
         root,
         Object.fromEntries(Array.from({ length: 20 }, () => [`content/f${n++}.json`, '{}'])),
       )
-      await sleep(30)
+      await sleep(30) // the scenario: new paths keep coming for 900 ms, past maxWaitMs, never quiet
     }
     await waitFor(() => rec.seen().size === n, { what: `${n} paths` })
     expect(rec.batches).toHaveLength(1) // not cut by maxWaitMs into slices that each pass the guard
@@ -312,10 +306,13 @@ describe('a lone save goes after the debounce', () => {
   test('but waits while git holds its index lock (a `git status`, a checkout), and goes once git is done', async () => {
     const repo = await tempWorkspace({ ...seed, '.git/HEAD': 'ref: refs/heads/main\n' })
     const { gitActivity } = await import('../../src/watch/git-activity.js')
-    const rec = await recordBatches(repo, { git: gitActivity(repo)! })
+    const held: number[] = []
+    const rec = await recordBatches(repo, { git: gitActivity(repo)!, onHeldForGit: (n) => held.push(n) })
     await writeFile(path.join(repo, '.git/index.lock'), '')
     await writeFile(path.join(repo, 'content/home.json'), '{"title":"during git"}\n')
-    await sleep(SETTLE_MS)
+    // The batch was due and the watcher, having looked, kept it for git.
+    await waitFor(() => held.length > 0, { what: 'the batch held for git' })
+    expect(held[0]).toBe(1)
     expect(rec.batches).toEqual([])
     await rm(path.join(repo, '.git/index.lock'))
     await waitFor(() => rec.batches.length === 1, { what: 'the batch' })
@@ -410,14 +407,18 @@ describe('git operations', () => {
 
   test('while git holds its index lock the files it writes wait, however long, and go as one batch once it is done', async () => {
     const { repo, root, git } = await inRepository()
-    const rec = await recordBatches(root, { git })
+    const held: number[] = []
+    const rec = await recordBatches(root, { git, onHeldForGit: (n) => held.push(n) })
     await writeFile(path.join(repo, '.git/index.lock'), '')
     await writeFile(path.join(root, 'content/home.json'), '{"title":"other branch"}\n')
-    await waitFor(() => rec.watcher.pending > 0, { what: 'the first file seen' })
-    await sleep(SETTLE_MS) // longer than any quiet a batch waits for
+    // Due, looked at, and held: not once but look after look. How long is the scenario ("however
+    // long"): past the longest quiet a batch waits for (1 s, a bulk change's).
+    const since = performance.now()
+    await waitFor(() => held.length > 0 && performance.now() - since > 1_200, { what: 'the batch held' })
+    expect(new Set(held)).toEqual(new Set([1]))
     expect(rec.batches).toEqual([])
     for (let s = 1; s <= 5; s++) await writeFile(path.join(root, `schemas/s${s}.json`), '{}')
-    await sleep(300)
+    await waitFor(() => held.at(-1) === 6, { what: 'the grown batch held' })
     expect(rec.batches).toEqual([])
     // git lets go of the lock, then writes HEAD: a branch switch.
     await rm(path.join(repo, '.git/index.lock'))
@@ -430,9 +431,11 @@ describe('git operations', () => {
 
   test('HEAD moved with no file changed (a commit, a new branch) is not blamed on the next save', async () => {
     const { repo, root, git } = await inRepository()
-    const rec = await recordBatches(root, { git })
+    const settled: string[] = []
+    const rec = await recordBatches(root, { git, onHeadSettled: (head) => settled.push(head.ref ?? '') })
     await writeFile(path.join(repo, '.git/HEAD'), 'ref: refs/heads/other\n')
-    await sleep(2_000) // the watcher takes a HEAD that moved alone as the new start after 1 s
+    // The watcher takes a HEAD that moved alone as the new start once git has been quiet a while.
+    await waitFor(() => settled.includes('refs/heads/other'), { what: 'the new HEAD taken as the start' })
     await writeFile(path.join(root, 'content/home.json'), '{"title":"a save"}\n')
     await waitFor(() => rec.batches.length > 0, { what: 'the batch' })
     expect(rec.batches[0]!.info.git).toBeUndefined()

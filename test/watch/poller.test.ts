@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'vitest'
+import { describe, expect, test, vi } from 'vitest'
 import { startPoller } from '../../src/watch/poller.js'
 import { sleep, waitFor } from './helpers.js'
 
@@ -13,14 +13,14 @@ describe('poller', () => {
       task: async () => {
         running += 1
         maxRunning = Math.max(maxRunning, running)
-        await sleep(80)
+        await sleep(80) // the scenario: a task slower than the interval, triggered while it runs
         running -= 1
         runs += 1
       },
     })
     for (let i = 0; i < 10; i++) {
       poller.trigger() // triggers during a run queue one more run, they do not start a second
-      await sleep(20)
+      await sleep(20) // spread over several runs, each trigger landing while one is in flight
     }
     await waitFor(() => runs >= 3)
     await poller.stop()
@@ -79,20 +79,32 @@ describe('poller', () => {
   test('stop() waits for the run in flight and starts no other', async () => {
     let runs = 0
     let finished = 0
+    let finishRun!: () => void
     const poller = startPoller({
       intervalMs: 10,
       runAtStart: true,
       task: async () => {
         runs += 1
-        await sleep(150)
+        await new Promise<void>((resolve) => {
+          finishRun = resolve
+        })
         finished += 1
       },
     })
     await waitFor(() => runs === 1)
-    await poller.stop()
-    expect(finished).toBe(1)
-    await sleep(100)
-    expect(runs).toBe(1)
+    vi.useFakeTimers()
+    try {
+      const stopped = poller.stop()
+      poller.trigger()
+      finishRun()
+      await stopped
+      expect(finished).toBe(1)
+      // Every timer the poller could have left behind fires now: none starts a run.
+      await vi.runAllTimersAsync()
+      expect(runs).toBe(1)
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   test('stop() gives up at its deadline and aborts the task', async () => {

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, test } from 'vitest'
 import { shutdown, shutdownOnStop } from '../../src/watch/shutdown.js'
 import { createWorkQueue, type RunOutcome } from '../../src/watch/work-queue.js'
-import { sleep, tempWorkspace, waitFor } from './helpers.js'
+import { tempWorkspace, waitFor } from './helpers.js'
 
 describe('shutdown', () => {
   test('on the stop signal: stop events, let the run finish, save, in that order', async () => {
@@ -14,10 +14,13 @@ describe('shutdown', () => {
     const stopSignal = new Promise<void>((resolve) => {
       stop = resolve
     })
+    let finishRun!: () => void
     const queue = createWorkQueue({
       run: async () => {
         steps.push('run started')
-        await sleep(200)
+        await new Promise<void>((resolve) => {
+          finishRun = resolve
+        })
         steps.push('run finished')
         return { kind: 'done' }
       },
@@ -34,6 +37,10 @@ describe('shutdown', () => {
     queue.add(['content/a.json'])
     await waitFor(() => steps.length === 1)
     stop()
+    // Events stopped while the run goes on, and the state is not saved before it ends.
+    await waitFor(() => steps.includes('events stopped'))
+    expect(steps).toEqual(['run started', 'events stopped'])
+    finishRun()
     expect(await done).toMatchObject({ finished: true, pending: 0 })
     expect(steps).toEqual(['run started', 'events stopped', 'run finished', 'state saved'])
   })

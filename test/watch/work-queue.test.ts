@@ -11,7 +11,7 @@ async function fileServer(workspace: string) {
   const state = { up: true, delayMs: 0 }
   const run = async (paths: Set<string>, context: RunContext): Promise<RunOutcome> => {
     calls.push({ paths: [...paths].sort(), full: context.full })
-    await sleep(state.delayMs)
+    await sleep(state.delayMs) // a slow server, where the test says so: a run still in flight
     if (!state.up) return { kind: 'offline', cause: new Error('ECONNREFUSED') }
     for (const p of paths) {
       const target = path.join(serverDir, p)
@@ -145,7 +145,11 @@ describe('work queue', () => {
     const result = await queue.drain(2_000)
     expect(result).toEqual({ finished: true, pending: new Set(['content/b.json']) })
     expect(await server.onServer('content/a.json')).toBe('a')
-    await sleep(100)
+    // The run's end let the queue look for more (it starts the next run at once, on the next tick
+    // after it): drained, it starts none.
+    expect(queue.running).toBe(false)
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(queue.running).toBe(false)
     expect(server.calls).toHaveLength(1)
   })
 
