@@ -167,3 +167,9 @@ export function cliArgs(world: World, ...args: string[]): string[] {
   const profile = world.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${world.profileDir}`] : []
   return [...profile, CLI, ...args]
 }
+
+/** The listings cms-sync reads for the bench's resources (schemas, content, media; spec dialect). */
+export function listingUrls(world: World): string[] {
+  const api = `${world.emulator.url}/api/demo/live`
+  return ['schemas', 'content', 'media'].map((segment) => `${api}/${segment}`)
+}
