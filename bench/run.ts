@@ -77,6 +77,27 @@ const started = Date.now()
 const rows: Row[] = []
 let failed: Error | undefined
 
+/**
+ * Runs one scenario; an error is reported as a row and the run goes on to the next (a slow
+ * scenario at 100,000 items must not cost the figures of the others). The run still exits 1.
+ */
+async function attempt<T>(scenario: string, run: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await run()
+  } catch (error) {
+    failed ??= error as Error
+    log(`${scenario} failed: ${(error as Error).stack ?? String(error)}`)
+    rows.push({
+      scenario,
+      unit: '',
+      target: '-',
+      pass: false,
+      note: `failed: ${(error as Error).message.slice(0, 60)}`,
+    })
+    return undefined
+  }
+}
+
 /** The reference world's figures: the one-file push and the watch edits at --reference-content. */
 async function measureReference(refSizes: Sizes) {
   log(`reference world: ${refSizes.content} content, ${refSizes.schemas} schemas, ${refSizes.media} media`)
@@ -118,20 +139,23 @@ if (!failed) {
     // The pull always runs: the other scenarios start from the workspace it leaves.
     const pull = await pullScenario(ctx)
     rows.push(...pull.rows)
-    if (wanted('status')) rows.push(...(await statusScenario(ctx, pull.workspace)))
+    if (wanted('status'))
+      rows.push(...((await attempt('no-change status', () => statusScenario(ctx, pull.workspace))) ?? []))
     // One file pushed leaves the workspace clean again, as watch needs it.
-    const oneFile = wanted('one-file') ? await measureOneFile(ctx, pull.workspace) : undefined
+    const oneFile = wanted('one-file')
+      ? await attempt('one-file push', () => measureOneFile(ctx, pull.workspace))
+      : undefined
     const oneFileAt = rows.length
     // Watch before push: it needs the clean workspace the pull left, and push edits files.
     if (wanted('watch')) {
-      const figures = await measureWatch(ctx, pull.workspace, options.idleSeconds)
-      const latencies = (reference.watch ?? figures).latencies
-      rows.push(...watchRows(ctx, figures, { content: refLabel, latencies }))
+      const figures = await attempt('watch', () => measureWatch(ctx, pull.workspace, options.idleSeconds))
+      const latencies = reference.watch?.latencies ?? figures?.latencies
+      if (figures && latencies) rows.push(...watchRows(ctx, figures, { content: refLabel, latencies }))
     }
-    if (wanted('push')) rows.push(...(await pushScenario(ctx, pull.workspace)))
+    if (wanted('push')) rows.push(...((await attempt('push', () => pushScenario(ctx, pull.workspace))) ?? []))
     if (oneFile) {
       // Last: the floor's writes reach the server behind every workspace's back.
-      const floor = await oneItemFloor(ctx)
+      const floor = await attempt('one-file floor', () => oneItemFloor(ctx))
       const pushWall = (reference.oneFile ?? oneFile).pushWall
       rows.splice(oneFileAt, 0, ...oneFileRows(ctx, oneFile, floor, { content: refLabel, pushWall }))
     }
