@@ -12,7 +12,7 @@ import { names } from '../../src/emulator/store.js'
 import type { BenchContext } from '../context.js'
 import { type ChildRun, median, runChild } from '../measure.js'
 import { type Row, targetFrom } from '../report.js'
-import { childEnv, cliArgs, contentId } from '../world.js'
+import { childEnv, cliArgs, contentId, requireCurl } from '../world.js'
 
 export const ONE_FILE_ID = contentId(0)
 
@@ -56,6 +56,7 @@ export async function measureOneFile(ctx: BenchContext, workspace: string): Prom
 
 /** The GET + POST of the one-file item by curl, `repeat` times; the median, seconds. */
 export async function oneItemFloor(ctx: BenchContext): Promise<number> {
+  requireCurl('the one-file push floor')
   const url = `${ctx.world.emulator.url}/api/demo/live/content/${ONE_FILE_ID}`
   const auth = `-H "authorization: Bearer $CMS_SYNC_TOKEN"`
   const runs: ChildRun[] = []

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process'
 import type { BenchContext } from '../context.js'
 import { type ChildRun, median, runChild } from '../measure.js'
 import { type Row, targetFrom } from '../report.js'
-import { childEnv, cliArgs, listingUrls } from '../world.js'
+import { childEnv, cliArgs, listingUrls, requireCurl } from '../world.js'
 
 /** Each listing's current ETag, read with HEAD (no body sent). */
 async function etagsOf(ctx: BenchContext, urls: string[]): Promise<string[]> {
@@ -45,6 +45,7 @@ function commitAll(workspace: string): void {
 }
 
 export async function statusScenario(ctx: BenchContext, workspace: string): Promise<Row[]> {
+  requireCurl('the no-change status baseline')
   const env = childEnv(ctx.world)
   commitAll(workspace)
   const urls = listingUrls(ctx.world)
