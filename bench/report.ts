@@ -24,7 +24,7 @@ export function formatTable(rows: readonly Row[]): string {
     r.scenario,
     r.cms === undefined ? (r.note ?? '-') : `${fmt(r.cms)} ${r.unit}`.trim(),
     r.baseline === undefined ? '-' : `${fmt(r.baseline)} ${r.unit}`.trim(),
-    r.ratio === undefined ? '-' : `${fmt(r.ratio)}x`,
+    r.ratio === undefined || !Number.isFinite(r.ratio) ? '-' : `${fmt(r.ratio)}x`,
     r.target,
     r.pass === undefined ? '-' : r.pass ? 'pass' : 'FAIL',
   ])
@@ -36,4 +36,18 @@ export function formatTable(rows: readonly Row[]): string {
       .join('  ')
       .trimEnd()
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n')
+}
+
+/**
+ * A target issue 25 sets from some size on (e.g. "at 10k and 100k"): below that size the row is
+ * reported with its figures and the target it will be held to, not judged.
+ */
+export function targetFrom(
+  content: number,
+  from: number,
+  target: string,
+  pass: boolean,
+): Pick<Row, 'target' | 'pass'> {
+  if (content >= from) return { target, pass }
+  return { target: `${target} from ${from / 1000}k`, pass: undefined }
 }

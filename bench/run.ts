@@ -3,6 +3,9 @@
 // as a child process) against baselines measured in the same run on the same machine, and
 // prints scenario, cms-sync, baseline, ratio, target, result. Exits 1 only when a scenario
 // errors; a missed target is reported, not fatal (`--strict` makes it fatal).
+// Issue 25 compares some figures with the same figure at 1,000 content: a reference world of
+// `--reference-content` items (schemas and media scaled alike) is measured first, in the same run;
+// when the world is no larger, its own figures are the reference.
 
 import { writeFile } from 'node:fs/promises'
 import os from 'node:os'
@@ -11,12 +14,12 @@ import { parseArgs } from 'node:util'
 import type { BenchContext } from './context.js'
 import { median, runChild } from './measure.js'
 import { formatTable, type Row } from './report.js'
-import { oneFileScenario } from './scenarios/one-file.js'
-import { pullScenario, SYNCED_RESOURCES } from './scenarios/pull.js'
+import { measureOneFile, type OneFile, oneFileRows, oneItemFloor } from './scenarios/one-file.js'
+import { pullOnce, pullScenario } from './scenarios/pull.js'
 import { pushScenario } from './scenarios/push.js'
 import { statusScenario } from './scenarios/status.js'
-import { watchScenario } from './scenarios/watch.js'
-import { createWorld } from './world.js'
+import { measureWatch, type WatchFigures, watchRows } from './scenarios/watch.js'
+import { createWorld, type Sizes } from './world.js'
 
 const { values } = parseArgs({
   options: {
@@ -29,6 +32,7 @@ const { values } = parseArgs({
     'push-files': { type: 'string', default: '1000' },
     edits: { type: 'string', default: '200' },
     'idle-seconds': { type: 'string', default: '60' },
+    'reference-content': { type: 'string', default: '1000' },
     json: { type: 'string' },
     strict: { type: 'boolean', default: false },
     profile: { type: 'string' },
@@ -62,37 +66,104 @@ const sizes = {
   media: int('media'),
   mediaBytes: int('media-kb') * 1024,
 }
+const options: BenchContext['options'] = {
+  repeat: Math.max(1, int('repeat')),
+  rate: Math.max(1, int('rate')),
+  pushFiles: int('push-files'),
+  edits: int('edits'),
+  idleSeconds: int('idle-seconds'),
+}
 const started = Date.now()
-log(`generating ${sizes.content} content, ${sizes.schemas} schemas, ${sizes.media} media in the emulator`)
-const world = await createWorld(sizes)
-if (values.profile) world.profileDir = path.resolve(values.profile)
 const rows: Row[] = []
 let failed: Error | undefined
-try {
-  const ctx: BenchContext = {
-    world,
-    options: {
-      repeat: Math.max(1, int('repeat')),
-      rate: Math.max(1, int('rate')),
-      pushFiles: int('push-files'),
-      edits: int('edits'),
-      idleSeconds: int('idle-seconds'),
-    },
-    log,
+
+/**
+ * Runs one scenario; an error is reported as a row and the run goes on to the next (a slow
+ * scenario at 100,000 items must not cost the figures of the others). The run still exits 1.
+ */
+async function attempt<T>(scenario: string, run: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await run()
+  } catch (error) {
+    failed ??= error as Error
+    log(`${scenario} failed: ${(error as Error).stack ?? String(error)}`)
+    rows.push({
+      scenario,
+      unit: '',
+      target: '-',
+      pass: false,
+      note: `failed: ${(error as Error).message.slice(0, 60)}`,
+    })
+    return undefined
   }
-  // The pull always runs: the other scenarios start from the workspace it leaves.
-  const pull = await pullScenario(ctx)
-  rows.push(...pull.rows)
-  if (wanted('status')) rows.push(...(await statusScenario(ctx, pull.workspace, SYNCED_RESOURCES)))
-  // One file pushed leaves the workspace clean again, as watch needs it.
-  if (wanted('one-file')) rows.push(...(await oneFileScenario(ctx, pull.workspace)))
-  // Watch before push: it needs the clean workspace the pull left, and push edits files.
-  if (wanted('watch')) rows.push(...(await watchScenario(ctx, pull.workspace)))
-  if (wanted('push')) rows.push(...(await pushScenario(ctx, pull.workspace)))
-} catch (error) {
-  failed = error as Error
-} finally {
-  await world.close()
+}
+
+/** The reference world's figures: the one-file push and the watch edits at --reference-content. */
+async function measureReference(refSizes: Sizes) {
+  log(`reference world: ${refSizes.content} content, ${refSizes.schemas} schemas, ${refSizes.media} media`)
+  const world = await createWorld(refSizes)
+  if (values.profile) world.profileDir = path.resolve(values.profile)
+  try {
+    const ctx: BenchContext = { world, options, log: (line) => log(`reference: ${line}`) }
+    const workspace = await pullOnce(ctx, 'reference')
+    const oneFile = wanted('one-file') ? await measureOneFile(ctx, workspace) : undefined
+    const watch = wanted('watch') ? await measureWatch(ctx, workspace, 0) : undefined
+    return { oneFile, watch }
+  } finally {
+    await world.close()
+  }
+}
+
+const refContent = int('reference-content')
+let reference: { oneFile?: OneFile; watch?: WatchFigures } = {}
+if ((wanted('one-file') || wanted('watch')) && refContent < sizes.content) {
+  try {
+    reference = await measureReference({
+      content: refContent,
+      schemas: Math.max(1, Math.min(sizes.schemas, refContent)),
+      media: Math.round((sizes.media * refContent) / sizes.content),
+      mediaBytes: sizes.mediaBytes,
+    })
+  } catch (error) {
+    failed = error as Error
+  }
+}
+const refLabel = Math.min(refContent, sizes.content)
+
+if (!failed) {
+  log(`generating ${sizes.content} content, ${sizes.schemas} schemas, ${sizes.media} media in the emulator`)
+  const world = await createWorld(sizes)
+  if (values.profile) world.profileDir = path.resolve(values.profile)
+  try {
+    const ctx: BenchContext = { world, options, log }
+    // The pull always runs: the other scenarios start from the workspace it leaves.
+    const pull = await pullScenario(ctx)
+    rows.push(...pull.rows)
+    if (wanted('status'))
+      rows.push(...((await attempt('no-change status', () => statusScenario(ctx, pull.workspace))) ?? []))
+    // One file pushed leaves the workspace clean again, as watch needs it.
+    const oneFile = wanted('one-file')
+      ? await attempt('one-file push', () => measureOneFile(ctx, pull.workspace))
+      : undefined
+    const oneFileAt = rows.length
+    // Watch before push: it needs the clean workspace the pull left, and push edits files.
+    if (wanted('watch')) {
+      const figures = await attempt('watch', () => measureWatch(ctx, pull.workspace, options.idleSeconds))
+      const latencies = reference.watch?.latencies ?? figures?.latencies
+      if (figures && latencies) rows.push(...watchRows(ctx, figures, { content: refLabel, latencies }))
+    }
+    if (wanted('push')) rows.push(...((await attempt('push', () => pushScenario(ctx, pull.workspace))) ?? []))
+    if (oneFile) {
+      // Last: the floor's writes reach the server behind every workspace's back.
+      const floor = await attempt('one-file floor', () => oneItemFloor(ctx))
+      const pushWall = (reference.oneFile ?? oneFile).pushWall
+      rows.splice(oneFileAt, 0, ...oneFileRows(ctx, oneFile, floor, { content: refLabel, pushWall }))
+    }
+  } catch (error) {
+    failed = error as Error
+  } finally {
+    await world.close()
+  }
 }
 
 process.stdout.write(`${formatTable(rows)}\n`)

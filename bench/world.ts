@@ -2,6 +2,7 @@
 // in-process emulator on loopback, and fresh workspaces bound to it. Generating files and
 // seeding through --seed's own loader keeps every server-owned field as a real write sets it.
 
+import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -166,4 +167,18 @@ export function childEnv(world: World): NodeJS.ProcessEnv {
 export function cliArgs(world: World, ...args: string[]): string[] {
   const profile = world.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${world.profileDir}`] : []
   return [...profile, CLI, ...args]
+}
+
+/** The listings cms-sync reads for the bench's resources (schemas, content, media; spec dialect). */
+export function listingUrls(world: World): string[] {
+  const api = `${world.emulator.url}/api/demo/live`
+  return ['schemas', 'content', 'media'].map((segment) => `${api}/${segment}`)
+}
+
+/** The floors of status and of a one-file push are curl lines: without curl they cannot run. */
+export function requireCurl(floor: string): void {
+  const found = (process.env.PATH ?? '')
+    .split(path.delimiter)
+    .some((dir) => existsSync(path.join(dir, 'curl')))
+  if (!found) throw new Error(`${floor} runs curl, which is not on PATH here: install curl to measure it`)
 }

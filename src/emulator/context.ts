@@ -7,7 +7,7 @@ import type { User, Users } from './auth.js'
 import type { Dialect } from './dialect.js'
 import { isObj, type Obj } from './entities.js'
 import { HttpError, type Reply, readBody, text } from './http.js'
-import type { Store } from './store.js'
+import type { EnvKind, Store } from './store.js'
 
 /** The deepest request body taken (far beyond any item; the walks after the parse recurse). */
 const MAX_BODY_DEPTH = 1000
@@ -29,6 +29,13 @@ export type Core = {
   deployRoot: string
   /** Runs before each routed request: the schedule's due tasks (routes/publishing.ts). */
   beforeRequest?: () => Promise<void>
+  stats: EmulatorStats
+}
+
+/** What the emulator did, for tests and the bench (the emulator is a test double). */
+export type EmulatorStats = {
+  /** Listing bodies built (a listing route's handler run); a versioned 304 builds none. */
+  listingsBuilt: number
 }
 
 export type Ctx = {
@@ -55,6 +62,11 @@ export type RouteOptions = {
   auth: 'none' | 'user' | 'admin'
   /** Upstream reads only the cookie on these routes (§2.3). */
   cookieOnly?: boolean
+  /**
+   * A listing, and the kinds of its environment it reads: its ETag can be their versions
+   * (Dialect.listingEtag) instead of a hash of the body.
+   */
+  listing?: EnvKind[]
 }
 
 export type Handler = (ctx: Ctx) => Promise<Reply> | Reply

@@ -10,6 +10,13 @@ export type Dialect = {
   name: DialectName
   /** Upstream answers strings as Express does (text/html); spec says what it sends. */
   textType: 'text/plain' | 'text/html'
+  /**
+   * What a listing's ETag is made of. Upstream (Express) builds the body and hashes it for every
+   * GET, a 304 included (reference/upstream-server.md). Spec counts writes per collection, so a
+   * conditional listing is answered before its body is built: the bench's floors then measure
+   * the client, not the emulator (etag.ts).
+   */
+  listingEtag: 'version' | 'body'
   errors: {
     /** A malformed request: wrong type, missing field, bad parameter. */
     bad(message: string): HttpError
@@ -124,6 +131,7 @@ export type Dialect = {
 const spec: Dialect = {
   name: 'spec',
   textType: 'text/plain',
+  listingEtag: 'version',
   errors: {
     bad: (m) => new HttpError(400, m),
     notFound: (m) => new HttpError(404, m),
@@ -202,6 +210,7 @@ const spec: Dialect = {
 const upstream: Dialect = {
   name: 'upstream',
   textType: 'text/html',
+  listingEtag: 'body',
   errors: {
     bad: (m) => new HttpError(404, m),
     notFound: (m) => new HttpError(404, m),

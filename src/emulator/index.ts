@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { type StartUser, Users } from './auth.js'
-import type { Core, Logger } from './context.js'
+import type { Core, EmulatorStats, Logger } from './context.js'
 import { DIALECTS, type DialectName } from './dialect.js'
 import { type FaultSpec, Faults, parseFaults } from './faults.js'
 import { badEnvironmentName, Projects } from './projects.js'
@@ -24,6 +24,7 @@ import { seedWorkspace } from './seed.js'
 import { buildRouter, requestListener } from './server.js'
 import { Store } from './store.js'
 
+export type { EmulatorStats } from './context.js'
 export type { DialectName } from './dialect.js'
 export type { FaultSpec, Faults } from './faults.js'
 export { parseFaults } from './faults.js'
@@ -79,6 +80,8 @@ export type Emulator = {
   seedReport: string | undefined
   /** The folder published content is deployed under (EmulatorOptions.deployRoot). */
   deployRoot: string
+  /** What it did so far (live counts, read-only by convention). */
+  stats: EmulatorStats
   close(): Promise<void>
 }
 
@@ -132,6 +135,7 @@ async function serve(store: Store, options: EmulatorOptions & { dialect: Dialect
     maxBodyBytes: (options.maxBodyMb ?? 50) * 1024 * 1024,
     url: () => baseUrl,
     selfTestKey: randomBytes(16).toString('hex'),
+    stats: { listingsBuilt: 0 },
     deployRoot: path.resolve(
       options.deployRoot ??
         (options.dataDir
@@ -186,6 +190,7 @@ async function serve(store: Store, options: EmulatorOptions & { dialect: Dialect
     faults,
     seedReport,
     deployRoot: core.deployRoot,
+    stats: core.stats,
     setFaults: (spec, seed) => faults.set(spec, seed),
     setRateLimit: (perSecond) => {
       faults.rateLimit = perSecond

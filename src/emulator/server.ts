@@ -5,10 +5,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
 import type { User } from './auth.js'
 import { type Core, type Handler, makeCtx, type Route, type RouteOptions } from './context.js'
-import { conditional } from './etag.js'
+import { conditional, matches, versionEtag } from './etag.js'
 import type { Faults } from './faults.js'
 import { HttpError, type Reply, Router, readCookies, text } from './http.js'
+import { parentOf } from './parent-sync.js'
 import { Projects } from './projects.js'
+import { names } from './store.js'
 
 type Entry = { options: RouteOptions; handler: Handler }
 
@@ -90,7 +92,32 @@ export async function handle(
       resolveProject(core, found.params)
       authorize(core, options, user)
     }
-    return conditional(req, await handler(makeCtx(core, req, url, found.params, user, token)))
+    const ctx = makeCtx(core, req, url, found.params, user, token)
+    if (!options.listing) return conditional(req, await handler(ctx))
+    // A project that inherits lists its parent's items too: their versions live on the parent.
+    const etag =
+      core.d.listingEtag === 'version' && !parentOf(ctx)
+        ? versionEtag(
+            core.store,
+            [
+              ...options.listing.map((kind) => names.env(ctx.project, ctx.environment, kind)),
+              // Content lists its schedule; settings say whether the project inherits.
+              names.tasks,
+              names.settings(ctx.project),
+            ],
+            url,
+          )
+        : undefined
+    if (etag === undefined) {
+      core.stats.listingsBuilt++
+      return conditional(req, await handler(ctx))
+    }
+    const ifNoneMatch = req.headers['if-none-match']
+    if (typeof ifNoneMatch === 'string' && matches(ifNoneMatch, etag))
+      return { status: 304, headers: { etag } }
+    core.stats.listingsBuilt++
+    const reply = await handler(ctx)
+    return reply.status === 200 ? { ...reply, headers: { ...reply.headers, etag } } : reply
   } catch (error) {
     if (error instanceof HttpError) {
       const reply = text(error.message, error.status, core.d.textType)

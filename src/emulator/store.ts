@@ -2,6 +2,7 @@
 // "natural order" the upstream database lists in), plus media bytes. Every change is one
 // Op, so the same code path serves live writes, journal replay and snapshots.
 
+import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import { Readable } from 'node:stream'
 import { DataDir, type Op } from './persistence.js'
@@ -35,6 +36,13 @@ export class Store {
   private readonly collections = new Map<string, Map<string, Json>>()
   private readonly memoryBlobs = new Map<string, Buffer>()
   private blobCounter = 0
+  /** Writes per collection name since this store was opened (a dropped one keeps counting). */
+  private readonly versions = new Map<string, number>()
+  /**
+   * Differs for each opened store: versions count from 0 again after a restart, so a version
+   * alone could name two different contents of one collection.
+   */
+  readonly epoch = randomBytes(8).toString('hex')
 
   private constructor(private readonly disk: DataDir | undefined) {}
 
@@ -90,6 +98,11 @@ export class Store {
     return [...(this.collections.get(collection)?.keys() ?? [])]
   }
 
+  /** How many writes this collection has had since the store was opened: any write is a new one. */
+  version(collection: string): number {
+    return this.versions.get(collection) ?? 0
+  }
+
   collectionNames(): string[] {
     return [...this.collections.keys()]
   }
@@ -112,7 +125,15 @@ export class Store {
     if (this.disk?.append(op)) this.compact()
   }
 
+  private bump(collection: string): void {
+    this.versions.set(collection, this.version(collection) + 1)
+  }
+
   private apply(op: Op): void {
+    if (op.t !== 'drop') this.bump(op.c)
+    else
+      for (const name of new Set([...this.collections.keys(), ...this.versions.keys()]))
+        if (name.startsWith(op.prefix)) this.bump(name)
     if (op.t === 'put') {
       const collection = this.collections.get(op.c) ?? new Map<string, Json>()
       if (collection.size === 0) this.collections.set(op.c, collection)

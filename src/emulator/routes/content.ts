@@ -32,7 +32,7 @@ import { buildSchema, findSchema } from './schemas.js'
 const P = '/api/:project/:environment'
 
 export function contentRoutes(route: Route, _core: Core): void {
-  route('GET', `${P}/content`, { auth: 'user' }, async (ctx) => {
+  route('GET', `${P}/content`, { auth: 'user', listing: ['content'] }, async (ctx) => {
     const sorted = envItems(ctx, 'content').sort((a, b) => (Number(a.sort) || 0) - (Number(b.sort) || 0))
     const own = ctx.d.content.listShowsSchedule ? sorted.map((c) => withSchedule(ctx, c)) : sorted
     return json(await mergedList(ctx, 'content', own))

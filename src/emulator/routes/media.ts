@@ -132,7 +132,7 @@ function decodeBase64(ctx: Ctx, value: unknown): Buffer {
 }
 
 export function mediaRoutes(route: Route, core: Core): void {
-  route('GET', `${P}/media/tree`, { auth: 'user' }, async (ctx) => {
+  route('GET', `${P}/media/tree`, { auth: 'user', listing: ['tree'] }, async (ctx) => {
     const inherited = await parentTree(ctx)
     if (inherited !== undefined) return json(inherited)
     const items = envItems(ctx, 'tree')
@@ -158,7 +158,7 @@ export function mediaRoutes(route: Route, core: Core): void {
     return json(item)
   })
 
-  route('GET', `${P}/media`, { auth: 'user' }, (ctx) =>
+  route('GET', `${P}/media`, { auth: 'user', listing: ['media', 'tree'] }, (ctx) =>
     json(envItems<MediaRecord>(ctx, 'media').map((r) => view(ctx, r, false))),
   )
 

@@ -140,7 +140,7 @@ export function basicRoutes(
   make: (ctx: Ctx, id: string) => Obj,
 ): void {
   const P = '/api/:project/:environment'
-  route('GET', `${P}/${path}`, { auth: 'user' }, async (ctx) =>
+  route('GET', `${P}/${path}`, { auth: 'user', listing: [path] }, async (ctx) =>
     json(await mergedList(ctx, path, envItems(ctx, path))),
   )
   route('POST', `${P}/${path}/new`, { auth: 'user' }, (ctx) => {

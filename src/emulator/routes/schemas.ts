@@ -52,8 +52,9 @@ export function schemaRoutes(route: Route, core: Core): void {
     const custom = await mergedList(ctx, 'schemas', envItems(ctx, 'schemas'))
     return json(customOnly === 'true' || customOnly === '1' ? custom : [...nativeSchemas(), ...custom])
   }
-  if (core.d.schemas.singularListRoute) route('GET', `${P}/schema`, { auth: 'user' }, list)
-  route('GET', `${P}/schemas`, { auth: 'user' }, list)
+  if (core.d.schemas.singularListRoute)
+    route('GET', `${P}/schema`, { auth: 'user', listing: ['schemas'] }, list)
+  route('GET', `${P}/schemas`, { auth: 'user', listing: ['schemas'] }, list)
 
   route('POST', `${P}/${core.d.schemas.importPath}`, { auth: 'user' }, async (ctx) => {
     const url = ctx.query('url')
