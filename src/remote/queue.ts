@@ -5,10 +5,10 @@
 //
 // p-queue gives the concurrency and the pause on Retry-After. The rate itself is a window that
 // counts each request from its start until `interval` after it *finished*: p-queue's own strict
-// window counts from the start only, and a test showed 9 requests arriving at the server within
-// one second at 5/s, because a new connection delays the first requests more than the later
-// ones. A request reaches the server between its start and its end, so counting to the end
-// bounds what the server sees.
+// window counts from the start only, and a new connection delays the first requests more than
+// the later ones, so more than the limit reached the server within one second
+// (docs/benchmarks.md, "Figures behind code comments"). A request reaches the server between its
+// start and its end, so counting to the end bounds what the server sees.
 
 import PQueue from 'p-queue'
 
