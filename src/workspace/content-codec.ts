@@ -71,9 +71,6 @@ export const contentCodec: Codec = {
   revisionOf(remote) {
     return `${updateDateOf(remote)}#${listedHash(remote)}`
   },
-  legacyRevisionOf(remote) {
-    return updateDateOf(remote)
-  },
   listIsIncomplete(dialect) {
     return dialect !== 'spec'
   },
