@@ -2,7 +2,7 @@
 // .cms-sync/lock, the process lock (lock.ts). It holds, per synced item, what the state file
 // holds minus the local-only stat cache: kind, id, path, the hash of the file as synced, and the
 // server's revision marker then. A fresh clone or a CI checkout has no .cms-sync/, and plans
-// against these lines exactly as a workspace with local state plans against state.json.
+// against these lines exactly as a workspace with local state plans against .cms-sync/state/.
 //
 // The format is made for git (docs/lock.md): a comment, one target line, then one JSON object
 // per item on its own line, sorted by path, so two branches that synced different items merge

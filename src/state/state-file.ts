@@ -194,6 +194,8 @@ export class StateStore {
   private lockIsOurs = false
   /** The lock's text on disk, once read or written. */
   private lockOnDisk: string | undefined
+  /** lock-seen.json holds the lock's stat as it is (read or written by this store). */
+  private lockSeen = false
   /** The first save also removes what older saves or versions left (record-store.ts removeUnnamed). */
   private tidied = false
 
@@ -429,7 +431,10 @@ export class StateStore {
       stat.size === seen.size &&
       stat.mtimeMs === seen.mtimeMs &&
       stat.ino === seen.ino
-    if (same) this.lockIsOurs = true
+    if (same) {
+      this.lockIsOurs = true
+      this.lockSeen = true
+    }
     return same
   }
 
@@ -512,7 +517,11 @@ export class StateStore {
     }
     // The sha256 of the lock as it will be: a lock made whole and found equal is the store's too.
     const lockSha =
-      lock !== undefined ? sha256(lock) : wasOurs ? this.index.lock : sha256(this.lockOnDisk ?? '')
+      lock !== undefined
+        ? sha256(lock)
+        : wasOurs && this.index.lock !== undefined
+          ? this.index.lock
+          : sha256(this.lockOnDisk ?? '')
     const kinds: StateIndex['kinds'] = {}
     for (const [kind, record] of this.kinds) if (record.count > 0) kinds[kind] = { ...record }
     const next: StateIndex = { ...this.index, kinds, ...(lockSha === undefined ? {} : { lock: lockSha }) }
@@ -541,13 +550,17 @@ export class StateStore {
         const stat = await writeLock(this.root, lock)
         this.lockOnDisk = lock
         this.lockIsOurs = true
-        const seen: LockSeen = { sha256: lockSha!, size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino }
-        // Without an fsync: lost, the next run reads the lock once more to know it.
-        await writeFileAtomically(stateDirPath(this.root, LOCK_SEEN), JSON.stringify(seen), {
-          fsync: false,
-          tempDir: tempDirOf(this.root),
-        })
-      } else if (this.lockOnDisk !== undefined) this.lockIsOurs = true
+        await this.noteLockSeen(lockSha!, stat)
+      } else if (this.lockOnDisk !== undefined) {
+        this.lockIsOurs = true
+        // Known by its text this time (a converted state, a lock git put back): by its stat next time.
+        const stat =
+          indexChanged && !this.lockSeen
+            ? statSync(lockFilePath(this.root), { throwIfNoEntry: false })
+            : undefined
+        if (stat?.size === Buffer.byteLength(this.lockOnDisk) && lockSha !== undefined)
+          await this.noteLockSeen(lockSha, stat)
+      }
       // Pushes the saved state now holds need no journal entry.
       await this.pushes?.drop(needless)
     })()
@@ -562,6 +575,20 @@ export class StateStore {
     this.unsaved -= covered
     this.lastSaveMs = Date.now()
     this.lastSaveCostMs = this.lastSaveMs - started
+  }
+
+  /** Notes the lock's stat beside the index, for lockUnmoved(). */
+  private async noteLockSeen(
+    sha: string,
+    stat: { size: number; mtimeMs: number; ino: number },
+  ): Promise<void> {
+    const seen: LockSeen = { sha256: sha, size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino }
+    // Without an fsync: lost, the next run reads the lock once more to know it.
+    await writeFileAtomically(stateDirPath(this.root, LOCK_SEEN), JSON.stringify(seen), {
+      fsync: false,
+      tempDir: tempDirOf(this.root),
+    })
+    this.lockSeen = true
   }
 
   /** A save that failed: what it was to write is to be written by the next. */

@@ -2,8 +2,8 @@
 // a get() reads its bucket alone, a save writes the buckets it changed and then the index that
 // names them (the commit), and cms-sync.lock gets the changed lines in their places, or nothing.
 
-import { readdirSync, statSync } from 'node:fs'
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { existsSync, readdirSync, statSync } from 'node:fs'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, expect, test } from 'vitest'
@@ -161,4 +161,22 @@ test('spliceLock gives the text made whole, for lines replaced, added before, be
   expect(spliceLock(empty, [{ path: 'content/a.json', line: lineOf(item('a')) }])).toBe(
     lockText(target, [item('a')]),
   )
+})
+
+test('a state.json of version 2 is converted by the first save, and its lock known by its stat from then on', async () => {
+  const root = await tempRoot()
+  const items = Object.fromEntries(ids.slice(0, 50).map((id) => [`content/${id}.json`, item(id)]))
+  await mkdir(path.join(root, '.cms-sync'), { recursive: true })
+  await writeFile(path.join(root, '.cms-sync', 'state.json'), JSON.stringify({ version: 2, target, items }))
+  const text = lockText(target, Object.values(items))
+  await writeFile(lockFilePath(root), text)
+  const store = (await StateStore.open(root))!
+  expect(store.lockUnmoved()).toBe(false)
+  expect(store.recognizeLock(text)).toBe(true)
+  // The first save converts, even where nothing changed since (a push of nothing, a pull of nothing).
+  await store.flush()
+  expect(existsSync(path.join(root, '.cms-sync', 'state.json'))).toBe(false)
+  expect((await loadState(root))?.items).toEqual(items)
+  expect(await readFile(lockFilePath(root), 'utf8')).toBe(text)
+  expect((await StateStore.open(root))!.lockUnmoved()).toBe(true)
 })
