@@ -137,7 +137,7 @@ try {
     const store = (await StateStore.open(root))!
     if (store.items().length !== ITEMS) throw new Error('count')
   })
-  const lock = lockText(target, items)
+  const lock = Buffer.from(lockText(target, items))
   await time("cms-sync.lock: one item's line spliced into the text", REPEAT, (i) => {
     const changed = record(Math.floor(ITEMS / 2), i + 100)
     if (spliceLock(lock, [{ path: changed.path, line: lineOf(changed) }]) === undefined)

@@ -91,17 +91,17 @@ export function lockTextOfLines(target: Target, lines: readonly string[]): strin
 }
 
 /** Writes the lock (atomically); returns its stat as written. */
-export async function writeLock(root: string, text: string): Promise<StatSnapshot> {
+export async function writeLock(root: string, text: string | Uint8Array): Promise<StatSnapshot> {
   // writeFileAtomically writes through a link; cms-sync.lock checked out as one is refused instead.
   refuseLinks(root, LOCK_FILE)
   // The temp file out of the workspace's top folder, where git would see one a kill left.
   return writeFileAtomically(lockFilePath(root), text, { tempDir: tempDirOf(root) })
 }
 
-/** The text of cms-sync.lock, or undefined when the workspace has none (a save takes it with its records). */
-export function readLockTextSync(root: string): string | undefined {
+/** The bytes of cms-sync.lock, or undefined when the workspace has none (a save takes them with its records). */
+export function readLockBytesSync(root: string): Buffer | undefined {
   try {
-    return readFileSync(lockFilePath(root), 'utf8')
+    return readFileSync(lockFilePath(root))
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     throw error

@@ -12,22 +12,28 @@ export interface LockChange {
   line: string | undefined
 }
 
+const NL = 10
+
+/** The end of the line that starts at `start` (its newline, or the text's end). */
+function lineEnd(text: Buffer, start: number): number {
+  const end = text.indexOf(NL, start)
+  return end < 0 ? text.length : end
+}
+
 /** The path of the line that starts at `start` (every item line begins with its path). */
-function pathAt(text: string, start: number): string {
-  const end = text.indexOf('\n', start)
-  const line = text.slice(start, end < 0 ? text.length : end)
-  return (JSON.parse(line) as { path: string }).path
+function pathAt(text: Buffer, start: number): string {
+  return (JSON.parse(text.toString('utf8', start, lineEnd(text, start))) as { path: string }).path
 }
 
 /** The start of the first line at or after `at`. */
-function lineStartFrom(text: string, at: number): number {
-  if (at === 0 || text.charCodeAt(at - 1) === 10) return at
-  const eol = text.indexOf('\n', at)
+function lineStartFrom(text: Buffer, at: number): number {
+  if (at === 0 || text[at - 1] === NL) return at
+  const eol = text.indexOf(NL, at)
   return eol < 0 ? text.length : eol + 1
 }
 
 /** The start of the first line from `lo` on whose path is not before `path` (the text's end if none). */
-function findLine(text: string, lo: number, path: string): number {
+function findLine(text: Buffer, lo: number, path: string): number {
   let hi = text.length
   while (lo < hi) {
     const mid = lineStartFrom(text, lo + ((hi - lo) >> 1))
@@ -43,41 +49,45 @@ function findLine(text: string, lo: number, path: string): number {
   return lo
 }
 
+const HASH_MARK = '#'.charCodeAt(0)
+const TARGET_HEAD = Buffer.from('{"lock":')
+
 /** Where the item lines start: after the comment and the target line. */
-function bodyStart(text: string): number {
+function bodyStart(text: Buffer): number {
   let at = 0
   for (;;) {
-    if (text[at] !== '#' && !text.startsWith('{"lock":', at)) return at
-    const eol = text.indexOf('\n', at)
-    if (eol < 0) return text.length
-    at = eol + 1
+    if (at >= text.length) return text.length
+    const isHead = text[at] === HASH_MARK || text.subarray(at, at + TARGET_HEAD.length).equals(TARGET_HEAD)
+    if (!isHead) return at
+    at = lineEnd(text, at) + 1
   }
 }
 
 /**
- * The lock's text with `changes` in place, or undefined when no line differs (the file is then
- * left as it is). `changes` may come in any order; one per path.
+ * The lock's bytes with `changes` in place, or undefined when no line differs (the file is then
+ * left as it is). `changes` may come in any order; one per path. Bytes, not a string: the lock of
+ * 100,000 items is 23 MB, and decoding and encoding it cost a save more than the splice.
  */
-export function spliceLock(text: string, changes: readonly LockChange[]): string | undefined {
+export function spliceLock(text: Buffer, changes: readonly LockChange[]): Buffer | undefined {
   const sorted = [...changes].sort((a, b) => byPath(a.path, b.path))
-  const pieces: string[] = []
+  const pieces: Buffer[] = []
   let cursor = bodyStart(text)
-  pieces.push(text.slice(0, cursor))
+  pieces.push(text.subarray(0, cursor))
   let changed = false
   for (const change of sorted) {
     const at = findLine(text, cursor, change.path)
-    pieces.push(text.slice(cursor, at))
+    pieces.push(text.subarray(cursor, at))
     let end = at
     let old: string | undefined
     if (at < text.length && pathAt(text, at) === change.path) {
-      const eol = text.indexOf('\n', at)
-      end = eol < 0 ? text.length : eol + 1
-      old = text.slice(at, eol < 0 ? text.length : eol)
+      const eol = lineEnd(text, at)
+      old = text.toString('utf8', at, eol)
+      end = Math.min(eol + 1, text.length)
     }
     if (old !== change.line) changed = true
-    if (change.line !== undefined) pieces.push(`${change.line}\n`)
+    if (change.line !== undefined) pieces.push(Buffer.from(`${change.line}\n`))
     cursor = end
   }
-  pieces.push(text.slice(cursor))
-  return changed ? pieces.join('') : undefined
+  pieces.push(text.subarray(cursor))
+  return changed ? Buffer.concat(pieces) : undefined
 }

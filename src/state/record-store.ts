@@ -36,6 +36,9 @@ export const STATE_VERSION = 3
 /** Buckets of a new store: a bucket of a 100,000-item state holds about 400 records, 150 KB. */
 export const BUCKETS = 256
 
+/** Up to this many buckets, a save fsyncs each; more, it flushes them at once (durability.ts). */
+const FSYNC_EACH = 4
+
 /** What the index keeps of a kind's items, so that no run reads them all to know it. */
 export interface KindRecord {
   count: number
@@ -153,6 +156,9 @@ export async function commitRecords(
   refuseLinks(root, `${SYNC_DIR}/${STATE_DIR}`)
   const files = { ...base.files }
   const replaced: string[] = []
+  // A few buckets (a save of a watch edit, a one-file push) are fsynced each: that costs less
+  // than starting `sync -f`, which a save of many (a pull's) pays once instead of an fsync each.
+  const fsyncEach = buckets.size <= FSYNC_EACH
   for (const [bucket, text] of buckets) {
     const was = files[bucket]
     if (was !== undefined) replaced.push(was)
@@ -162,11 +168,11 @@ export async function commitRecords(
     }
     const name = freshName(bucket)
     const file = stateDirPath(root, name)
-    // Without an fsync each: one flush below makes all of them durable before the index names them.
-    await writeFileAtomically(file, text, { fsync: false, tempDir: tempDirOf(root) }).catch((error) => {
+    // Durable before the index names them: fsynced here, or by the one flush below.
+    await writeFileAtomically(file, text, { fsync: fsyncEach, tempDir: tempDirOf(root) }).catch((error) => {
       throw naming(error, file)
     })
-    durability.note(file)
+    if (!fsyncEach) durability.note(file)
     files[bucket] = name
   }
   await durability.flush()

@@ -18,7 +18,7 @@ import {
   lineOf,
   lockFilePath,
   lockTextOfLines,
-  readLockTextSync,
+  readLockBytesSync,
   writeLock,
 } from './committed-base.js'
 import type { ItemState, Target } from './item-state.js'
@@ -144,7 +144,7 @@ interface LockSeen {
   ino: number
 }
 
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
+const sha256 = (text: string | Uint8Array) => createHash('sha256').update(text).digest('hex')
 
 /**
  * The state of a run: its records are read bucket by bucket as items are asked for (get() of one
@@ -192,8 +192,8 @@ export class StateStore {
    * splices its changed lines in; otherwise (git moved it, or there is none) a save makes it whole.
    */
   private lockIsOurs = false
-  /** The lock's text on disk, once read or written. */
-  private lockOnDisk: string | undefined
+  /** The lock's bytes on disk, once read or written. */
+  private lockOnDisk: Buffer | undefined
   /** lock-seen.json holds the lock's stat as it is (read or written by this store). */
   private lockSeen = false
   /** The first save also removes what older saves or versions left (record-store.ts removeUnnamed). */
@@ -447,7 +447,7 @@ export class StateStore {
         : sha256(text) === this.index.lock
     if (ours) {
       this.lockIsOurs = true
-      this.lockOnDisk = text
+      this.lockOnDisk = Buffer.from(text)
     }
     return ours
   }
@@ -471,10 +471,10 @@ export class StateStore {
    * The lock's next text, taken with the records a save writes: the changed lines spliced into
    * the lock this store wrote, or the whole lock made again. Undefined: no line changed.
    */
-  private nextLock(paths: ReadonlySet<string>): string | undefined {
+  private nextLock(paths: ReadonlySet<string>): Buffer | undefined {
     if (this.lockIsOurs) {
       if (paths.size === 0) return undefined
-      this.lockOnDisk ??= readLockTextSync(this.root)
+      this.lockOnDisk ??= readLockBytesSync(this.root)
       if (this.lockOnDisk !== undefined) {
         const changes = [...paths].map((path) => {
           const item = this.lockItemAt(path)
@@ -483,9 +483,9 @@ export class StateStore {
         return spliceLock(this.lockOnDisk, changes)
       }
     }
-    const whole = this.lockText()
-    this.lockOnDisk ??= readLockTextSync(this.root)
-    return whole === this.lockOnDisk ? undefined : whole
+    const whole = Buffer.from(this.lockText())
+    this.lockOnDisk ??= readLockBytesSync(this.root)
+    return this.lockOnDisk?.equals(whole) ? undefined : whole
   }
 
   /**
@@ -508,7 +508,7 @@ export class StateStore {
       buckets.set(number, records?.size ? JSON.stringify([...records.values()]) : undefined)
     }
     const wasOurs = this.lockIsOurs
-    let lock: string | undefined
+    let lock: Buffer | undefined
     try {
       lock = this.nextLock(paths)
     } catch (error) {
@@ -521,7 +521,7 @@ export class StateStore {
         ? sha256(lock)
         : wasOurs && this.index.lock !== undefined
           ? this.index.lock
-          : sha256(this.lockOnDisk ?? '')
+          : sha256(this.lockOnDisk ?? Buffer.alloc(0))
     const kinds: StateIndex['kinds'] = {}
     for (const [kind, record] of this.kinds) if (record.count > 0) kinds[kind] = { ...record }
     const next: StateIndex = { ...this.index, kinds, ...(lockSha === undefined ? {} : { lock: lockSha }) }
@@ -558,7 +558,7 @@ export class StateStore {
           indexChanged && !this.lockSeen
             ? statSync(lockFilePath(this.root), { throwIfNoEntry: false })
             : undefined
-        if (stat?.size === Buffer.byteLength(this.lockOnDisk) && lockSha !== undefined)
+        if (stat?.size === this.lockOnDisk.length && lockSha !== undefined)
           await this.noteLockSeen(lockSha, stat)
       }
       // Pushes the saved state now holds need no journal entry.

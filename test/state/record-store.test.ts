@@ -152,14 +152,21 @@ test('spliceLock gives the text made whole, for lines replaced, added before, be
     },
     { change: [{ path: 'content/c.json', line: undefined }], after: items },
   ]
+  const bytes = Buffer.from(text)
   for (const { change, after } of cases) {
-    const spliced = spliceLock(text, change) ?? text
-    expect(spliced).toBe(lockText(target, after))
+    const spliced = spliceLock(bytes, change) ?? bytes
+    expect(spliced.toString()).toBe(lockText(target, after))
   }
-  expect(spliceLock(text, [{ path: 'content/b.json', line: lineOf(item('b')) }])).toBeUndefined()
-  const empty = lockText(target, [])
-  expect(spliceLock(empty, [{ path: 'content/a.json', line: lineOf(item('a')) }])).toBe(
+  expect(spliceLock(bytes, [{ path: 'content/b.json', line: lineOf(item('b')) }])).toBeUndefined()
+  const empty = Buffer.from(lockText(target, []))
+  expect(spliceLock(empty, [{ path: 'content/a.json', line: lineOf(item('a')) }])?.toString()).toBe(
     lockText(target, [item('a')]),
+  )
+  // Paths beyond ASCII: the search runs over bytes, the order is the lock's (code units).
+  const odd = [item('b'), item('é'), item('日本')]
+  const oddText = Buffer.from(lockText(target, odd))
+  expect(spliceLock(oddText, [{ path: 'content/f.json', line: lineOf(item('f')) }])?.toString()).toBe(
+    lockText(target, [...odd, item('f')]),
   )
 })
 
