@@ -1,8 +1,9 @@
-// The lines of cms-sync.lock that a save changed, put into the lock's text in their places: a save
-// of one item finds its line by path order (a binary search over the text, the lines being
-// sorted by byPath) instead of making and sorting every item's line, which cost a one-file push
-// at 100,000 items 0.42 s. Only for a text this tool wrote (canonical: sorted, one item per line,
-// no conflict region); a lock git moved is made again whole from the state (StateStore).
+// The lines of cms-sync.lock that a save changed, put into the lock in their places: a save of
+// one item finds its line by path order (a binary search over the bytes, the lines being sorted
+// by byPath) instead of making and sorting every item's line, which cost a one-file push at
+// 100,000 items more than its requests (docs/benchmarks.md, "The state stored in buckets").
+// Only for a lock this tool wrote (canonical: sorted, one item per line, no conflict region); a
+// lock git moved is made whole again from the state (StateStore).
 
 import { byPath } from './committed-base.js'
 

@@ -12,13 +12,12 @@
 // that property too; a set of files replaced in place would not). Files the index no longer
 // names are removed after it is written, and by the next save when a crash left them.
 //
-// Why not an append-only log that is compacted: its open reads the whole log to know the latest
-// record of a path (or keeps an index beside it, which is this store plus a log), and its
-// read-all and compaction cost what the single file did. Measured on 100,000 records
-// (docs/benchmarks.md, "The state stored in buckets"; `npx tsx bench/state-store.ts`): opening
-// and reading one item takes about a millisecond here against a whole read for the log; a
-// one-item durable save is one bucket and the index, about what the log's fsynced append costs;
-// reading all items costs the same as the single file.
+// Why not an append-only log that is compacted: a run must know an item's latest record before
+// it plans it, and a log tells that only when read whole (or with an index kept beside it, which
+// is this store plus a log); its read-all and its compaction cost what the single file did. Its
+// one cheap step, the fsynced append, is not what a save waits for: the lock is written too.
+// Measured against both (`npx tsx bench/state-store.ts`): docs/benchmarks.md, "The state stored
+// in buckets".
 
 import { readdirSync, readFileSync } from 'node:fs'
 import { mkdir, rm } from 'node:fs/promises'
