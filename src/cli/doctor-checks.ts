@@ -146,7 +146,7 @@ export async function workspaceChecks(ws: Workspace): Promise<Check[]> {
     environment: ws.config.environment,
   }
   if (state instanceof Error) checks.push(fail('state', state.message))
-  else if (!state) checks.push(pass('state', 'not synced yet (no .cms-sync/state.json)'))
+  else if (!state) checks.push(pass('state', 'not synced yet (no .cms-sync/state/)'))
   else if (!sameTarget(state.target, configured))
     checks.push(
       fail(

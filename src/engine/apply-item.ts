@@ -7,7 +7,7 @@ import { itemLogger } from '../log/item-lines.js'
 import { RemoteError } from '../remote/errors.js'
 import type { BaseStore } from '../state/base-store.js'
 import type { RecentPushes, RevertedLeaf } from '../state/recent-pushes.js'
-import { createDateOf, type ItemState, type StateStore, type StatSnapshot } from '../state/state-file.js'
+import type { ItemState, StateStore, StatSnapshot } from '../state/state-file.js'
 import { FileAppearedError } from '../util/atomic-write.js'
 import {
   type Codec,
@@ -15,16 +15,8 @@ import {
   fileBytes,
   type JsonObject,
   type ReferenceContext,
-  sortedHash,
 } from '../workspace/codec.js'
-import { orderLike } from '../workspace/key-order.js'
-import {
-  hashAgainst,
-  type ParsedFile,
-  readLocalFile,
-  sameStat,
-  statLocalFile,
-} from '../workspace/local-file.js'
+import { type ParsedFile, readLocalFile, sameStat, statLocalFile } from '../workspace/local-file.js'
 import { type LocalWriter, removeConflictCopy, writeConflictCopy } from '../workspace/local-writes.js'
 import type { LocalEntry } from '../workspace/scan.js'
 import type { PlannedMerge, SideText } from './merges.js'
@@ -106,7 +98,7 @@ async function serverHoldsBase(
   if (ctx.ownCopies?.get(item.path) === fileBytes(file).hash) return true
   if (codec.sameApartFromSecrets)
     return secretsHoldBase(ctx, item, codec, known.baseHash, file, codec.sameApartFromSecrets)
-  const hash = known.sortedBase ? sortedHash(file) : fileBytes(file).hash
+  const hash = fileBytes(file).hash
   return hash === known.baseHash || ctx.store.alternates.get(item.path)?.baseHash === hash
 }
 
@@ -146,7 +138,7 @@ async function localAsPlanned(ctx: ApplyContext, item: PlanItem, codec: Codec): 
   if (!planned || !now) return !planned && !now
   if (sameStat(planned.stat, now)) return true
   const parsed = await readLocalFile(ctx.root, item.path, codec, item.id)
-  return !!parsed && hashAgainst(parsed, ctx.store.get(item.path)) === planned.hash
+  return !!parsed && parsed.hash === planned.hash
 }
 
 async function remoteAsPlanned(ctx: ApplyContext, item: PlanItem, codec: Codec) {
@@ -222,7 +214,7 @@ export async function pushItem(
 ): Promise<ItemResult> {
   const { parsed } = prepared
   const known = ctx.store.get(item.path)
-  if (hashAgainst(parsed, known) !== ctx.local.get(item.path)?.hash) return changedLocally
+  if (parsed.hash !== ctx.local.get(item.path)?.hash) return changedLocally
   if (!parsed.ok) return { status: 'failed', error: parsed.problems.join('; ') }
   const problems = codec.checkReferences(parsed.file, ctx.references)
   if (problems.length > 0) return { status: 'failed', error: problems.join('; ') }
@@ -241,10 +233,7 @@ export async function pushItem(
   // equals what we planned against), so the write below edits that copy, never the parent's.
   if (ctx.remote.get(item.path)?.inherited && remote.current)
     await ctx.client.pullInherited(item.kind, item.id)
-  // A file written with sorted keys (a version-1 base) says nothing by its order: it is sent in
-  // the server's, so the push never reorders what editors see.
-  const file =
-    known?.sortedBase && remote.current ? orderLike(parsed.file, codec.toFile(remote.current)) : parsed.file
+  const file = parsed.file
   const body = codec.toBody(file, {
     current: remote.current,
     baseCreateDate: known?.createDate,
@@ -431,44 +420,6 @@ export async function mergeBaseItem(ctx: ApplyContext, item: PlanItem): Promise<
   return applied
 }
 
-/**
- * An item whose base a version-1 state recorded (sorted keys), equal on both sides (the plan's
- * `none` or `merge-base`): the file is rewritten in the order the server gives, the same value
- * only reordered, and the base recorded in today's form. Content was judged unchanged by its
- * updateDate alone, which some server changes leave alone (a deleted parent), so its revision
- * is recorded for the file's content: if the server's listing differs, the next run sees it.
- */
-export async function adoptServerOrder(ctx: ApplyContext, item: PlanItem, codec: Codec): Promise<ItemResult> {
-  const known = ctx.store.get(item.path)
-  const local = ctx.local.get(item.path)
-  const remote = ctx.remote.get(item.path)
-  if (!local || !remote) return mergeBaseItem(ctx, item)
-  const parsed = await readLocalFile(ctx.root, item.path, codec, item.id)
-  if (!parsed?.ok || hashAgainst(parsed, known) !== local.hash) return changedLocally
-  const file = orderLike(parsed.file, codec.toFile(remote.object))
-  const bytes = fileBytes(file)
-  const listedBase = item.kind === 'content' ? { ...remote.object, ...file } : remote.object
-  let vouch: Vouch = { read: local.stat }
-  if (bytes.text !== parsed.text) {
-    if (!(await localAsPlanned(ctx, item, codec))) return changedLocally
-    vouch = { written: await ctx.writer.write(item.path, bytes.text, bytes.hash) }
-  }
-  const stat = await vouchedStat(ctx, item, vouch)
-  await ctx.bases.keep(bytes.hash, bytes.text)
-  await ctx.store.commit({
-    kind: item.kind,
-    id: item.id,
-    path: item.path,
-    baseHash: bytes.hash,
-    remoteRev: codec.revisionOf(listedBase),
-    ...(stat ? { stat } : {}),
-    ...createDateOf(remote.object, known),
-    ...(remote.inherited ? { inherited: true as const } : {}),
-  })
-  await clearConflictCopy(ctx, item)
-  return applied
-}
-
 /** Unchanged, but the file was touched (same content, new mtime): its stat cache needs a refresh. */
 export function statCacheStale(ctx: Pick<ApplyContext, 'store' | 'local'>, item: PlanItem): boolean {
   const known = ctx.store.get(item.path)
@@ -500,10 +451,7 @@ export async function mergeItem(ctx: ApplyContext, item: PlanItem, codec: Codec)
   const merge = ctx.merges.get(item.path)
   if (!merge) return { status: 'conflict', reason: 'changed on both sides' }
   const planned = ctx.local.get(item.path)
-  // The scan hashed the file in the form its base was recorded in (sorted keys for a version-1 base).
-  const before = ctx.store.get(item.path)?.sortedBase
-    ? sortedHash(merge.before.local.file)
-    : merge.before.local.hash
+  const before = merge.before.local.hash
   if (!planned || planned.hash !== before || !(await localAsPlanned(ctx, item, codec))) return changedLocally
   const toServer = ctx.mergeWrites !== 'local' && merge.remote.hash !== merge.before.remote.hash
   let stored: { object: JsonObject; bytes: FileBytes } | undefined

@@ -18,7 +18,6 @@ import { type Codec, fileBytes, type JsonObject } from '../workspace/codec.js'
 import { type ParsedFile, readLocalFile, statLocalFile } from '../workspace/local-file.js'
 import {
   type ApplyContext,
-  adoptServerOrder,
   deleteLocalItem,
   deleteRemoteItem,
   type ItemResult,
@@ -46,11 +45,8 @@ export async function jsonFamily(
   codecs: readonly Codec[],
 ): Promise<Family> {
   // An unchanged item whose stat cache is current needs nothing: most of a full run over a
-  // quiet workspace (watch's poll), which need not queue 10,000 empty steps. One whose base a
-  // version-1 state recorded gets its file in the server's key order, once.
-  const selected = planned.filter(
-    (item) => item.action !== 'none' || statCacheStale(ctx, item) || sortedBase(ctx, item),
-  )
+  // quiet workspace (watch's poll), which need not queue 10,000 empty steps.
+  const selected = planned.filter((item) => item.action !== 'none' || statCacheStale(ctx, item))
   const pushes = selected.filter((item) => item.action === 'push')
   const prepared = await preparePushes(ctx, pushes, codecs)
   const publishes = selected.filter((item) => PUBLISHING.has(item.action))
@@ -171,13 +167,11 @@ async function preparePushes(
 }
 
 /** What the pushes will leave on the server, as far as the files tell: their canonical hashes. */
-function pushIntents(ctx: ApplyContext, pushes: PlanItem[], prepared: Map<string, Prepared>) {
+function pushIntents(_ctx: ApplyContext, pushes: PlanItem[], prepared: Map<string, Prepared>) {
   const intents: { path: string; hash: string }[] = []
   for (const item of pushes) {
     const parsed = prepared.get(item.path)?.parsed
-    // A version-1 base's file is sent in the server's order: its hash is not the file's.
-    if (parsed?.ok && !ctx.store.get(item.path)?.sortedBase)
-      intents.push({ path: item.path, hash: parsed.hash })
+    if (parsed?.ok) intents.push({ path: item.path, hash: parsed.hash })
   }
   return intents
 }
@@ -227,7 +221,7 @@ async function applyOne(
     case 'delete-remote':
       return deleteRemoteItem(ctx, item, codec)
     case 'merge-base':
-      return sortedBase(ctx, item) ? adoptServerOrder(ctx, item, codec) : mergeBaseItem(ctx, item)
+      return mergeBaseItem(ctx, item)
     case 'merge':
       return mergeItem(ctx, item, codec)
     case 'conflict':
@@ -237,19 +231,8 @@ async function applyOne(
     case 'publish':
     case 'unpublish':
       return undefined
-    case 'none': {
-      if (!sortedBase(ctx, item)) {
-        await refreshStatCache(ctx, item)
-        return undefined
-      }
-      // A reformat, not a change: reported only if it failed (a file edited meanwhile waits for the next run).
-      const result = await adoptServerOrder(ctx, item, codec)
-      return result.status === 'failed' ? result : undefined
-    }
+    case 'none':
+      await refreshStatCache(ctx, item)
+      return undefined
   }
-}
-
-/** The item's base was recorded by a version-1 state (ItemState.sortedBase). */
-function sortedBase(ctx: ApplyContext, item: PlanItem): boolean {
-  return ctx.store.get(item.path)?.sortedBase === true
 }

@@ -30,7 +30,7 @@ export async function adoptLandedPushes(
     const entry = remote.get(intent.path)
     const known = store.get(intent.path)
     // A version-1 base compares in another form: left to the plan as it stands.
-    if (!entry || entry.hash !== intent.hash || known?.baseHash === intent.hash || known?.sortedBase) continue
+    if (!entry || entry.hash !== intent.hash || known?.baseHash === intent.hash) continue
     if (entry.bytes) await bases.keep(entry.bytes.hash, entry.bytes.text)
     store.adopt({
       kind: entry.kind,

@@ -6,18 +6,9 @@ import { CliError, ExitCode } from '../errors/exit-codes.js'
 import { RemoteError } from '../remote/errors.js'
 import type { RemoteMedia } from '../remote/media.js'
 import { BaseStore } from '../state/base-store.js'
-import { type CommittedBase, lockText, parseLock, readLockText, sameBase } from '../state/committed-base.js'
+import { type CommittedBase, parseLock, readLockText, sameBase } from '../state/committed-base.js'
 import { PushJournal } from '../state/push-journal.js'
-import {
-  changedInMemory,
-  emptyState,
-  type ItemState,
-  loadState,
-  type StateFile,
-  StateStore,
-  sameTarget,
-  savedDigest,
-} from '../state/state-file.js'
+import { emptyState, type ItemState, StateStore, sameTarget } from '../state/state-file.js'
 import { type Codec, usersOf } from '../workspace/codec.js'
 import { refuseCommittedSyncDir } from '../workspace/git-base.js'
 import { type IgnoreRules, keepTracked, loadIgnoreRules } from '../workspace/ignore-rules.js'
@@ -110,27 +101,23 @@ export async function openState(
   } = {},
 ): Promise<{ store: StateStore; rebound: boolean }> {
   const rebind = opts.rebind ?? false
-  const [saved, lockFile] = await Promise.all([
-    loadState(deps.root),
-    readLockText(deps.root),
+  const [saved] = await Promise.all([
+    StateStore.open(deps.root, opts.batch),
     refuseCommittedSyncDir(deps.root),
   ])
-  // The lock the state itself writes (the last run wrote both: the usual case) adds nothing to
-  // it; it is parsed and joined only when it says something else (git moved it, a fresh clone).
-  const lock =
-    lockFile === undefined ||
-    (saved !== undefined && lockFile === lockText(saved.target, Object.values(saved.items)))
-      ? undefined
-      : parseLock(lockFile)
+  // The lock the state itself wrote (the last run wrote both: the usual case) adds nothing to
+  // it, and its stat says so without reading it; it is parsed and joined only when it says
+  // something else (git moved it, a fresh clone).
+  const lockFile = saved?.lockUnmoved() ? undefined : await readLockText(deps.root)
+  const lock = lockFile === undefined || saved?.recognizeLock(lockFile) ? undefined : parseLock(lockFile)
   // Either record binds the workspace: the state on this machine, the lock in every clone.
   stopUnlessOk(targetGuard(saved?.target, deps.target, rebind))
   stopUnlessOk(targetGuard(lock?.target, deps.target, rebind))
   // A new target makes the old base meaningless: start over as a fresh clone, which never deletes.
   const rebound =
     (!!saved && !sameTarget(saved.target, deps.target)) || (!!lock && !sameTarget(lock.target, deps.target))
-  const state = saved && !rebound ? saved : emptyState(deps.target)
-  const alternates = lock && !rebound ? joinCommittedBase(state, lock, !!saved) : undefined
-  const store = new StateStore(deps.root, state, opts.batch)
+  const store = saved && !rebound ? saved : new StateStore(deps.root, emptyState(deps.target), opts.batch)
+  const alternates = lock && !rebound ? joinCommittedBase(store, lock, !!saved) : undefined
   store.pushes = await PushJournal.load(deps.root)
   for (const [path, alternate] of alternates ?? []) store.alternates.set(path, alternate)
   return { store, rebound }
@@ -143,22 +130,20 @@ export async function openState(
  * the planner acts only where both agree or one of them leaves no doubt (plan.ts).
  */
 function joinCommittedBase(
-  state: StateFile,
+  store: StateStore,
   lock: CommittedBase,
   hadState: boolean,
 ): Map<string, ItemState | null> {
   const alternates = new Map<string, ItemState | null>()
   if (hadState) {
     // Media are planned against the state alone (their base is also their place: media-match.ts).
-    for (const item of Object.values(state.items))
+    for (const item of store.items())
       if (!isBytes(item.kind) && !lock.items.has(item.path)) alternates.set(item.path, null)
   }
   for (const [path, item] of lock.items) {
-    const known = state.items[path]
-    if (!known) {
-      state.items[path] = item
-      changedInMemory(state)
-    } else if (!sameBase(known, item) && !isBytes(item.kind)) alternates.set(path, item)
+    const known = store.get(path)
+    if (!known) store.join(item)
+    else if (!sameBase(known, item) && !isBytes(item.kind)) alternates.set(path, item)
   }
   return alternates
 }
@@ -247,7 +232,7 @@ async function readAndPlan(
         baseAt: (path, rev) => store.baseAt(path, rev),
         get: (path) => store.get(path),
         items: (kind) => store.items(kind),
-        digest: savedDigest(store.state),
+        digest: store.savedDigest,
       },
       (path) => !synced(path),
       listings.json,

@@ -2,8 +2,6 @@
 // an item whose revision marker equals the base's is unchanged, so its listed copy is never
 // re-read. Only changed items whose list form is known to be incomplete (upstream content has
 // publishOn null in lists) are fetched by id, because their real dates decide their hash.
-// A base a version-1 state recorded (ItemState.sortedBase) is compared in its own form: the
-// old revision marker, and hashes of the sorted-keys form.
 //
 // A listing that answered 304 needs less still. When a run finds the state's own bases to be
 // that listing item for item (same items, same revisions, same inheritance, nothing to report),
@@ -26,7 +24,6 @@ import {
   fileBytes,
   type JsonObject,
   type ListingCapabilities,
-  sortedHash,
 } from '../workspace/codec.js'
 import { UnsafeIdError } from '../workspace/file-names.js'
 import { nestsDeeperThan, tooDeepMessage } from '../workspace/json-depth.js'
@@ -188,7 +185,6 @@ export async function snapshotRemote(
         const own = state.get(path)
         matches =
           own?.kind === codec.kind &&
-          !own.sortedBase &&
           own.remoteRev === rev &&
           (own.inherited === true) === isInherited(listedObject)
         if (codec.schedules?.(listedObject)) dated.push(id)
@@ -310,7 +306,7 @@ export function sameRevision(
   object: JsonObject,
   rev: string = codec.revisionOf(object),
 ): boolean {
-  return known.remoteRev === (known.sortedBase ? codec.legacyRevisionOf(object) : rev)
+  return known.remoteRev === rev
 }
 
 /**
@@ -328,8 +324,7 @@ export function remoteEntry(
   // A changed item's file bytes: its hash, and what a pull writes.
   const file = unchanged ? undefined : codec.toFile(object)
   const bytes = file && fileBytes(file)
-  // Compared with a version-1 base in the form it recorded; a pull still writes today's form.
-  const hash = file && opts.known?.sortedBase ? sortedHash(file) : bytes?.hash
+  const hash = bytes?.hash
   return {
     kind: codec.kind,
     id: opts.id,

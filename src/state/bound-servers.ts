@@ -6,23 +6,38 @@
 
 import { open, readFile } from 'node:fs/promises'
 import { LOCK_FILE, lockFilePath } from './committed-base.js'
-import { loadState, statePath } from './state-file.js'
+import { legacyStatePath, loadState, statePath } from './state-file.js'
 
 export { sameServer } from './state-file.js'
 
 export interface Binding {
-  /** The record that binds: `.cms-sync/state.json` or `cms-sync.lock`. */
+  /** The record that binds: `.cms-sync/state/index.json` (or an older `.cms-sync/state.json`) or `cms-sync.lock`. */
   file: string
   server: string
 }
 
-/** `{"version":2,"target":{...},` with a target of string values, as JSON.stringify(state) begins. */
+/** `{"version":3,"target":{...},` with a target of string values, as the state's index (and the older state.json) begins. */
 const STATE_HEAD = /^\{"version":\d+,"target":(\{(?:[^"{}]|"(?:[^"\\]|\\.)*")*\})/
 
-async function stateServer(root: string): Promise<string | undefined> {
+async function stateServer(root: string): Promise<{ file: string; server: string } | undefined> {
+  for (const [file, where] of [
+    ['.cms-sync/state/index.json', statePath(root)],
+    ['.cms-sync/state.json', legacyStatePath(root)],
+  ] as const) {
+    const server = await headServer(where)
+    if (server === null) continue
+    // Another layout (an older version, a hand edit): the whole state, as the run reads it.
+    const read = server ?? (await loadState(root).catch(() => undefined))?.target.server
+    return read === undefined ? undefined : { file, server: read }
+  }
+  return undefined
+}
+
+/** The server named at the head of a state file; null: no such file; undefined: not found there. */
+async function headServer(file: string): Promise<string | null | undefined> {
   let head: string
   try {
-    const handle = await open(statePath(root), 'r')
+    const handle = await open(file, 'r')
     try {
       const { buffer, bytesRead } = await handle.read({ buffer: Buffer.alloc(4096) })
       head = buffer.subarray(0, bytesRead).toString('utf8')
@@ -30,15 +45,14 @@ async function stateServer(root: string): Promise<string | undefined> {
       await handle.close()
     }
   } catch {
-    return undefined
+    return null
   }
   const match = STATE_HEAD.exec(head)
   if (match) {
     const server = (JSON.parse(match[1]!) as { server?: unknown }).server
     if (typeof server === 'string') return server
   }
-  // Another layout (an older version, a hand edit): the whole file, as the run reads it.
-  return (await loadState(root).catch(() => undefined))?.target.server
+  return undefined
 }
 
 async function lockServers(root: string): Promise<string[]> {
@@ -59,8 +73,5 @@ async function lockServers(root: string): Promise<string[]> {
 /** Each server the state and the lock bind the workspace to (none in a new workspace). */
 export async function boundServers(root: string): Promise<Binding[]> {
   const [state, lock] = await Promise.all([stateServer(root), lockServers(root)])
-  return [
-    ...(state === undefined ? [] : [{ file: '.cms-sync/state.json', server: state }]),
-    ...lock.map((server) => ({ file: LOCK_FILE, server })),
-  ]
+  return [...(state === undefined ? [] : [state]), ...lock.map((server) => ({ file: LOCK_FILE, server }))]
 }

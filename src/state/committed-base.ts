@@ -2,7 +2,7 @@
 // .cms-sync/lock, the process lock (lock.ts). It holds, per synced item, what the state file
 // holds minus the local-only stat cache: kind, id, path, the hash of the file as synced, and the
 // server's revision marker then. A fresh clone or a CI checkout has no .cms-sync/, and plans
-// against these lines exactly as a workspace with local state plans against state.json.
+// against these lines exactly as a workspace with local state plans against .cms-sync/state/.
 //
 // The format is made for git (docs/lock.md): a comment, one target line, then one JSON object
 // per item on its own line, sorted by path, so two branches that synced different items merge
@@ -11,10 +11,11 @@
 // make of a line (a conflict region, the same item twice after a union merge) is never
 // trusted: such an item has no base here, which gives a conflict at worst, never an overwrite.
 
+import { readFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { CliError, ExitCode } from '../errors/exit-codes.js'
-import { writeFileAtomically } from '../util/atomic-write.js'
+import { type StatSnapshot, writeFileAtomically } from '../util/atomic-write.js'
 import { firstDuplicateKey } from '../workspace/duplicate-keys.js'
 import { decodeId } from '../workspace/file-names.js'
 import { FOLDER_OF, isBytes, KINDS, type Kind } from '../workspace/kinds.js'
@@ -89,18 +90,22 @@ export function lockTextOfLines(target: Target, lines: readonly string[]): strin
   return `${COMMENT}\n${head}\n${lines.map((line) => `${line}\n`).join('')}`
 }
 
-/**
- * Writes the lock when its text changed (a run that changed nothing leaves the file, and git's
- * view of it, alone). Returns the text now on disk.
- */
-export async function writeLock(root: string, text: string, onDisk: string | undefined): Promise<string> {
-  const current = onDisk ?? (await readFile(lockFilePath(root), 'utf8').catch(() => undefined))
-  if (current === text) return text
+/** Writes the lock (atomically); returns its stat as written. */
+export async function writeLock(root: string, text: string | Uint8Array): Promise<StatSnapshot> {
   // writeFileAtomically writes through a link; cms-sync.lock checked out as one is refused instead.
   refuseLinks(root, LOCK_FILE)
   // The temp file out of the workspace's top folder, where git would see one a kill left.
-  await writeFileAtomically(lockFilePath(root), text, { tempDir: tempDirOf(root) })
-  return text
+  return writeFileAtomically(lockFilePath(root), text, { tempDir: tempDirOf(root) })
+}
+
+/** The bytes of cms-sync.lock, or undefined when the workspace has none (a save takes them with its records). */
+export function readLockBytesSync(root: string): Buffer | undefined {
+  try {
+    return readFileSync(lockFilePath(root))
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw error
+  }
 }
 
 /** The text of cms-sync.lock, or undefined when the workspace has none. */

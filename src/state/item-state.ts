@@ -42,13 +42,6 @@ export interface ItemState {
    */
   fromLock?: true
   /**
-   * Recorded by a version-1 state, when files had their keys sorted: baseHash (and remoteRev of
-   * the kinds whose revision is a hash) are of the sorted form, and content's remoteRev is its
-   * updateDate alone. Such an item is compared in that form, its file is rewritten in the
-   * server's order by the next run that writes, and every write records it in today's form.
-   */
-  sortedBase?: true
-  /**
    * content only: the deployed copy is behind the base, the publish or unpublish that brings it
    * level is still to do (recorded with the write that calls for it, gone once it is done). A
    * run retries it (engine/publish-plan.ts).

@@ -60,12 +60,12 @@ export class PushJournal {
   }
 
   /**
-   * The entries a state holding `items` makes needless: settled ones, and those whose hash is
+   * The entries a state with these bases makes needless: settled ones, and those whose hash is
    * the base there. Taken when a save takes its text; drop() them once that save is on disk.
    */
-  needlessWith(items: Record<string, ItemState>): PushIntent[] {
+  needlessWith(baseOf: (path: string) => ItemState | undefined): PushIntent[] {
     return this.entries.filter(
-      (entry) => this.settled.has(keyOf(entry)) || items[entry.path]?.baseHash === entry.hash,
+      (entry) => this.settled.has(keyOf(entry)) || baseOf(entry.path)?.baseHash === entry.hash,
     )
   }
 

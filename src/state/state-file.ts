@@ -1,20 +1,44 @@
-// .cms-sync/state.json: the base of the three-way comparison. Per item it holds the hash of
-// the canonical file at the last successful sync, the server's revision marker seen then, and
-// a stat cache so an unchanged file is never re-read. It is written atomically and only after
-// the server confirmed, so it never claims a write the server did not get.
+// .cms-sync/state/: the base of the three-way comparison. Per item it holds the hash of the
+// canonical file at the last successful sync, the server's revision marker seen then, and a stat
+// cache so an unchanged file is never re-read. Stored so that one item is read and written
+// without the rest (record-store.ts says how, and why not a log). Written atomically and only
+// after the server confirmed, so it never claims a write the server did not get.
 
 import { createHash } from 'node:crypto'
-import { mkdir, readFile } from 'node:fs/promises'
+import { readFileSync, statSync } from 'node:fs'
+import { readFile, rm } from 'node:fs/promises'
 import { CliError } from '../errors/exit-codes.js'
-import { naming, writeFileAtomically } from '../util/atomic-write.js'
+import { writeFileAtomically } from '../util/atomic-write.js'
 import { Durability } from '../workspace/durability.js'
 import { isBytes, type Kind } from '../workspace/kinds.js'
-import { SYNC_DIR, syncDirPath } from '../workspace/layout.js'
-import { refuseLinks } from '../workspace/no-follow.js'
+import { syncDirPath } from '../workspace/layout.js'
 import { tempDirOf } from '../workspace/temp-files.js'
-import { byPath, lineOf, lockTextOfLines, writeLock } from './committed-base.js'
+import {
+  byPath,
+  lineOf,
+  lockFilePath,
+  lockTextOfLines,
+  readLockBytesSync,
+  writeLock,
+} from './committed-base.js'
 import type { ItemState, Target } from './item-state.js'
+import { spliceLock } from './lock-splice.js'
 import type { PushJournal } from './push-journal.js'
+import {
+  BUCKETS,
+  bucketOf,
+  commitRecords,
+  indexPath,
+  type KindRecord,
+  readBucket,
+  readIndex,
+  removeUnnamed,
+  STATE_DIR,
+  STATE_VERSION,
+  type StateIndex,
+  StateUnreadableError,
+  stateDirPath,
+} from './record-store.js'
 
 // The item's shape has its own module (the lock and the push journal hold it too); the state's
 // readers keep asking this one.
@@ -33,68 +57,68 @@ export function createDateOf(
   return known && 'createDate' in known ? { createDate: known.createDate ?? null } : {}
 }
 
+/** A whole state held in memory: what loadState reads, and what a new StateStore starts from. */
 export interface StateFile {
   version: 2
   target: Target
   items: Record<string, ItemState>
 }
 
+/** The file that records the state: its index (record-store.ts), which names the rest. */
 export function statePath(root: string): string {
+  return indexPath(root)
+}
+
+/** The single file an earlier version kept the whole state in, converted by the first save. */
+export function legacyStatePath(root: string): string {
   return syncDirPath(root, 'state.json')
 }
 
+function unreadable(root: string, error: unknown): CliError {
+  return new CliError(
+    `${stateDirPath(root)} is unreadable (${(error as Error).message}); move it away to start over as a fresh clone`,
+  )
+}
+
 /**
- * The sha256 of the file each loaded state was read from, while the state in memory is still
- * that file's: a kept listing notes the state it matched by it (remote-snapshot.ts).
+ * The state a version before this one kept in .cms-sync/state.json. Version 2 is the state as it
+ * is now, read whole once and converted by the next save. Version 1 recorded its bases of files
+ * with sorted keys, which nothing compares any more: it is read as absent, and the committed lock
+ * gives every item whose two sides still agree its base again.
  */
-const digests = new WeakMap<StateFile, string>()
-
-/** The digest of the saved state this one is, or undefined once it changed in memory. */
-export function savedDigest(state: StateFile): string | undefined {
-  return digests.get(state)
-}
-
-/** The state in memory no longer is the file it was read from. */
-export function changedInMemory(state: StateFile): void {
-  digests.delete(state)
-}
-
-/** The state, or undefined in a fresh clone (no .cms-sync/ yet). */
-export async function loadState(root: string): Promise<StateFile | undefined> {
+async function loadLegacyState(root: string): Promise<StateFile | undefined> {
   let bytes: Buffer
   try {
-    bytes = await readFile(statePath(root))
+    bytes = await readFile(legacyStatePath(root))
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     throw error
   }
   try {
-    const state = JSON.parse(bytes.toString('utf8')) as StateFile | OldStateFile
-    if (![1, 2].includes(state.version) || typeof state.items !== 'object' || !state.target)
+    const state = JSON.parse(bytes.toString('utf8')) as StateFile | { version: 1 }
+    if (state.version === 1) return undefined
+    if (state.version !== 2 || typeof state.items !== 'object' || !state.target)
       throw new Error('unknown layout')
-    if (state.version === 1) return upgraded(state)
-    digests.set(state, createHash('sha256').update(bytes).digest('hex'))
     return state
   } catch (error) {
     throw new CliError(
-      `${statePath(root)} is unreadable (${(error as Error).message}); move it away to start over as a fresh clone`,
+      `${legacyStatePath(root)} is unreadable (${(error as Error).message}); move it away to start over as a fresh clone`,
     )
   }
 }
 
-/** A state written before files kept the server's key order. */
-interface OldStateFile {
-  version: 1
-  target: Target
-  items: Record<string, ItemState>
+/** The whole state, every item read (doctor, tests); undefined in a fresh clone. */
+export async function loadState(root: string): Promise<StateFile | undefined> {
+  const store = await StateStore.open(root)
+  if (!store) return undefined
+  const items: Record<string, ItemState> = {}
+  for (const item of store.items()) items[item.path] = item
+  return { version: 2, target: store.target, items }
 }
 
-/** Version 1 -> 2: every base is marked as taken in the sorted-keys form (ItemState.sortedBase). */
-function upgraded(old: OldStateFile): StateFile {
-  const items: Record<string, ItemState> = {}
-  for (const [path, item] of Object.entries(old.items))
-    items[path] = item.kind === 'media' ? item : { ...item, sortedBase: true }
-  return { version: 2, target: old.target, items }
+/** How many items the state holds, read from its index alone (0 without a state). */
+export async function trackedCount(root: string): Promise<number> {
+  return (await StateStore.open(root))?.size ?? 0
 }
 
 export function emptyState(target: Target): StateFile {
@@ -110,12 +134,26 @@ export function sameTarget(a: Target, b: Target): boolean {
   return sameServer(a.server, b.server) && a.project === b.project && a.environment === b.environment
 }
 
+/** The lock's stat when the last save wrote it: a run knows the lock is its own without reading it. */
+const LOCK_SEEN = 'lock-seen.json'
+
+interface LockSeen {
+  sha256: string
+  size: number
+  mtimeMs: number
+  ino: number
+}
+
+const sha256 = (text: string | Uint8Array) => createHash('sha256').update(text).digest('hex')
+
 /**
- * Holds the state in memory and saves it (temp file + rename) in small batches. Only items the
- * server already confirmed are ever committed, so a crash loses at most the record of a few
- * confirmed changes; the next run then finds both sides equal and adopts them (merge-base).
- * A save rewrites the whole file, so saves are also spaced by ten times what the last one
- * took: on a large workspace they stay under a tenth of the run instead of growing with it.
+ * The state of a run: its records are read bucket by bucket as items are asked for (get() of one
+ * path reads one bucket, items() all of them: record-store.ts), kept in memory, and saved in
+ * small batches. Only items the server already confirmed are ever committed, so a crash loses
+ * at most the record of a few confirmed changes; the next run then finds both sides equal and
+ * adopts them (merge-base). A save writes the buckets that changed and the index (whole or not
+ * at all), then splices the changed lines into cms-sync.lock (lock-splice.ts); saves are spaced
+ * by ten times what the last one took, so on a large pull they stay under a tenth of the run.
  */
 export class StateStore {
   private unsaved = 0
@@ -135,66 +173,140 @@ export class StateStore {
    * keeps its own line, so an open disagreement is never settled by the rewrite of the lock.
    */
   readonly alternates = new Map<string, ItemState | null>()
-  private lockOnDisk: string | undefined
-  /**
-   * The lock's lines in path order, each with the item it was made of: a save makes the lines
-   * of the items that changed only. Making and sorting all of them cost a save at 100,000 items
-   * more than the state's own JSON. Dropped when a path comes or goes.
-   */
-  private lockLines: { path: string; item: ItemState | undefined; line: string }[] | undefined
   /** What runs are about to push (push-journal.ts); set by whoever opens the state for a run. */
   pushes: PushJournal | undefined
+  readonly target: Target
+  /** The index as last read or saved: the bucket files it names are the records on disk. */
+  private index: StateIndex
+  /** Per kind, the count and inherited count of the items in memory (the index's, kept up to date). */
+  private readonly kinds = new Map<Kind, KindRecord>()
+  /** The buckets read so far (or made), by number. */
+  private readonly buckets = new Map<number, Map<string, ItemState>>()
+  /** Buckets changed since the last save, and the paths whose lock line may have. */
+  private dirty = new Set<number>()
+  private changedPaths = new Set<string>()
+  /** The sha256 of the index read, while the state in memory is still that one. */
+  private digest: string | undefined
   /**
-   * The items by kind, and the inherited ones, kept as items come and go: what the guards count
-   * (guards.ts BaseCounts) and the schemas an edit-only run checks references against. Taken
-   * from all 100,000 items on every run, they cost a one-file edit under watch more than the
-   * edit itself.
+   * The lock on disk is the text this store's records make (the last save wrote it), so a save
+   * splices its changed lines in; otherwise (git moved it, or there is none) a save makes it whole.
    */
-  private readonly byKind = new Map<Kind, Map<string, ItemState>>()
-  private readonly inheritedPaths = new Set<string>()
-  private count = 0
+  private lockIsOurs = false
+  /** The lock's bytes on disk, once read or written. */
+  private lockOnDisk: Buffer | undefined
+  /** lock-seen.json holds the lock's stat as it is (read or written by this store). */
+  private lockSeen = false
+  /** The first save also removes what older saves or versions left (record-store.ts removeUnnamed). */
+  private tidied = false
 
+  /**
+   * A store holding `state`'s items, none of them on disk yet (the next save writes them all);
+   * StateStore.open reads a saved one.
+   */
   constructor(
     readonly root: string,
-    readonly state: StateFile,
-    // Each save writes (and fsyncs) the whole state: at most about once a second, or every 250
-    // items, keeps a 2,000-file media pull from spending its time saving; a crash loses at
-    // most that many records, which the next run adopts again by comparing both sides.
+    state: StateFile | { index: StateIndex; bytes: Buffer },
+    // Each save writes (and flushes) the buckets it changed: at most about once a second, or
+    // every 250 items, keeps a 2,000-file media pull from spending its time saving; a crash
+    // loses at most that many records, which the next run adopts again by comparing both sides.
     private readonly batch = { items: 250, ms: 1000 },
   ) {
     this.durability = new Durability(root)
-    for (const [path, item] of Object.entries(state.items)) this.counted(path, item)
-    this.count = Object.keys(state.items).length
-  }
-
-  private counted(path: string, item: ItemState): void {
-    const ofKind = this.byKind.get(item.kind) ?? new Map<string, ItemState>()
-    if (ofKind.size === 0) this.byKind.set(item.kind, ofKind)
-    ofKind.set(path, item)
-    if (item.inherited) this.inheritedPaths.add(path)
-    else this.inheritedPaths.delete(path)
-  }
-
-  /** Puts `item` in the place of what its path held (nothing: undefined), in the items and the indexes. */
-  private replace(path: string, item: ItemState | undefined): void {
-    changedInMemory(this.state)
-    const known = this.state.items[path]
-    // The same kind keeps its place in its index, as the path keeps its place among the items.
-    if (known && known.kind !== item?.kind) {
-      this.byKind.get(known.kind)?.delete(path)
-      this.inheritedPaths.delete(path)
+    if ('index' in state) {
+      this.index = state.index
+      this.target = state.index.target
+      this.digest = createHash('sha256').update(state.bytes).digest('hex')
+      for (const [kind, record] of Object.entries(state.index.kinds))
+        this.kinds.set(kind as Kind, { ...(record as KindRecord) })
+      return
     }
+    this.target = state.target
+    this.index = { version: STATE_VERSION, target: state.target, buckets: BUCKETS, kinds: {}, files: {} }
+    for (const item of Object.values(state.items)) this.replace(item.path, item)
+  }
+
+  /** The saved state (index only; records are read as they are asked for), or undefined without one. */
+  static async open(root: string, batch?: { items: number; ms: number }): Promise<StateStore | undefined> {
+    let opened: ReturnType<typeof readIndex>
+    try {
+      opened = readIndex(root)
+    } catch (error) {
+      if (error instanceof StateUnreadableError) throw unreadable(root, error)
+      throw error
+    }
+    if (opened) return new StateStore(root, opened, batch)
+    const legacy = await loadLegacyState(root)
+    if (!legacy) return undefined
+    const store = new StateStore(root, legacy, batch)
+    // Converted by the first save of a run that saves (status saves nothing, and reads it again).
+    store.unsaved++
+    return store
+  }
+
+  /** The digest of the saved state this one is, or undefined once it changed in memory. */
+  get savedDigest(): string | undefined {
+    return this.digest
+  }
+
+  private bucketNumber(path: string): number {
+    return bucketOf(path, this.index.buckets)
+  }
+
+  /** A bucket's records, read on first use. */
+  private bucket(number: number): Map<string, ItemState> {
+    const known = this.buckets.get(number)
+    if (known) return known
+    const records = new Map<string, ItemState>()
+    const file = this.index.files[number]
+    if (file !== undefined) for (const item of this.readRecords(number, file)) records.set(item.path, item)
+    this.buckets.set(number, records)
+    return records
+  }
+
+  private readRecords(number: number, file: string): ItemState[] {
+    try {
+      const items = readBucket(this.root, file)
+      if (items) return items
+      // A save of another process (watch, while status reads) replaced the file since the index
+      // was read: the newer index names the newer one.
+      const newer = readIndex(this.root)?.index.files[number]
+      const again = newer === undefined || newer === file ? undefined : readBucket(this.root, newer)
+      if (newer === undefined) return []
+      if (again) return again
+      throw new StateUnreadableError(`${STATE_DIR}/${file} is missing`)
+    } catch (error) {
+      if (error instanceof StateUnreadableError) throw unreadable(this.root, error)
+      throw error
+    }
+  }
+
+  /** Puts `item` in the place of what its path held (nothing: undefined), in the records and the counts. */
+  private replace(path: string, item: ItemState | undefined): void {
+    this.digest = undefined
+    const number = this.bucketNumber(path)
+    const records = this.bucket(number)
+    const known = records.get(path)
+    if (known) this.counted(known, -1)
     if (item) {
-      this.state.items[path] = item
-      this.counted(path, item)
-    } else delete this.state.items[path]
-    if (!known !== !item) this.lockLines = undefined
-    this.count += (item ? 1 : 0) - (known ? 1 : 0)
+      records.set(path, item)
+      this.counted(item, 1)
+    } else records.delete(path)
+    if (known || item) {
+      this.dirty.add(number)
+      this.changedPaths.add(path)
+    }
     this.alternates.delete(path)
   }
 
+  private counted(item: ItemState, by: 1 | -1): void {
+    const record = this.kinds.get(item.kind) ?? { count: 0, inherited: 0 }
+    record.count += by
+    if (item.inherited) record.inherited += by
+    this.kinds.set(item.kind, record)
+  }
+
   get(path: string): ItemState | undefined {
-    return this.state.items[path]
+    return this.bucket(this.bucketNumber(path)).get(path)
   }
 
   /**
@@ -208,28 +320,35 @@ export class StateStore {
     return alternate?.remoteRev === rev ? alternate : known
   }
 
-  /** Every item (of one kind, if given). */
+  /** Every item (of one kind, if given): reads every bucket. */
   items(kind?: Kind): ItemState[] {
-    if (kind === undefined) return Object.values(this.state.items)
-    return [...(this.byKind.get(kind)?.values() ?? [])]
+    for (const number of Object.keys(this.index.files)) this.bucket(Number(number))
+    const items: ItemState[] = []
+    for (const records of this.buckets.values())
+      for (const item of records.values()) if (kind === undefined || item.kind === kind) items.push(item)
+    return items
   }
 
   /** How many items of a kind the state holds (guards.ts BaseCounts). */
   countOf(kind: Kind): number {
-    return this.byKind.get(kind)?.size ?? 0
+    return this.kinds.get(kind)?.count ?? 0
   }
 
   /** How many items the server listed as inherited from its parent project. */
   get inheritedCount(): number {
-    return this.inheritedPaths.size
+    let count = 0
+    for (const record of this.kinds.values()) count += record.inherited
+    return count
   }
 
   isInherited(path: string): boolean {
-    return this.inheritedPaths.has(path)
+    return this.get(path)?.inherited === true
   }
 
   get size(): number {
-    return this.count
+    let count = 0
+    for (const record of this.kinds.values()) count += record.count
+    return count
   }
 
   async commit(item: ItemState): Promise<void> {
@@ -244,6 +363,14 @@ export class StateStore {
   adopt(item: ItemState): void {
     this.replace(item.path, item)
     this.unsaved++
+  }
+
+  /**
+   * A base cms-sync.lock holds for an item the state lacks (openState): in memory, and on disk
+   * with the next save, if a run saves; a run that changes nothing leaves the state as it was.
+   */
+  join(item: ItemState): void {
+    this.replace(item.path, item)
   }
 
   /**
@@ -268,26 +395,61 @@ export class StateStore {
    */
   private lockItemAt(path: string): ItemState | null | undefined {
     const alternate = this.alternates.get(path)
-    return alternate === undefined ? this.state.items[path] : alternate
+    return alternate === undefined ? this.get(path) : alternate
   }
 
-  /** cms-sync.lock as the state stands: written with every save of the state. */
+  /** cms-sync.lock as the state stands, made from every item (the lock's lines: the state's, or the alternates'). */
   lockText(): string {
-    this.lockLines ??= Object.keys(this.state.items)
-      .sort(byPath)
-      .map((path) => ({ path, item: undefined, line: '' }))
-    const lines: string[] = []
-    for (const entry of this.lockLines) {
-      const item = this.lockItemAt(entry.path)
-      if (!item) continue
-      // Items are replaced, never changed in place (commit, adopt): the same object, the same line.
-      if (entry.item !== item) {
-        entry.item = item
-        entry.line = lineOf(item)
-      }
-      lines.push(entry.line)
+    const lines: { path: string; line: string }[] = []
+    for (const known of this.items()) {
+      const item = this.lockItemAt(known.path)
+      if (item) lines.push({ path: known.path, line: lineOf(item) })
     }
-    return lockTextOfLines(this.state.target, lines)
+    lines.sort((a, b) => byPath(a.path, b.path))
+    return lockTextOfLines(
+      this.target,
+      lines.map((entry) => entry.line),
+    )
+  }
+
+  /**
+   * Whether cms-sync.lock is, by its stat, the file the last save wrote (then it is not read).
+   * Synchronous: two small calls on the way of every run.
+   */
+  lockUnmoved(): boolean {
+    if (this.index.lock === undefined) return false
+    let seen: LockSeen
+    try {
+      seen = JSON.parse(readFileSync(stateDirPath(this.root, LOCK_SEEN), 'utf8')) as LockSeen
+    } catch {
+      return false
+    }
+    const stat = statSync(lockFilePath(this.root), { throwIfNoEntry: false })
+    const same =
+      seen.sha256 === this.index.lock &&
+      stat !== undefined &&
+      stat.size === seen.size &&
+      stat.mtimeMs === seen.mtimeMs &&
+      stat.ino === seen.ino
+    if (same) {
+      this.lockIsOurs = true
+      this.lockSeen = true
+    }
+    return same
+  }
+
+  /** Whether `text`, cms-sync.lock as read, is the lock these records make (the last save's). */
+  recognizeLock(text: string): boolean {
+    const ours =
+      this.index.lock === undefined
+        ? // A state converted from state.json knows no lock of its own: it is compared whole, once.
+          text === this.lockText()
+        : sha256(text) === this.index.lock
+    if (ours) {
+      this.lockIsOurs = true
+      this.lockOnDisk = Buffer.from(text)
+    }
+    return ours
   }
 
   private async changed(): Promise<void> {
@@ -306,44 +468,132 @@ export class StateStore {
   }
 
   /**
-   * Saves run one after another, each serialising the state as it is when it starts, so
-   * commits made concurrently (transfers run side by side) are never overwritten by an older
-   * snapshot finishing last. A waiter re-checks `saving` synchronously before it starts.
+   * The lock's next text, taken with the records a save writes: the changed lines spliced into
+   * the lock this store wrote, or the whole lock made again. Undefined: no line changed.
+   */
+  private nextLock(paths: ReadonlySet<string>): Buffer | undefined {
+    if (this.lockIsOurs) {
+      if (paths.size === 0) return undefined
+      this.lockOnDisk ??= readLockBytesSync(this.root)
+      if (this.lockOnDisk !== undefined) {
+        const changes = [...paths].map((path) => {
+          const item = this.lockItemAt(path)
+          return { path, line: item ? lineOf(item) : undefined }
+        })
+        return spliceLock(this.lockOnDisk, changes)
+      }
+    }
+    const whole = Buffer.from(this.lockText())
+    this.lockOnDisk ??= readLockBytesSync(this.root)
+    return this.lockOnDisk?.equals(whole) ? undefined : whole
+  }
+
+  /**
+   * Saves run one after another, each taking the records as they are when it starts, so commits
+   * made concurrently (transfers run side by side) are never overwritten by an older snapshot
+   * finishing last. A waiter re-checks `saving` synchronously before it starts.
    */
   async save(): Promise<void> {
     while (this.saving) await this.saving
     const started = Date.now()
-    // The text and the count it covers are taken together, before any other commit can run.
-    // Plain JSON, not the canonical form: this file is ours alone, never diffed, and sorting
-    // the keys of 10,000 items on every save cost a pull a second of CPU.
-    const text = JSON.stringify(this.state)
-    const lock = this.lockText()
+    // The records, the lock's text and the count they cover are taken together, before any
+    // other commit can run. Plain JSON: these files are ours alone, never diffed.
+    const dirty = this.dirty
+    const paths = this.changedPaths
+    this.dirty = new Set()
+    this.changedPaths = new Set()
+    const buckets = new Map<number, string | undefined>()
+    for (const number of dirty) {
+      const records = this.buckets.get(number)
+      buckets.set(number, records?.size ? JSON.stringify([...records.values()]) : undefined)
+    }
+    const wasOurs = this.lockIsOurs
+    let lock: Buffer | undefined
+    try {
+      lock = this.nextLock(paths)
+    } catch (error) {
+      this.unsave(dirty, paths)
+      throw error
+    }
+    // The sha256 of the lock as it will be: a lock made whole and found equal is the store's too.
+    const lockSha =
+      lock !== undefined
+        ? sha256(lock)
+        : wasOurs && this.index.lock !== undefined
+          ? this.index.lock
+          : sha256(this.lockOnDisk ?? Buffer.alloc(0))
+    const kinds: StateIndex['kinds'] = {}
+    for (const [kind, record] of this.kinds) if (record.count > 0) kinds[kind] = { ...record }
+    const next: StateIndex = { ...this.index, kinds, ...(lockSha === undefined ? {} : { lock: lockSha }) }
     const covered = this.unsaved
-    const needless = this.pushes?.needlessWith(this.state.items) ?? []
+    const needless = this.pushes?.needlessWith((path) => this.get(path)) ?? []
+    const indexChanged =
+      buckets.size > 0 ||
+      next.lock !== this.index.lock ||
+      JSON.stringify(kinds) !== JSON.stringify(this.index.kinds)
+    const tidy = !this.tidied && indexChanged
     this.saving = (async () => {
       await this.durability.flush()
-      await mkdir(syncDirPath(this.root), { recursive: true })
-      // A write replaces the file a link points at: a .cms-sync (or state.json) made a link
-      // while a watch runs (a checkout) must not send the state outside the workspace.
-      refuseLinks(this.root, `${SYNC_DIR}/state.json`)
-      await writeFileAtomically(statePath(this.root), text, { tempDir: tempDirOf(this.root) }).catch(
-        (error) => {
-          throw naming(error, statePath(this.root))
-        },
-      )
+      if (indexChanged) {
+        this.index = await commitRecords(this.root, next, buckets)
+        this.digest = undefined
+      }
+      if (tidy) {
+        await removeUnnamed(this.root, this.index)
+        // The whole state an earlier version kept, converted now.
+        await rm(legacyStatePath(this.root), { force: true })
+        this.tidied = true
+      }
       // The lock after the state: a crash between the two leaves the lock one step behind,
       // which the next run sees as a disagreement (a conflict at worst), never as a base it lacks.
-      this.lockOnDisk = await writeLock(this.root, lock, this.lockOnDisk)
+      if (lock !== undefined) {
+        const stat = await writeLock(this.root, lock)
+        this.lockOnDisk = lock
+        this.lockIsOurs = true
+        await this.noteLockSeen(lockSha!, stat)
+      } else if (this.lockOnDisk !== undefined) {
+        this.lockIsOurs = true
+        // Known by its text this time (a converted state, a lock git put back): by its stat next time.
+        const stat =
+          indexChanged && !this.lockSeen
+            ? statSync(lockFilePath(this.root), { throwIfNoEntry: false })
+            : undefined
+        if (stat?.size === this.lockOnDisk.length && lockSha !== undefined)
+          await this.noteLockSeen(lockSha, stat)
+      }
       // Pushes the saved state now holds need no journal entry.
       await this.pushes?.drop(needless)
     })()
     try {
       await this.saving
+    } catch (error) {
+      this.unsave(dirty, paths)
+      throw error
     } finally {
       this.saving = undefined
     }
     this.unsaved -= covered
     this.lastSaveMs = Date.now()
     this.lastSaveCostMs = this.lastSaveMs - started
+  }
+
+  /** Notes the lock's stat beside the index, for lockUnmoved(). */
+  private async noteLockSeen(
+    sha: string,
+    stat: { size: number; mtimeMs: number; ino: number },
+  ): Promise<void> {
+    const seen: LockSeen = { sha256: sha, size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino }
+    // Without an fsync: lost, the next run reads the lock once more to know it.
+    await writeFileAtomically(stateDirPath(this.root, LOCK_SEEN), JSON.stringify(seen), {
+      fsync: false,
+      tempDir: tempDirOf(this.root),
+    })
+    this.lockSeen = true
+  }
+
+  /** A save that failed: what it was to write is to be written by the next. */
+  private unsave(dirty: ReadonlySet<number>, paths: ReadonlySet<string>): void {
+    for (const number of dirty) this.dirty.add(number)
+    for (const path of paths) this.changedPaths.add(path)
   }
 }

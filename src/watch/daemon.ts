@@ -12,7 +12,7 @@ import type { EngineDeps } from '../engine/plan-apply-types.js'
 import { CliError, ExitCode } from '../errors/exit-codes.js'
 import { causeChain, findCause } from '../errors/find-cause.js'
 import { RemoteError } from '../remote/errors.js'
-import { loadState } from '../state/state-file.js'
+import { trackedCount } from '../state/state-file.js'
 import { type IgnoreRules, loadIgnoreRules } from '../workspace/ignore-rules.js'
 import { watchStats } from '../workspace/stat-check.js'
 import { gitActivity } from './git-activity.js'
@@ -279,7 +279,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
     const counts = recent.add(changed, deleted)
     // Below this many paths no workspace size makes a mass change, so the state is not read.
     if (counts.changed <= minPausePaths(opts.thresholds)) return false
-    const tracked = engine.tracked() ?? Object.keys((await loadState(root))?.items ?? {}).length
+    const tracked = engine.tracked() ?? (await trackedCount(root))
     const decision = decideMassChange({ ...counts, tracked }, opts.thresholds)
     if (!decision.pause) return false
     await pauseFor(pauseInfoFor(decision, changed))

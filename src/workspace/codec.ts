@@ -91,11 +91,6 @@ export interface Codec {
   /** The marker that changes whenever the item changes on the server. */
   revisionOf(remote: JsonObject): string
   /**
-   * The marker a version-1 state recorded for the same item (sorted keys; content: updateDate
-   * alone), to tell whether such an item changed on the server since (see ItemState.sortedBase).
-   */
-  legacyRevisionOf(remote: JsonObject): string
-  /**
    * The fields a list answer may get wrong (upstream lists give publishOn null): when true,
    * the item must be fetched by id before its file form can be trusted.
    */

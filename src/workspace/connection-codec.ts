@@ -5,7 +5,7 @@
 // timestamps, so their revision is the hash of their masked form (secret values never in it).
 
 import { readFileSync, statSync } from 'node:fs'
-import { type Codec, carriedFields, fileBytes, type JsonObject, pick, sortedHash } from './codec.js'
+import { type Codec, carriedFields, fileBytes, type JsonObject, pick } from './codec.js'
 import {
   differingSecrets,
   driftedSecrets,
@@ -119,9 +119,6 @@ export function createConnectionCodec(opts: ConnectionCodecOptions): Codec {
       // Masked with the default names, not the file's: choosing another reference name in the
       // file is a local edit and must not make the server copy look changed too.
       return fileBytes(revisionForm(remote)).hash
-    },
-    legacyRevisionOf(remote) {
-      return sortedHash(revisionForm(remote))
     },
     listIsIncomplete() {
       return false

@@ -74,9 +74,6 @@ export const contentCodec: Codec = {
   revisionOf(remote) {
     return `${updateDateOf(remote)}#${listedHash(remote)}`
   },
-  legacyRevisionOf(remote) {
-    return updateDateOf(remote)
-  },
   listIsIncomplete(listing) {
     return !listing.scheduleDates
   },

@@ -4,7 +4,7 @@
 // exported on request only (`cms-sync entries`). Forms have no timestamps, so their revision
 // is the hash of their file form.
 
-import { type Codec, carriedFields, fileBytes, pick, sortedHash } from './codec.js'
+import { type Codec, carriedFields, fileBytes, pick } from './codec.js'
 import { checkFile, type FieldSpec } from './file-checks.js'
 
 const FORM: Record<string, FieldSpec> = {
@@ -46,9 +46,6 @@ export const formCodec: Codec = {
   },
   revisionOf(remote) {
     return fileBytes(formCodec.toFile(remote)).hash
-  },
-  legacyRevisionOf(remote) {
-    return sortedHash(formCodec.toFile(remote))
   },
   listIsIncomplete() {
     return false

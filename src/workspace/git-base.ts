@@ -225,7 +225,8 @@ export async function committedSyncFiles(root: string): Promise<string[]> {
 export async function refuseCommittedSyncDir(root: string): Promise<void> {
   const files = await committedSyncFiles(root)
   if (files.length === 0) return
-  const first = files.includes('.cms-sync/state.json') ? '.cms-sync/state.json' : files[0]!
+  const first =
+    ['.cms-sync/state/index.json', '.cms-sync/state.json'].find((file) => files.includes(file)) ?? files[0]!
   const named = /^[\w./-]+$/.test(first) ? first : JSON.stringify(first)
   const more = files.length > 1 ? ` and ${files.length - 1} more file(s) under .cms-sync/` : ''
   throw new CliError(

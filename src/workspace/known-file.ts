@@ -10,8 +10,6 @@ export type { StatSnapshot }
 export interface KnownFile {
   baseHash: string
   stat?: StatSnapshot
-  /** The base was taken of the sorted-keys form (ItemState.sortedBase). */
-  sortedBase?: true
   /** media only: the bytes' sha256. */
   media?: { sha256: string }
 }

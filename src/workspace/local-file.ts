@@ -6,10 +6,10 @@
 
 import { lstatSync } from 'node:fs'
 import { lstat } from 'node:fs/promises'
-import { type Codec, fileBytes, hashText, type JsonObject, sortedHash } from './codec.js'
+import { type Codec, fileBytes, hashText, type JsonObject } from './codec.js'
 import { firstDuplicateKey } from './duplicate-keys.js'
 import { nestsDeeperThan, tooDeepMessage } from './json-depth.js'
-import type { KnownFile, StatSnapshot } from './known-file.js'
+import type { StatSnapshot } from './known-file.js'
 import { absolute } from './layout.js'
 import { readNoFollow } from './no-follow.js'
 
@@ -100,14 +100,6 @@ export function parseFileText(codec: Codec, rawText: string, expectedId: string,
   }
   const canonical = fileBytes(checked.file)
   return { ok: true, hash: canonical.hash, file: checked.file, text: canonical.text }
-}
-
-/**
- * The file's hash in the form `base` recorded: sorted keys for a base a version-1 state
- * recorded (ItemState.sortedBase), else the canonical form's.
- */
-export function hashAgainst(parsed: ParsedFile, base: Pick<KnownFile, 'sortedBase'> | undefined): string {
-  return parsed.ok && base?.sortedBase ? sortedHash(parsed.file) : parsed.hash
 }
 
 export async function readLocalFile(

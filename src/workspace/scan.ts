@@ -10,7 +10,7 @@ import { decodeId } from './file-names.js'
 import { FOLDER_OF, type Kind } from './kinds.js'
 import type { KnownFile, StatSnapshot } from './known-file.js'
 import { absolute } from './layout.js'
-import { hashAgainst, notAFile, plainFileStat, readLocalFile, sameStat } from './local-file.js'
+import { notAFile, plainFileStat, readLocalFile, sameStat } from './local-file.js'
 import { linkOnPath, linkProblem, SymbolicLinkError } from './no-follow.js'
 import { type StrayFile, strayFilesOf } from './stray-files.js'
 
@@ -167,7 +167,7 @@ export async function scanOne(
         kind: codec.kind,
         id,
         path,
-        hash: hashAgainst(parsed, base),
+        hash: parsed.hash,
         stat,
         ...(parsed.ok ? {} : { problems: parsed.problems }),
         ...(!parsed.ok && parsed.claimsId !== undefined ? { claimsId: parsed.claimsId } : {}),

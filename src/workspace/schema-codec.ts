@@ -1,7 +1,7 @@
 // schemas/<id>.json: custom schemas with the fields of docs/api-dialects.md. Schemas have no
 // timestamps, so their revision is the hash of their file form.
 
-import { type Codec, carriedFields, fileBytes, type JsonObject, pick, sortedHash } from './codec.js'
+import { type Codec, carriedFields, fileBytes, type JsonObject, pick } from './codec.js'
 import { checkFile, type FieldSpec } from './file-checks.js'
 import { NATIVE_SCHEMA_IDS } from './kinds.js'
 
@@ -72,9 +72,6 @@ export const schemaCodec: Codec = {
   },
   revisionOf(remote) {
     return fileBytes(schemaCodec.toFile(remote)).hash
-  },
-  legacyRevisionOf(remote) {
-    return sortedHash(schemaCodec.toFile(remote))
   },
   listIsIncomplete() {
     return false

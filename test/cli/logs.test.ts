@@ -2,12 +2,13 @@
 // pino's JSON lines in a pipe; .cms-sync/logs/cms-sync.log names the command of every run and
 // holds the stack of a stop, which the terminal does not show; old logs and old trash go.
 
-import { mkdir, mkdtemp, readdir, readFile, rename, utimes, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { commandLineForLog } from '../../src/log/command-line.js'
+import { loadState } from '../../src/state/state-file.js'
 import { runBuilt, runBuiltInTty } from '../helpers/built-cli.js'
 import { syncedWorld, type World } from '../helpers/sync-world.js'
 
@@ -81,12 +82,16 @@ describe('the log file', () => {
   })
 
   test('an internal error: the stack (with src/ lines) in the log, not on the terminal', async () => {
-    const statePath = world.file('.cms-sync/state.json')
-    const saved = await readFile(statePath, 'utf8')
-    const state = JSON.parse(saved)
-    // Any input the code does not expect will do: a state entry that is null instead of an item.
-    state.items['content/home.json'] = null
-    await writeFile(statePath, JSON.stringify(state))
+    // Any input the code does not expect will do: a state entry that is null instead of an item,
+    // in a state of the single-file form an earlier version kept (the folder stepped aside).
+    const stateDir = world.file('.cms-sync/state')
+    const legacy = world.file('.cms-sync/state.json')
+    const state = (await loadState(world.root))!
+    await rename(stateDir, `${stateDir}.aside`)
+    await writeFile(
+      legacy,
+      JSON.stringify({ ...state, items: { ...state.items, 'content/home.json': null } }),
+    )
     try {
       const result = await runBuilt(['status'], { cwd: world.root, env: world.env })
       expect(result.code).toBe(1)
@@ -99,7 +104,8 @@ describe('the log file', () => {
       expect(stack).toMatch(/at .*src\/engine\/plan-and-apply\.ts:\d+:\d+/)
       expect(stack).not.toContain('dist/cli/')
     } finally {
-      await writeFile(statePath, saved)
+      await rm(legacy, { force: true })
+      await rename(`${stateDir}.aside`, stateDir)
     }
   })
 
@@ -108,7 +114,7 @@ describe('the log file', () => {
     const saved = await readFile(config, 'utf8')
     // A port nothing listens on, as a server that went away. The state and lock are bound to the
     // emulator (the token goes to no other server): they step aside, as in a new workspace.
-    const bindings = [world.file('.cms-sync/state.json'), world.file('cms-sync.lock')]
+    const bindings = [world.file('.cms-sync/state'), world.file('cms-sync.lock')]
     for (const file of bindings) await rename(file, `${file}.aside`)
     await writeFile(config, saved.replace(/http:\/\/127\.0\.0\.1:\d+/, 'http://127.0.0.1:9'))
     try {

@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
+import { stateText } from '../helpers/state-files.js'
 import { startWorld, type World } from '../helpers/sync-world.js'
 
 /** A `${NAME}` reference as it appears in a file. */
@@ -156,7 +157,7 @@ describe.each(['spec', 'upstream'] as const)('forms and connections (%s dialect)
       username: 'deploy',
     })
     // Nothing secret in the state or the logs either
-    const state = await readFile(w.file('.cms-sync/state.json'), 'utf8')
+    const state = await stateText(w.root)
     expect(state).not.toContain('s3cret-pw')
     // An edit without the variable set fails clearly and sends nothing
     await w.editJson(rel, { title: 'Site (renamed)' })
@@ -209,7 +210,7 @@ describe.each(['spec', 'upstream'] as const)('forms and connections (%s dialect)
     const after = await readFile(w.file(rel), 'utf8')
     expect(after).toContain(ref('MY_GIT_PW'))
     expect(after).not.toContain('changed-on-server')
-    expect(await readFile(w.file('.cms-sync/state.json'), 'utf8')).not.toContain('changed-on-server')
+    expect(await stateText(w.root)).not.toContain('changed-on-server')
   })
 
   test('a literal secret in a file is refused, and an unknown deployer type is refused before any write', async () => {

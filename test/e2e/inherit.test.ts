@@ -2,8 +2,8 @@
 // point at it (upstream §9). The child's inherited items are mirrored and marked, an edit of
 // one makes the child's own copy before writing it, and promote sends items up to the parent.
 
-import { readFile } from 'node:fs/promises'
 import { afterEach, describe, expect, it } from 'vitest'
+import { loadState } from '../../src/state/state-file.js'
 import { contentOf, inheritingWorld, type World } from '../helpers/sync-world.js'
 
 const DIALECTS = ['spec', 'upstream'] as const
@@ -29,8 +29,8 @@ describe.each(DIALECTS)('%s: inherited content', (dialect) => {
     const clean = await world.cli('status', '--json')
     expect(clean.exitCode).toBe(0)
     expect(clean.json).toMatchObject({ clean: true, inherited: ['content/inherited-page.json'] })
-    const state = JSON.parse(await readFile(world.file('.cms-sync/state.json'), 'utf8'))
-    expect(state.items['content/inherited-page.json'].inherited).toBe(true)
+    const state = (await loadState(world.root))!
+    expect(state.items['content/inherited-page.json']!.inherited).toBe(true)
 
     await world.editJson('content/inherited-page.json', { properties: { title: 'Edited in the child' } })
     const pending = await world.cli('status', '--json')

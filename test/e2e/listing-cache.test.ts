@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { contentFile } from '../helpers/fixtures.js'
+import { copyState, putState } from '../helpers/state-files.js'
 import { inheritingWorld, startWorld, syncedWorld, type World } from '../helpers/sync-world.js'
 
 const LISTINGS = /^GET \/api\/demo\/live\/(schemas|content|media) (\d+)$/
@@ -215,12 +216,12 @@ describe.each(['spec', 'upstream'] as const)('kept listings (%s dialect)', (dial
 
   test('a run killed before it saved the state leaves no mark the next run trusts', async () => {
     const w = await markedWorld()
-    const before = await readFile(w.file('.cms-sync/state.json'), 'utf8')
+    const before = await copyState(w.root)
     await w.setContent('home', { properties: { title: 'remote' } })
     await w.setContent('news', { properties: { title: 'remote too' } })
     expect((await w.cli('pull')).exitCode).toBe(0)
     // As a kill after the files were written and the listing kept, before the state was saved.
-    await writeFile(w.file('.cms-sync/state.json'), before)
+    await putState(w.root, before)
     for (let i = 0; i < 2; i++) {
       const status = await listingAnswers(w, '--json', 'status')
       expect(status.answers).toEqual({ schemas: 304, content: 304 })
@@ -236,7 +237,7 @@ describe.each(['spec', 'upstream'] as const)('kept listings (%s dialect)', (dial
     expect(status.json).toEqual(await fullRead(w))
     // A state put back from before the pull (a backup): the mark names another state, so the
     // server side is read from the kept copy, and the pulled files agree with it.
-    await writeFile(w.file('.cms-sync/state.json'), before)
+    await putState(w.root, before)
     const restored = await listingAnswers(w, '--json', 'status')
     expect(restored.answers).toEqual({ schemas: 304, content: 304 })
     expect(restored.run.json.clean).toBe(true)

@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { afterEach, describe, expect, test } from 'vitest'
 import { createMediaApi } from '../../src/remote/media.js'
+import { copyState, putState } from '../helpers/state-files.js'
 import { startWorld, syncedWorld, type World } from '../helpers/sync-world.js'
 
 describe.each(['spec', 'upstream'] as const)('a restart after a kill (%s dialect)', (dialect) => {
@@ -23,7 +24,7 @@ describe.each(['spec', 'upstream'] as const)('a restart after a kill (%s dialect
   test('a push the server got but the state never saved is the base: the next edit of the field is no conflict', async () => {
     const w = keep(await syncedWorld(dialect))
     const saved = {
-      state: await readFile(w.file('.cms-sync/state.json'), 'utf8'),
+      state: await copyState(w.root),
       lock: await readFile(w.file('cms-sync.lock'), 'utf8'),
     }
     await w.editJson('content/home.json', { properties: { title: 'pushed, then killed' } })
@@ -37,14 +38,14 @@ describe.each(['spec', 'upstream'] as const)('a restart after a kill (%s dialect
     w.proxy.overrideWithBody = undefined
     expect(journal).toMatch(/content\/home\.json/)
     // As a kill -9 right after the server's answer leaves it.
-    await writeFile(w.file('.cms-sync/state.json'), saved.state)
+    await putState(w.root, saved.state)
     await writeFile(w.file('cms-sync.lock'), saved.lock)
     await writeFile(w.file('.cms-sync/pushes.jsonl'), journal!)
     await w.editJson('content/home.json', { properties: { title: 'edited again' } })
     // status sees a push to make, and writes nothing (it holds no lock).
     const status = await w.cli('--json', 'status')
     expect(status.json.changes).toMatchObject([{ path: 'content/home.json', action: 'push' }])
-    expect(await readFile(w.file('.cms-sync/state.json'), 'utf8')).toBe(saved.state)
+    expect(await copyState(w.root)).toEqual(saved.state)
     const sync = await w.cli('--json', 'sync')
     expect(sync.json.conflicts, sync.stderr).toEqual([])
     expect(sync.exitCode).toBe(0)
@@ -56,7 +57,7 @@ describe.each(['spec', 'upstream'] as const)('a restart after a kill (%s dialect
     const w = keep(await startWorld(dialect, { resources: ['schemas', 'content', 'media'], content: [] }))
     expect((await w.cli('sync')).exitCode).toBe(0)
     const saved = {
-      state: await readFile(w.file('.cms-sync/state.json'), 'utf8'),
+      state: await copyState(w.root),
       lock: await readFile(w.file('cms-sync.lock'), 'utf8'),
     }
     await mkdir(w.file('media/docs'), { recursive: true })
@@ -66,7 +67,7 @@ describe.each(['spec', 'upstream'] as const)('a restart after a kill (%s dialect
     expect((await api.list()).map((m) => m.name)).toEqual(['report.txt'])
     // As a kill -9 right after the upload's answer leaves it: the id chosen is on disk (it is
     // written before a byte goes), the state, the lock and media.yaml are as before the push.
-    await writeFile(w.file('.cms-sync/state.json'), saved.state)
+    await putState(w.root, saved.state)
     await writeFile(w.file('cms-sync.lock'), saved.lock)
     await rm(w.file('media.yaml'), { force: true })
 

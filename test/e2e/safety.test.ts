@@ -7,6 +7,7 @@ import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { acquireLock } from '../../src/state/lock.js'
 import { editKeepingStat } from '../helpers/same-stat.js'
+import { copyState } from '../helpers/state-files.js'
 import { syncedWorld, type World, writeConfig } from '../helpers/sync-world.js'
 
 describe.each(['spec', 'upstream'] as const)('safety (%s dialect)', (dialect) => {
@@ -22,7 +23,7 @@ describe.each(['spec', 'upstream'] as const)('safety (%s dialect)', (dialect) =>
     return {
       tree: await w.tree(),
       server: await w.serverState(),
-      state: await readFile(w.file('.cms-sync/state.json'), 'utf8'),
+      state: await copyState(w.root),
     }
   }
 

@@ -3,10 +3,12 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { expect, test } from 'vitest'
 import { applyRun, type EngineDeps, planRun, SELECT } from '../../src/engine/plan-and-apply.js'
+import { loadState } from '../../src/state/state-file.js'
 import { CODECS } from '../../src/workspace/codecs.js'
 import { contentOf, SECTION_SCHEMA } from '../helpers/fixtures.js'
 import { MemoryRemote, silentLogger } from '../helpers/memory-remote.js'
 import { editKeepingStat } from '../helpers/same-stat.js'
+import { copyState, putState } from '../helpers/state-files.js'
 
 const target = { server: 'http://memory', project: 'demo', environment: 'live' }
 const page = contentOf('home', { createDate: '2020-01-01T00:00:00.000Z', properties: { title: 'Home' } })
@@ -174,12 +176,12 @@ test('a bad file fails alone; the others are pushed', async () => {
 test('a run whose state was not saved (a crash) is recovered by the next run without conflicts', async () => {
   const { root, remote, sync } = await setup()
   await sync()
-  const saved = await readFile(path.join(root, '.cms-sync/state.json'), 'utf8')
+  const saved = await copyState(root)
   // Changes on both sides are applied, then the process "dies" before the state is saved
   await writeFile(path.join(root, 'content/home.json'), asFile({ properties: { title: 'Local' } }))
   remote.seed('content', { ...page, id: 'about', parentId: 'home', properties: { title: 'Remote' } })
   await sync()
-  await writeFile(path.join(root, '.cms-sync/state.json'), saved)
+  await putState(root, saved)
   // The next run sees both sides equal and adopts them
   expect(await sync()).toEqual({ applied: [], conflicts: [], failed: [] })
   expect(await sync()).toEqual({ applied: [], conflicts: [], failed: [] })
@@ -194,9 +196,9 @@ test('an inherited item is mirrored and marked; its edit makes the server pull a
     sync: { isRemote: true, hasRemote: false },
   })
   await sync()
-  const state = JSON.parse(await readFile(path.join(root, '.cms-sync/state.json'), 'utf8'))
-  expect(state.items['content/shared.json'].inherited).toBe(true)
-  expect(state.items['content/home.json'].inherited).toBeUndefined()
+  const state = (await loadState(root))!
+  expect(state.items['content/shared.json']!.inherited).toBe(true)
+  expect(state.items['content/home.json']!.inherited).toBeUndefined()
 
   remote.calls = []
   expect(await sync()).toEqual({ applied: [], conflicts: [], failed: [] })

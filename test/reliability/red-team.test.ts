@@ -58,7 +58,7 @@ describe.each(['spec', 'upstream'] as const)('the red team against a CI job (%s 
     return path.join(at, 'site')
   }
 
-  test('a committed .cms-sync/state.json is no base: it cannot delete a server item the repository never held', async () => {
+  test('a committed .cms-sync/state/ is no base: it cannot delete a server item the repository never held', async () => {
     const { w, repo, ci } = await committed()
     // An editor's page, made on the server after the last commit; the repository never held it.
     await w.server.put('content', 'pricing', contentOf('pricing', { properties: { title: 'by an editor' } }))
@@ -68,7 +68,7 @@ describe.each(['spec', 'upstream'] as const)('the red team against a CI job (%s 
     expect((await w.cli('sync')).exitCode).toBe(0)
     await w.remove('content/pricing.json')
     git(repo, 'add', '-A')
-    git(repo, 'add', '-f', 'site/.cms-sync/state.json')
+    git(repo, 'add', '-f', 'site/.cms-sync/state')
     git(repo, 'commit', '-q', '-m', 'pull request: tidy up')
     const site = checkout(repo)
 
@@ -80,7 +80,7 @@ describe.each(['spec', 'upstream'] as const)('the red team against a CI job (%s 
       title: 'by an editor',
     })
     expect(run.code, said).toBe(2)
-    expect(run.stderr, said).toContain('.cms-sync/state.json')
+    expect(run.stderr, said).toContain('.cms-sync/state/index.json')
     expect(run.stderr, said).toMatch(/committed/)
     expect(
       w.proxy.seen.filter((r) => !r.startsWith('GET ')),
@@ -214,7 +214,7 @@ describe.each(['spec', 'upstream'] as const)('the red team against a CI job (%s 
     }
   })
 
-  test("a colleague's branch that commits .cms-sync/state.json rebinds nothing: checked out over the ignored state, it takes no token to its host", async () => {
+  test("a colleague's branch that commits .cms-sync/state/ rebinds nothing: checked out over the ignored state, it takes no token to its host", async () => {
     const { w, repo } = await committed()
     const heard: string[] = []
     const thief = createServer((req, res) => {
@@ -231,18 +231,18 @@ describe.each(['spec', 'upstream'] as const)('the red team against a CI job (%s 
       const own = {
         yaml: await readFile(w.file('cms-sync.yaml'), 'utf8'),
         lock: await readFile(w.file('cms-sync.lock'), 'utf8'),
-        state: await readFile(w.file('.cms-sync/state.json'), 'utf8'),
+        state: await readFile(w.file('.cms-sync/state/index.json'), 'utf8'),
       }
       git(repo, 'checkout', '-q', '-b', 'colleague')
       await writeConfig(w.root, host, dialect)
       await writeFile(w.file('cms-sync.lock'), own.lock.split(w.proxy.url).join(host))
-      await writeFile(w.file('.cms-sync/state.json'), own.state.split(w.proxy.url).join(host))
+      await writeFile(w.file('.cms-sync/state/index.json'), own.state.split(w.proxy.url).join(host))
       git(repo, 'add', '-A')
-      git(repo, 'add', '-f', 'site/.cms-sync/state.json')
+      git(repo, 'add', '-f', 'site/.cms-sync/state/index.json')
       git(repo, 'commit', '-q', '-m', 'colleague')
       // Back on main, the person's own state again (untracked, ignored), then the checkout.
       git(repo, 'checkout', '-q', 'main')
-      await writeFile(w.file('.cms-sync/state.json'), own.state)
+      await writeFile(w.file('.cms-sync/state/index.json'), own.state)
       expect(await readFile(w.file('cms-sync.yaml'), 'utf8')).toBe(own.yaml)
       git(repo, 'checkout', '-q', 'colleague')
       // A person's shell with the token exported (not CI), as the README allows.
@@ -255,7 +255,7 @@ describe.each(['spec', 'upstream'] as const)('the red team against a CI job (%s 
           said,
         ).toEqual([])
         expect(run.code, said).toBe(2)
-        expect(run.stderr, said).toContain('.cms-sync/state.json')
+        expect(run.stderr, said).toContain('.cms-sync/state/index.json')
       }
       expect(heard).toEqual([])
     } finally {

@@ -32,7 +32,7 @@ function sameCounts(store: StateStore, paths: string[]): void {
     expect(store.countOf(kind), kind).toBe(fresh.countOf(kind))
     expect(store.items(kind)).toEqual(store.items().filter((it) => it.kind === kind))
   }
-  expect(store.size).toBe(Object.keys(store.state.items).length)
+  expect(store.size).toBe(store.items().length)
   expect(store.inheritedCount).toBe(fresh.inheritedCount)
   for (const p of paths) expect(store.isInherited(p), p).toBe(fresh.isInherited(p))
 }
@@ -81,7 +81,7 @@ test("the lock's text, made again from the lines of changed items only, is the t
       if (alternate === undefined) items.push(it)
       else if (alternate !== null) items.push(alternate)
     }
-    return lockText(store.state.target, items)
+    return lockText(store.target, items)
   }
   expect(store.lockText()).toBe(expected())
   store.alternates.set('content/b.json', { ...item('content', 'b'), remoteRev: 'from-the-lock' })
