@@ -201,3 +201,11 @@ describe('schema deletes held while content uses the schema', () => {
     expect(deletesHeldBySchemaUse([item('section', 'delete-remote', 'form')], users).size).toBe(0)
   })
 })
+
+test('exactly five users of a schema are all named, with nothing counted after them', () => {
+  const users = new Map(Array.from({ length: 5 }, (_, i) => [`content/p${i}.json`, 'section'] as const))
+  const held = deletesHeldBySchemaUse([item('section', 'delete-remote', 'schema')], users)
+  expect(held.get('schemas/section.json')).toMatch(
+    /used by content\/p0\.json, .*content\/p4\.json; delete that content/,
+  )
+})

@@ -135,8 +135,13 @@ test("a base text found outside the state (git's history) merges as the state's 
     { prefer: 'remote', leaves: new Map([[PATH, ['/properties/body']]]) },
     {
       ...deps,
-      baseFallback: async (planned) => {
+      baseFallback: async (planned, _hash, _codec, orders) => {
         asked.push(planned.path)
+        // The documents whose key order a committed version may have: the server's and the file.
+        expect(orders.map((doc) => (doc.properties as { body: string }).body)).toEqual([
+          'Remote body',
+          'Local body',
+        ])
         return baseText
       },
     },
@@ -162,4 +167,26 @@ test('no base text anywhere: the conflict says why, with what the user can chang
     { ...deps, baseFallback: async () => undefined, whyNoBase: async () => undefined },
   )
   expect(silent.reason).toBe('changed on both sides, and the base text is not known to merge them')
+  const unasked = await planItem({}, { ...deps, baseFallback: async () => undefined })
+  expect(unasked.reason).toBe('changed on both sides, and the base text is not known to merge them')
+})
+
+test('a merge that is the file as it is: a push, though the server changed too', async () => {
+  const { planItem, deps } = await conflicted()
+  // The server's edit is one the file has too: the body.
+  const file = JSON.parse(await readFile(path.join(deps.root, PATH), 'utf8'))
+  ;(deps.client as MemoryRemote).seed('content', {
+    ...page,
+    properties: { ...properties, body: file.properties.body },
+  })
+  const item = await planItem({})
+  expect(item).toMatchObject({ action: 'push', local: 'modified', remote: 'modified' })
+  expect(item.settledFor).toBeUndefined()
+})
+
+test('the same edit on both sides is agreement: the base moves, nothing to merge', async () => {
+  const { planItem, deps } = await conflicted()
+  const file = JSON.parse(await readFile(path.join(deps.root, PATH), 'utf8'))
+  ;(deps.client as MemoryRemote).seed('content', { ...page, properties: file.properties })
+  expect(await planItem({})).toMatchObject({ action: 'merge-base', local: 'modified', remote: 'modified' })
 })

@@ -187,3 +187,55 @@ describe('which paths are one leaf', () => {
     expect(result.local).toEqual(doc(definition('Heading', 'rich'), 1))
   })
 })
+
+describe('what the merged documents hold', () => {
+  it('the server making a value multilingual makes its languages leaves too', () => {
+    const result = mergeJson(
+      { t: { en: { a: 1, b: 1 } } },
+      { t: { en: { a: 2, b: 1 } } },
+      { t: { _multilingual: true, en: { a: 1, b: 2 } } },
+    )
+    expect(result.conflicts.map((leaf) => leaf.path)).toEqual(['/t/en'])
+  })
+
+  it('a key deleted on one side and untouched on the other is no key of the result at all', () => {
+    const result = mergeJson({ a: 1, b: 1, c: 1 }, { a: 2, b: 1 }, { a: 1, b: 2, c: 1 })
+    expect(Object.keys(result.local as object)).toEqual(['a', 'b'])
+    expect(Object.keys(result.remote as object)).toEqual(['a', 'b'])
+  })
+
+  it('an item both sides added at the same place is in the array once', () => {
+    const result = mergeJson(
+      { list: [{ id: 'a', v: 1 }] },
+      {
+        list: [
+          { id: 'a', v: 2 },
+          { id: 'c', v: 3 },
+        ],
+      },
+      {
+        list: [
+          { id: 'a', v: 1 },
+          { id: 'c', v: 3 },
+        ],
+      },
+    )
+    expect(text(mergedOf(result))).toBe(
+      text({
+        list: [
+          { id: 'a', v: 2 },
+          { id: 'c', v: 3 },
+        ],
+      }),
+    )
+  })
+
+  it('a conflicting leaf names only the sides that hold it', () => {
+    const added = mergeJson({}, { a: 1 }, { a: 2 })
+    expect(added.conflicts).toStrictEqual([{ path: '/a', local: 1, remote: 2 }])
+    const deletedHere = mergeJson({ a: 1 }, {}, { a: 2 })
+    expect(deletedHere.conflicts).toStrictEqual([{ path: '/a', base: 1, remote: 2 }])
+    const deletedThere = mergeJson({ a: 1 }, { a: 3 }, {})
+    expect(deletedThere.conflicts).toStrictEqual([{ path: '/a', base: 1, local: 3 }])
+  })
+})
