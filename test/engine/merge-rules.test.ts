@@ -202,6 +202,9 @@ describe('what the merged documents hold', () => {
     const result = mergeJson({ a: 1, b: 1, c: 1 }, { a: 2, b: 1 }, { a: 1, b: 2, c: 1 })
     expect(Object.keys(result.local as object)).toEqual(['a', 'b'])
     expect(Object.keys(result.remote as object)).toEqual(['a', 'b'])
+    // A delete against an edit: the deleting side holds no key for it, not one without a value.
+    const conflict = mergeJson({ a: 1, b: 1 }, { a: 1 }, { a: 1, b: 2 })
+    expect(Object.keys(conflict.local as object)).toEqual(['a'])
   })
 
   it('an item both sides added at the same place is in the array once', () => {
