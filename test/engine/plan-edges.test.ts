@@ -148,3 +148,113 @@ describe('changesOf', () => {
     expect(changesOf({ items }).map((item) => item.action)).toEqual(['merge', 'publish', 'unpublish'])
   })
 })
+
+describe('plan: why two bases make a conflict', () => {
+  /** One item whose state base is `state` and whose lock base is `lock`. */
+  const twoBases = (state: string, lock: string | null, local: string, remote: string, prefer?: Side) =>
+    plan(
+      new Map([
+        ['content/a.json', { kind: 'content', id: 'a', path: 'content/a.json', hash: state, alt: lock }],
+      ]),
+      index({ 'content/a.json': local }),
+      index({ 'content/a.json': remote }),
+      prefer ? { prefer } : {},
+    ).items[0]
+
+  const ways =
+    "`cms-sync resolve content/a.json --keep local` sends %s to the server; `cms-sync restore content/a.json` takes the server's into the file"
+
+  test("a checkout of an older commit: the file is the lock's version, the server the last sync's", () => {
+    expect(twoBases('S', 'K', 'K', 'S')).toEqual({
+      kind: 'content',
+      id: 'a',
+      path: 'content/a.json',
+      local: 'modified',
+      remote: 'unchanged',
+      action: 'conflict',
+      reason: `the committed cms-sync.lock is older than the last sync here (a git checkout of an older commit or a branch switch): the file is that older version, the server still holds what was synced last. ${ways.replace('%s', 'the checked-out version')}`,
+    })
+  })
+
+  test("a lock from another clone's sync: the server is the lock's version, the file the last sync's", () => {
+    expect(twoBases('S', 'K', 'S', 'K')).toMatchObject({
+      action: 'conflict',
+      reason: `cms-sync.lock names a server version this workspace never synced (a sync from another clone, brought by git), while the file is what was synced here last. ${ways.replace('%s', "the file's version")}`,
+    })
+  })
+
+  test('settled by --prefer, or a conflict either base sees, carries no such reason', () => {
+    const settled = twoBases('S', 'K', 'K', 'S', 'local')
+    expect(settled).toMatchObject({ action: 'push', settledFor: 'local' })
+    expect(settled).not.toHaveProperty('reason')
+    const edited = twoBases('S', 'K', 'L', 'R')
+    expect(edited).toMatchObject({ action: 'conflict' })
+    expect(edited).not.toHaveProperty('reason')
+  })
+
+  test('a lock without the item decides by the state base alone', () => {
+    expect(twoBases('S', null, 'L', 'S')).toMatchObject({
+      local: 'modified',
+      remote: 'unchanged',
+      action: 'push',
+    })
+    expect(twoBases('S', null, 'L', 'S')).not.toHaveProperty('reason')
+  })
+})
+
+describe('decideTwice: what each side is said to have done', () => {
+  test('gone from both sides: a deletion on both, the base goes', () => {
+    expect(decideTwice('S', 'K', undefined, undefined)).toEqual({
+      local: 'deleted',
+      remote: 'deleted',
+      action: 'merge-base',
+    })
+  })
+
+  test('both sides hold the state base, the lock another: nothing changed, the base moves', () => {
+    expect(decideTwice('S', 'K', 'S', 'S')).toEqual({
+      local: 'unchanged',
+      remote: 'unchanged',
+      action: 'merge-base',
+    })
+  })
+})
+
+describe('plan: two bases with one side gone', () => {
+  const item = (hash: string, alt: string) =>
+    new Map([['content/a.json', { kind: 'content' as const, id: 'a', path: 'content/a.json', hash, alt }]])
+  const none = new Map<string, Version>()
+
+  test('deleted here after the last sync: deleted on the server, as the state says', () => {
+    expect(plan(item('S', 'K'), none, index({ 'content/a.json': 'S' })).items).toEqual([
+      {
+        kind: 'content',
+        id: 'a',
+        path: 'content/a.json',
+        local: 'deleted',
+        remote: 'unchanged',
+        action: 'delete-remote',
+      },
+    ])
+  })
+
+  test('deleted on the server, edited here: a conflict that needs no second reason', () => {
+    const [only] = plan(item('S', 'K'), index({ 'content/a.json': 'L' }), none).items
+    expect(only).toEqual({
+      kind: 'content',
+      id: 'a',
+      path: 'content/a.json',
+      local: 'modified',
+      remote: 'deleted',
+      action: 'conflict',
+    })
+  })
+
+  test('deleted here, edited on the server: a conflict too', () => {
+    expect(plan(item('S', 'K'), none, index({ 'content/a.json': 'R' })).items[0]).toMatchObject({
+      local: 'deleted',
+      remote: 'modified',
+      action: 'conflict',
+    })
+  })
+})
