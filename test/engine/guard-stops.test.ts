@@ -7,7 +7,7 @@ import {
   countBase,
   deleteGuard,
   deletesHeldByRenamedFiles,
-  deletesHeldBySchemaUse,
+  deletesHeldByUse,
   describeOrphaning,
   describeStop,
   type GuardStop,
@@ -20,6 +20,18 @@ import {
 import type { Action, PlanItem } from '../../src/engine/plan.js'
 
 type TestKind = 'content' | 'schema' | 'form'
+
+/** The schema-in-use rule, given what each content file names as its schema after the run. */
+const heldBySchemaUse = (selected: PlanItem[], schemaOf: ReadonlyMap<string, string | undefined>) =>
+  deletesHeldByUse(
+    selected,
+    new Map(
+      [...schemaOf].map(([path, id]) => [
+        path,
+        id === undefined ? undefined : { by: 'content' as const, kind: 'schema' as const, id },
+      ]),
+    ),
+  )
 const folders = { content: 'content', schema: 'schemas', form: 'forms' }
 const item = (id: string, action: Action, kind: TestKind = 'content'): PlanItem => ({
   kind,
@@ -169,7 +181,7 @@ describe('deletes held for a renamed file', () => {
 
 describe('schema deletes held while content uses the schema', () => {
   test('a schema still used after the run is held, naming its users in order', () => {
-    const held = deletesHeldBySchemaUse(
+    const held = heldBySchemaUse(
       [item('section', 'delete-remote', 'schema'), item('page', 'delete-remote', 'schema')],
       new Map<string, string | undefined>([
         ['content/b.json', 'section'],
@@ -188,7 +200,7 @@ describe('schema deletes held while content uses the schema', () => {
 
   test('more than five users: five are named and the rest counted', () => {
     const users = new Map(Array.from({ length: 8 }, (_, i) => [`content/p${i}.json`, 'section'] as const))
-    const held = deletesHeldBySchemaUse([item('section', 'delete-remote', 'schema')], users)
+    const held = heldBySchemaUse([item('section', 'delete-remote', 'schema')], users)
     expect(held.get('schemas/section.json')).toBe(
       'not deleted on the server: the schema is still used by content/p0.json, content/p1.json, content/p2.json, content/p3.json, content/p4.json and 3 more; delete that content or give it another schema in the same run, or bring schemas/section.json back',
     )
@@ -196,15 +208,15 @@ describe('schema deletes held while content uses the schema', () => {
 
   test('only schema deletes on the server are held', () => {
     const users = new Map([['content/a.json', 'section']])
-    expect(deletesHeldBySchemaUse([item('section', 'delete-local', 'schema')], users).size).toBe(0)
-    expect(deletesHeldBySchemaUse([item('section', 'push', 'schema')], users).size).toBe(0)
-    expect(deletesHeldBySchemaUse([item('section', 'delete-remote', 'form')], users).size).toBe(0)
+    expect(heldBySchemaUse([item('section', 'delete-local', 'schema')], users).size).toBe(0)
+    expect(heldBySchemaUse([item('section', 'push', 'schema')], users).size).toBe(0)
+    expect(heldBySchemaUse([item('section', 'delete-remote', 'form')], users).size).toBe(0)
   })
 })
 
 test('exactly five users of a schema are all named, with nothing counted after them', () => {
   const users = new Map(Array.from({ length: 5 }, (_, i) => [`content/p${i}.json`, 'section'] as const))
-  const held = deletesHeldBySchemaUse([item('section', 'delete-remote', 'schema')], users)
+  const held = heldBySchemaUse([item('section', 'delete-remote', 'schema')], users)
   expect(held.get('schemas/section.json')).toMatch(
     /used by content\/p0\.json, .*content\/p4\.json; delete that content/,
   )

@@ -6,6 +6,8 @@
 import { describe, expect, it } from 'vitest'
 import { mergeItem } from '../../src/engine/merge/item-merge.js'
 import { type Json, mergedOf, mergeJson } from '../../src/engine/merge/merge-json.js'
+import { formCodec } from '../../src/workspace/form-codec.js'
+import { schemaCodec } from '../../src/workspace/schema-codec.js'
 
 const text = (value: Json | undefined) => JSON.stringify(value)
 
@@ -162,7 +164,7 @@ describe('which paths are one leaf', () => {
 
   it("a schema's field definition is one leaf: two edits inside it are a conflict", () => {
     const result = mergeItem(
-      'schema',
+      schemaCodec,
       doc(definition('Title', 'text'), 1),
       doc(definition('Heading', 'text'), 1),
       doc(definition('Title', 'rich'), 1),
@@ -171,14 +173,19 @@ describe('which paths are one leaf', () => {
   })
 
   it('a schema merges inside anything else three levels deep', () => {
-    const result = mergeItem('schema', doc(1, { x: 1, y: 1 }), doc(1, { x: 2, y: 1 }), doc(1, { x: 1, y: 2 }))
+    const result = mergeItem(
+      schemaCodec,
+      doc(1, { x: 1, y: 1 }),
+      doc(1, { x: 2, y: 1 }),
+      doc(1, { x: 1, y: 2 }),
+    )
     expect(result.conflicts).toEqual([])
     expect(result.local).toEqual(doc(1, { x: 2, y: 2 }))
   })
 
   it('another kind merges inside a `fields` object like any other', () => {
     const result = mergeItem(
-      'form',
+      formCodec,
       doc(definition('Title', 'text'), 1),
       doc(definition('Heading', 'text'), 1),
       doc(definition('Title', 'rich'), 1),
