@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs'
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
+import { copyState, putState } from '../helpers/state-files.js'
 import { type Dialect, startWorld, type World } from '../helpers/sync-world.js'
 import { watchReconciled } from '../helpers/watch.js'
 
@@ -84,7 +85,7 @@ describe('status changes nothing', () => {
     cleanups.push(() => w.close())
     expect((await w.cli('sync')).exitCode).toBe(0)
     const saved = {
-      state: await readFile(w.file('.cms-sync/state.json'), 'utf8'),
+      state: await copyState(w.root),
       lock: await readFile(w.file('cms-sync.lock'), 'utf8'),
     }
     await w.editJson('content/home.json', { properties: { title: 'pushed, then killed' } })
@@ -97,7 +98,7 @@ describe('status changes nothing', () => {
     expect((await w.cli('push')).exitCode).toBe(0)
     w.proxy.overrideWithBody = undefined
     // As a kill -9 right after the server's answer leaves it.
-    await writeFile(w.file('.cms-sync/state.json'), saved.state)
+    await putState(w.root, saved.state)
     await writeFile(w.file('cms-sync.lock'), saved.lock)
     await writeFile(w.file('.cms-sync/pushes.jsonl'), journal!)
     await w.editJson('content/home.json', { properties: { title: 'edited again' } })
