@@ -123,7 +123,7 @@ export interface RemoteClient {
    * The listing as `list` reads it, with what a kept copy says of it: a listing answered 304
    * from a kept copy is parsed only when its items are asked for.
    */
-  listing(kind: RemoteKind, opts?: { signal?: AbortSignal }): Promise<Listing>
+  listing(kind: RemoteKind, opts?: { signal?: AbortSignal; unconditional?: boolean }): Promise<Listing>
   /**
    * Whether the kind's listing is byte for byte what the last `list` read (one request, nothing
    * parsed): watch's remote poll stops there when nothing changed. False when not known.
@@ -154,12 +154,12 @@ export interface RemoteClient {
   /**
    * A GET of a listing of another module's (media), asked with the kept ETag when a listing
    * cache is set: a 304 is answered from the kept text. `keep` keeps this answer; call it once
-   * the listing is known good.
+   * the listing is known good. `unconditional`: asked without the kept ETag (the answer is kept).
    */
   readListing(
     name: 'media',
     path: string,
-    opts?: Pick<RequestOptions, 'signal'>,
+    opts?: Pick<RequestOptions, 'signal'> & { unconditional?: boolean },
   ): Promise<{ res: RemoteResponse; keep?: () => Promise<void>; fromKept?: true }>
   /** Drops the kept listing of another module's (media) before the tool's own write to it. */
   forgetListing(name: 'media'): Promise<void>
@@ -321,18 +321,20 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
   /**
    * The listing as the server answers it, asked for with the kept ETag when one is kept: a 304
    * is answered from the kept text. A kept text that does not parse is dropped and the listing
-   * read again in full.
+   * read again in full. `unconditional` asks without it (watch's deep rescan: a server whose
+   * ETag never changes cannot hide a change for ever), and keeps the answer.
    */
   async function readListing(
     name: string,
     cacheable: boolean,
     request: HttpRequest,
     lazy = false,
+    unconditional = false,
   ): Promise<{ res: HttpResponse; keep?: () => Promise<void>; kept?: CachedListing }> {
     const cache = cacheable ? listingCache : undefined
     if (!cache) return { res: await transport.send(request) }
     const url = `${transport.server}${request.path}`
-    const kept = await cache.read(name).catch(() => undefined)
+    const kept = unconditional ? undefined : await cache.read(name).catch(() => undefined)
     const usable = kept?.url === url ? kept : undefined
     const res = await transport.send({
       ...request,
@@ -396,7 +398,10 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     return (await listing(kind, opts)).items()
   }
 
-  async function listing(kind: RemoteKind, opts: { signal?: AbortSignal } = {}): Promise<Listing> {
+  async function listing(
+    kind: RemoteKind,
+    opts: { signal?: AbortSignal; unconditional?: boolean } = {},
+  ): Promise<Listing> {
     const request: HttpRequest = {
       method: 'GET',
       path: `${P}/${SEGMENT[kind]}`,
@@ -409,7 +414,13 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     let keep: (() => Promise<void>) | undefined
     let kept: CachedListing | undefined
     try {
-      const read = await readListing(SEGMENT[kind], !NEVER_CACHED.has(kind), request, true)
+      const read = await readListing(
+        SEGMENT[kind],
+        !NEVER_CACHED.has(kind),
+        request,
+        true,
+        opts.unconditional === true,
+      )
       res = read.res
       keep = read.keep
       kept = read.kept
@@ -769,13 +780,19 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     publish,
     request,
     readListing: async (name, path, reqOpts = {}) => {
-      const read = await readListing(name, true, {
-        method: 'GET',
-        path,
-        maxBytes: listMaxBytes,
-        digest: true,
-        ...(reqOpts.signal ? { signal: reqOpts.signal } : {}),
-      })
+      const read = await readListing(
+        name,
+        true,
+        {
+          method: 'GET',
+          path,
+          maxBytes: listMaxBytes,
+          digest: true,
+          ...(reqOpts.signal ? { signal: reqOpts.signal } : {}),
+        },
+        false,
+        reqOpts.unconditional === true,
+      )
       return {
         res: read.res,
         ...(read.keep ? { keep: read.keep } : {}),

@@ -60,7 +60,8 @@ function mediaOf(item: Record<string, unknown>): RemoteMedia {
 
 export interface MediaApi {
   /** The signal gives the listing up (see HttpRequest.signal). */
-  list(opts?: { signal?: AbortSignal }): Promise<RemoteMedia[]>
+  /** `unconditional`: asked without the kept ETag (watch's deep rescan). */
+  list(opts?: { signal?: AbortSignal; unconditional?: boolean }): Promise<RemoteMedia[]>
   /** Whether the listing is byte for byte what the last `list` read (see RemoteClient.listingUnchanged). */
   listingUnchanged(): Promise<boolean>
   /** Whether the last `list` was answered 304 from the kept copy (never the only word on a delete). */
@@ -138,7 +139,7 @@ export function createMediaApi(client: RemoteClient, opts: { maxBytes?: number }
     )
   }
 
-  async function list(opts: { signal?: AbortSignal } = {}): Promise<RemoteMedia[]> {
+  async function list(opts: { signal?: AbortSignal; unconditional?: boolean } = {}): Promise<RemoteMedia[]> {
     const route = `${P}/media`
     const refuse = (why: string, status?: number) =>
       new ListingError('listing', `could not list media, so nothing was changed: ${why}`, {
@@ -149,7 +150,10 @@ export function createMediaApi(client: RemoteClient, opts: { maxBytes?: number }
     let res: RemoteResponse
     let keep: (() => Promise<void>) | undefined
     try {
-      const read = await client.readListing('media', route, opts.signal ? { signal: opts.signal } : {})
+      const read = await client.readListing('media', route, {
+        ...(opts.signal ? { signal: opts.signal } : {}),
+        ...(opts.unconditional ? { unconditional: true } : {}),
+      })
       res = read.res
       keep = read.keep
       fromKept = read.fromKept === true

@@ -116,3 +116,23 @@ test('the deep rescan reads every file: an edit that kept size and mtime is push
   const poll = d.events.slice(pushed).find((e) => e.event === 'polled')
   expect(poll).toMatchObject({ files: 'read' })
 })
+
+test('a server whose listings answer 304 to everything cannot hide a remote change past the deep rescan', async () => {
+  const { w, d } = await watched(['--rescan-seconds', '3'])
+  // A cache in front of the server that answers every conditional listing "not modified".
+  w.proxy.override = (method, route, headers) => {
+    const etag = headers['if-none-match']
+    if (method !== 'GET' || typeof etag !== 'string' || !/^\/api\/demo\/live\/[a-z]+$/.test(route)) return
+    return { status: 304, body: '', headers: { etag } }
+  }
+  await w.setContent('news', { properties: { title: 'behind the cache' } })
+  const polled = polls(d.events).length
+  await d.waitForEvent({ event: 'pulled', path: 'content/news.json' }, 15_000)
+  expect(await w.readJson('content/news.json')).toMatchObject({ properties: { title: 'behind the cache' } })
+  // The quiet polls believed the cache; the deep rescan asked without the ETags.
+  const pulled = d.events.findIndex((e) => e.event === 'pulled' && e.path === 'content/news.json')
+  expect(d.events.slice(pulled).find((e) => e.event === 'polled')).toMatchObject({ files: 'read' })
+  expect(polls(d.events).slice(polled, -1)).not.toContainEqual(
+    expect.objectContaining({ listings: 'changed' }),
+  )
+})
