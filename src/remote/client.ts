@@ -458,7 +458,9 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
         items ??= accept(kind, JSON.parse(text), res.status, data)
         return items
       }
-      unparsed.set(kind, parse)
+      // Only upstream's by-id reads need it; held otherwise, the body would outlive the run (an
+      // idle watch would keep it between polls).
+      if (d === 'upstream') unparsed.set(kind, parse)
       const clean = kept.clean ? { clean: kept.clean, ...(kept.dated ? { dated: kept.dated } : {}) } : {}
       return { items: parse, ...clean, markClean, kept: true }
     }

@@ -319,6 +319,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
     else await guard(changed, new Set([...info.deleted].filter((p) => changed.has(p))))
     if (info.flood) {
       runs.requireFull()
+      runs.requireLook()
       void queue.requestFull()
     } else queue.add(changed)
   }
@@ -341,7 +342,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
           warnedNoSpace = true
           emit({
             event: 'warning',
-            message: `the system's file watch limit is reached (raise fs.inotify.max_user_watches); edits are still found by the full reconcile every ${Math.round(opts.pollMs / 1000)} s`,
+            message: `the system's file watch limit is reached (raise fs.inotify.max_user_watches); edits are still found by the poll every ${Math.round(opts.pollMs / 1000)} s, which looks at every file`,
           })
           return
         }

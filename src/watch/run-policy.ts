@@ -251,6 +251,9 @@ export function createWatchRuns(
       // A batch that took a full plan read the listings, but settled only its own paths.
       if (!what.whole && plan.fresh !== true) settled = false
       let pullOnly = await opts.paused()
+      // Whether what the pause holds is still there takes a plan of everything: the paths a
+      // batch brought while paused (a restore, a checkout back) count as moved for the next poll.
+      if (pullOnly && !what.whole && opts.whilePaused) for (const path of what.paths) held.add(path)
       if (pullOnly && what.whole && opts.whilePaused)
         await opts.whilePaused(
           plan.plan.items.filter((item) => PUSH_SIDE.has(item.action)).map((item) => item.path),

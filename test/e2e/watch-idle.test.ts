@@ -79,7 +79,8 @@ test('a quiet poll asks only the conditional listings and states no file; an edi
 test('with the watch limit reached, every poll states every file and finds an edit the watcher could not see', async () => {
   limit.reached = true
   const { w, d } = await watched()
-  await d.waitForEvent({ event: 'warning' })
+  const warning = await d.waitForEvent({ event: 'warning' })
+  expect(warning.message).toMatch(/file watch limit is reached.*found by the poll every 1 s/)
   const before = polls(d.events).length
   expect(await pollNumber(d, before + 1)).toMatchObject({ files: 'stat', planned: 'nothing' })
 
