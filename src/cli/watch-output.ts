@@ -21,6 +21,8 @@ export function eventLine(e: WatchEvent): string | undefined {
       return e.same
         ? undefined
         : `${pc.yellow('!')} the server holds other bytes for ${e.path} than at the last sync (replaced in the CMS?): reading them`
+    case 'polled':
+      return undefined // every few seconds: the lines it led to (pushed, pulled) say what changed
     case 'ready':
       return `${pc.green('●')} watching ${e.root} (${e.tracked} items, ready in ${e.timeToReadyMs} ms); Ctrl-C stops`
     case 'reconciled':

@@ -153,7 +153,10 @@ export async function planRun(
   opts: {
     prefer?: Side
     rebind?: boolean
-    /** Read every file instead of trusting the stat cache (watch's periodic deep rescan). */
+    /**
+     * Read every file instead of trusting the stat cache, and ask every listing without its kept
+     * ETag (watch's periodic deep rescan: a server whose ETag never changes cannot hide a change).
+     */
     rehash?: boolean
     /** The state as the caller keeps it in memory (watch, which holds the lock for its whole life). */
     store?: StateStore
@@ -174,8 +177,14 @@ export async function planRun(
   if (opts.signal?.aborted) giveUp()
   else opts.signal?.addEventListener('abort', giveUp, { once: true })
   const listings: AllListings = {
-    json: requestListings(deps.client, deps.codecs, cancel.signal),
-    ...(deps.media ? { media: settleLater(deps.media.api.list({ signal: cancel.signal })) } : {}),
+    json: requestListings(deps.client, deps.codecs, cancel.signal, opts.rehash === true),
+    ...(deps.media
+      ? {
+          media: settleLater(
+            deps.media.api.list({ signal: cancel.signal, ...(opts.rehash ? { unconditional: true } : {}) }),
+          ),
+        }
+      : {}),
   }
   try {
     const { store, rebound } = opts.store

@@ -13,7 +13,7 @@ export interface RemotePort {
    * `list`, with what a kept copy of the listing says of it (src/remote/listing-cache.ts): a
    * 304 is parsed only when its items are asked for. Without it, `list` is used.
    */
-  listing?(kind: Kind, opts?: { signal?: AbortSignal }): Promise<ListingRead>
+  listing?(kind: Kind, opts?: { signal?: AbortSignal; unconditional?: boolean }): Promise<ListingRead>
   /** Whether the kind's listing is byte for byte what the last `list` read; false when not known. */
   listingUnchanged?(kind: Kind): Promise<boolean>
   /** The item, or undefined when the server does not have it. */

@@ -80,17 +80,30 @@ function isRefusedToken(error: unknown): boolean {
 /**
  * Asks for every kind's listing at once, so they arrive while the run reads the workspace. A
  * failure surfaces where snapshotRemote awaits it; until then it is held, not unhandled. A run
- * that stops early aborts `signal`, so no listing or retry outlives it.
+ * that stops early aborts `signal`, so no listing or retry outlives it. `unconditional`: without
+ * the kept ETags (watch's deep rescan).
  */
-export function requestListings(client: RemotePort, codecs: readonly Codec[], signal: AbortSignal): Listings {
-  return new Map(codecs.map((codec) => [codec.kind, settleLater(readListing(client, codec.kind, signal))]))
+export function requestListings(
+  client: RemotePort,
+  codecs: readonly Codec[],
+  signal: AbortSignal,
+  unconditional = false,
+): Listings {
+  return new Map(
+    codecs.map((codec) => [codec.kind, settleLater(readListing(client, codec.kind, signal, unconditional))]),
+  )
 }
 
 export type Listings = ReadonlyMap<Kind, Promise<ListingRead>>
 
-function readListing(client: RemotePort, kind: Kind, signal?: AbortSignal): Promise<ListingRead> {
+function readListing(
+  client: RemotePort,
+  kind: Kind,
+  signal?: AbortSignal,
+  unconditional = false,
+): Promise<ListingRead> {
   const opts = signal ? { signal } : {}
-  if (client.listing) return client.listing(kind, opts)
+  if (client.listing) return client.listing(kind, unconditional ? { ...opts, unconditional } : opts)
   return client.list(kind, opts).then((items) => ({ items: () => items }))
 }
 

@@ -28,7 +28,7 @@ export interface HubSource {
 }
 
 /** Events that cannot change what status says; any other one (a new kind too) asks for a read. */
-const LEAVES_STATUS = new Set(['ready', 'page', 'warning'])
+const LEAVES_STATUS = new Set(['ready', 'page', 'warning', 'polled'])
 
 function feedEntry(e: WatchEvent, time: string): FeedEntry | undefined {
   switch (e.event) {
@@ -89,7 +89,7 @@ function feedEntry(e: WatchEvent, time: string): FeedEntry | undefined {
       // An event the page has no words for yet (e.g. "reverted on the server"): shown by its
       // name with its path and message, rather than dropped.
       const other = e as { event: string; path?: unknown; message?: unknown }
-      if (other.event === 'ready' || other.event === 'page') return undefined
+      if (other.event === 'ready' || other.event === 'page' || other.event === 'polled') return undefined
       return {
         time,
         event: other.event,

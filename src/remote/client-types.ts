@@ -93,7 +93,7 @@ export interface RemoteClient {
    * The listing as `list` reads it, with what a kept copy says of it: a listing answered 304
    * from a kept copy is parsed only when its items are asked for.
    */
-  listing(kind: RemoteKind, opts?: { signal?: AbortSignal }): Promise<Listing>
+  listing(kind: RemoteKind, opts?: { signal?: AbortSignal; unconditional?: boolean }): Promise<Listing>
   /**
    * Whether the kind's listing is byte for byte what the last `list` read (one request, nothing
    * parsed): watch's remote poll stops there when nothing changed. False when not known.
@@ -126,12 +126,12 @@ export interface RemoteClient {
   /**
    * A GET of a listing of another module's (media), asked with the kept ETag when a listing
    * cache is set: a 304 is answered from the kept text. `keep` keeps this answer; call it once
-   * the listing is known good.
+   * the listing is known good. `unconditional`: asked without the kept ETag (the answer is kept).
    */
   readListing(
     name: 'media',
     path: string,
-    opts?: Pick<RequestOptions, 'signal'>,
+    opts?: Pick<RequestOptions, 'signal'> & { unconditional?: boolean },
   ): Promise<{ answer: Answer; keep?: () => Promise<void>; fromKept?: true }>
   /** Drops the kept listing of another module's (media) before the tool's own write to it. */
   forgetListing(name: 'media'): Promise<void>

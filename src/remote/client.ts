@@ -91,13 +91,20 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     request: async (method, path, reqOpts) => responseOf(await send(ctx, method, path, reqOpts)),
     send: (method, path, reqOpts) => send(ctx, method, path, reqOpts),
     readListing: async (name, path, reqOpts = {}) => {
-      const read = await readListing(ctx, name, true, {
-        method: 'GET',
-        path,
-        maxBytes: ctx.listMaxBytes,
-        digest: true,
-        ...(reqOpts.signal ? { signal: reqOpts.signal } : {}),
-      })
+      const read = await readListing(
+        ctx,
+        name,
+        true,
+        {
+          method: 'GET',
+          path,
+          maxBytes: ctx.listMaxBytes,
+          digest: true,
+          ...(reqOpts.signal ? { signal: reqOpts.signal } : {}),
+        },
+        false,
+        reqOpts.unconditional === true,
+      )
       return {
         answer: read.answer,
         ...(read.keep ? { keep: read.keep } : {}),

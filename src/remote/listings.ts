@@ -60,6 +60,8 @@ export interface ListingAnswer {
  * The listing as the server answers it, asked for with the kept ETag when one is kept: a 304
  * is answered from the kept text, as `ok`. A kept text that does not parse is dropped and the
  * listing read again in full. `lazy`: the kept text is parsed by whoever asks for the items.
+ * `unconditional` asks without it (watch's deep rescan: a server whose ETag never changes cannot
+ * hide a change for ever), and keeps the answer.
  */
 export async function readListing(
   ctx: ClientContext,
@@ -67,11 +69,12 @@ export async function readListing(
   cacheable: boolean,
   request: HttpRequest,
   lazy = false,
+  unconditional = false,
 ): Promise<ListingAnswer> {
   const cache = cacheable ? ctx.listingCache : undefined
   if (!cache) return { answer: await ctx.transport.send(request) }
   const url = `${ctx.transport.server}${request.path}`
-  const kept = await cache.read(name).catch(() => undefined)
+  const kept = unconditional ? undefined : await cache.read(name).catch(() => undefined)
   const usable = kept?.url === url ? kept : undefined
   const answer = await ctx.transport.send({
     ...request,
@@ -143,7 +146,7 @@ export async function list(
 export async function listing(
   ctx: ClientContext,
   kind: RemoteKind,
-  opts: { signal?: AbortSignal } = {},
+  opts: { signal?: AbortSignal; unconditional?: boolean } = {},
 ): Promise<Listing> {
   const request: HttpRequest = {
     method: 'GET',
@@ -153,7 +156,13 @@ export async function listing(
     ...(opts.signal ? { signal: opts.signal } : {}),
   }
   const data = { method: 'GET', route: request.path }
-  const { response, keep, kept } = await readOrRefuse(ctx, kind, request, opts.signal)
+  const { response, keep, kept } = await readOrRefuse(
+    ctx,
+    kind,
+    request,
+    opts.signal,
+    opts.unconditional === true,
+  )
   const marker = listingMarker(response)
   if (marker) ctx.seen.markers.set(kind, marker)
   const { etag } = response.headers
@@ -170,7 +179,9 @@ export async function listing(
       items ??= accept(ctx, kind, JSON.parse(text), response.status, data)
       return items
     }
-    ctx.seen.unparsed.set(kind, parse)
+    // Only by-id reads that may ask the parent need it; held otherwise, the body would outlive
+    // the run (an idle watch would keep it between polls).
+    if (ctx.capabilities.items.byIdMissAsksParent) ctx.seen.unparsed.set(kind, parse)
     const clean = kept.clean ? { clean: kept.clean, ...(kept.dated ? { dated: kept.dated } : {}) } : {}
     return { items: parse, ...clean, markClean, kept: true }
   }
@@ -185,6 +196,7 @@ async function readOrRefuse(
   kind: RemoteKind,
   request: HttpRequest,
   signal: AbortSignal | undefined,
+  unconditional: boolean,
 ): Promise<{ response: HttpResponse } & Omit<ListingAnswer, 'answer'>> {
   try {
     const { answer, keep, kept } = await readListing(
@@ -193,6 +205,7 @@ async function readOrRefuse(
       !NEVER_CACHED.has(kind),
       request,
       true,
+      unconditional,
     )
     if (answer.kind !== 'ok') throw answer.fail()
     return { response: answer.response, ...(keep ? { keep } : {}), ...(kept ? { kept } : {}) }

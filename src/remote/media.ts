@@ -63,7 +63,8 @@ function mediaOf(item: Record<string, unknown>): RemoteMedia {
 
 export interface MediaApi {
   /** The signal gives the listing up (see HttpRequest.signal). */
-  list(opts?: { signal?: AbortSignal }): Promise<RemoteMedia[]>
+  /** `unconditional`: asked without the kept ETag (watch's deep rescan). */
+  list(opts?: { signal?: AbortSignal; unconditional?: boolean }): Promise<RemoteMedia[]>
   /** Whether the listing is byte for byte what the last `list` read (see RemoteClient.listingUnchanged). */
   listingUnchanged(): Promise<boolean>
   /** Whether the last `list` was answered 304 from the kept copy (never the only word on a delete). */
@@ -147,7 +148,7 @@ class ClientMedia implements MediaApi {
     return this.fromKept
   }
 
-  async list(opts: { signal?: AbortSignal } = {}): Promise<RemoteMedia[]> {
+  async list(opts: { signal?: AbortSignal; unconditional?: boolean } = {}): Promise<RemoteMedia[]> {
     const route = `${this.P}/media`
     const refuse = (why: string, status?: number) =>
       new ListingError('listing', `could not list media, so nothing was changed: ${why}`, {
@@ -157,7 +158,10 @@ class ClientMedia implements MediaApi {
       })
     let read: Awaited<ReturnType<RemoteClient['readListing']>>
     try {
-      read = await this.client.readListing('media', route, opts.signal ? { signal: opts.signal } : {})
+      read = await this.client.readListing('media', route, {
+        ...(opts.signal ? { signal: opts.signal } : {}),
+        ...(opts.unconditional ? { unconditional: true } : {}),
+      })
     } catch (error) {
       if (opts.signal?.aborted) throw error
       throw refuse(listingFailure(error as RemoteError, this.client.listMaxBytes))

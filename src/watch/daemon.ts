@@ -1,8 +1,10 @@
 // `cms-sync watch` wired together (docs/watch.md): the watcher feeds dirty paths, minus our own
 // writes, through the mass change guard into the work queue, which runs the engine one run at a
-// time; a poller asks for a full reconcile every watch.pollSeconds (remote changes, and a local
-// stat scan), a slower one for a deep rescan that re-reads every file; a stop signal drains it
-// all. The caller holds the workspace lock for as long as this runs.
+// time; a poller asks every watch.pollSeconds whether any listing changed (one conditional
+// request per kind: a quiet poll is only that, the watcher's events being the local side), a
+// slower one for a deep rescan that states and re-reads every file; a watcher that failed, was
+// restarted or saw a git operation has the next poll state every file too (run-policy.ts). A
+// stop signal drains it all. The caller holds the workspace lock for as long as this runs.
 
 import { type FSWatcher, type Stats, statSync, watch as watchFolder } from 'node:fs'
 import path from 'node:path'
@@ -157,7 +159,9 @@ function watchCredentials(file: string | undefined, onChange: () => void): FSWat
 export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
   const { root, logger } = opts.deps
   const emit: EventSink = (event) => {
-    logger.info({ ...event }, `watch ${event.event}`)
+    // A poll every few seconds is not worth a line in the log file unless asked for (-v).
+    if (event.event === 'polled') logger.debug({ ...event }, 'watch polled')
+    else logger.info({ ...event }, `watch ${event.event}`)
     opts.emit(event)
   }
   const ownWrites = createOwnWrites(root)
@@ -184,6 +188,11 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
   }
   let offline = false
   let rehashNext = false
+  /**
+   * The watcher failed (the system's watch limit, a folder it could not watch): its events may
+   * miss edits from here on, so every poll states every file, until a restart watches afresh.
+   */
+  let eventsLost = false
   let stopping = false
 
   const saver = createSaveTimer(
@@ -231,6 +240,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
     // A batch still gathering may be a checkout under way: let the guard see it whole first.
     holdPushes: async ({ changed, deleted }) =>
       (watcher?.pending ?? 0) > 0 || (await guard(new Set(changed), new Set(deleted))),
+    eventsComplete: () => watcher !== undefined && !eventsLost,
   })
   // Tokens last 8 hours: an all-day daemon meets a refused one daily. It is not the daemon's to
   // log in again, but a login elsewhere must be enough: the credentials are read again and the
@@ -269,6 +279,8 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
         const done = settled as WatchRunOutcome & { kind: 'done' }
         if (done.outcome) reporter.outcome(done.outcome, done.whole)
         else reporter.remind()
+        // Told after what it did: a script waits for this to know the poll has looked.
+        if (done.look) emit({ event: 'polled', ...done.look })
       }
     },
   })
@@ -297,6 +309,8 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
 
   async function onBatch(paths: Set<string>, info: LocalBatchInfo): Promise<void> {
     if (!stillThere()) return
+    // Git writes many files at once, deleting and renaming: the next poll states every file.
+    if (info.git) runs.requireLook()
     const changed = await ownWrites.filterBatch(paths) // first, so a big pull never trips the guard
     if (changed.size === 0) return
     quiet.saved(changed)
@@ -305,6 +319,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
     else await guard(changed, new Set([...info.deleted].filter((p) => changed.has(p))))
     if (info.flood) {
       runs.requireFull()
+      runs.requireLook()
       void queue.requestFull()
     } else queue.add(changed)
   }
@@ -320,13 +335,14 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
       ignoreRules: rules,
       onBatch,
       onError: (error) => {
-        // Events may be lost from here on: each poll's stat look still finds what moved.
+        // Events may be lost from here on: each poll's stat look finds what moved.
+        eventsLost = true
         if ((error as NodeJS.ErrnoException).code === 'ENOSPC') {
           if (warnedNoSpace) return
           warnedNoSpace = true
           emit({
             event: 'warning',
-            message: `the system's file watch limit is reached (raise fs.inotify.max_user_watches); edits are still found by the full reconcile every ${Math.round(opts.pollMs / 1000)} s`,
+            message: `the system's file watch limit is reached (raise fs.inotify.max_user_watches); edits are still found by the poll every ${Math.round(opts.pollMs / 1000)} s, which looks at every file`,
           })
           return
         }
@@ -345,8 +361,11 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
       await watcher?.close()
       rules = await loadIgnoreRules(root)
       stats.forget()
+      // The new watcher crawls afresh; what the old one missed meanwhile the next look finds.
+      eventsLost = false
       await startWatcher()
       runs.requireFull()
+      runs.requireLook()
       logger.info({}, 'watch: .cmsyncignore changed, watcher restarted')
       void queue.requestFull()
     })
@@ -446,7 +465,8 @@ export async function runDaemon(opts: DaemonOptions): Promise<ShutdownReport> {
   const credentialsWatch = watchCredentials(opts.credentialsFile, () => {
     if (refused && !stopping) void queue.requestFull()
   })
-  // The stat look is taken before the poll queues its run, so edits do not wait behind it.
+  // The stat look, when the poll takes one, is taken before it queues its run, so edits do not
+  // wait behind it.
   const poll = startPoller({
     intervalMs: opts.pollMs,
     task: async () => {

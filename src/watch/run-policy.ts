@@ -2,14 +2,18 @@
 // daemon's policy around the engine, which only plans and applies what it is asked.
 //
 // A watcher's batch is an edit-only run of its paths. A full request (a remote poll, the deep
-// rescan, the start-up reconcile, a flood) first looks at the stat of every synced file
-// (stat-check.ts: what moved since the last look) and asks each listing whether it changed
-// since the last full run (one 304 each). Only what needs the whole picture is a full run: no
-// full run yet (start-up, or the last run failed), the deep rescan, a listing that changed, a
-// flood of moved paths, moved media (matched across paths by their bytes), a batch that took a
-// full plan (it read the listings, scoped to its paths). Otherwise the poll is an edit-only run
-// of the paths that moved (an event the watcher lost, a file a run wrote) or, most of the time,
-// nothing at all.
+// rescan, the start-up reconcile, a flood) asks each listing whether it changed since the last
+// full run (one 304 each, `listingsUnchanged`). While the watcher's events are the whole story of
+// the local side (`eventsComplete`), that is all a quiet poll does: no file is stated, nothing is
+// planned, the state is not read. The stat of every synced file (stat-check.ts: what moved since
+// the last look) is taken only when the events may not be: the watcher failed or hit the
+// system's watch limit (then on every poll), a look was asked for (`requireLook`: a restarted
+// watcher, a git operation), no full run has settled the workspace yet, or the deep rescan.
+// Only what needs the whole picture is a full run: no full run yet (start-up, or the last run
+// failed), the deep rescan, a listing that changed, a flood of moved paths, moved media (matched
+// across paths by their bytes), a batch that took a full plan (it read the listings, scoped to
+// its paths). Otherwise the poll is an edit-only run of the paths that moved (an event the
+// watcher lost, a file a run wrote) or, most of the time, nothing at all.
 //
 // Pushes wait while the watcher is paused (mass-change.ts), and pushes a poll finds go through
 // the mass change guard first (`holdPushes`): they may be the head of a checkout under way.
@@ -30,8 +34,25 @@ export type WatchRunOutcome =
       outcome?: Outcome
       /** The run planned everything: a conflict or failure it did not find is settled. */
       whole: boolean
+      /** For a full request: what it looked at and what it planned. */
+      look?: PollLook
     }
   | { kind: 'offline'; cause: unknown }
+
+/** What a full request (a poll, the deep rescan, a look asked for) looked at, and what came of it. */
+export interface PollLook {
+  /**
+   * The local side: `events` (the watcher's, nothing stated), `stat` (the stat of every synced
+   * file), `read` (every file read: the deep rescan).
+   */
+  files: 'events' | 'stat' | 'read'
+  /** Paths the stat look found moved (0 when none was taken). */
+  moved: number
+  /** Whether the listings were asked (they are not when the run plans everything anyway). */
+  listings: 'unchanged' | 'changed' | 'not asked'
+  /** What the request ran: nothing (a quiet poll), the moved paths, or everything. */
+  planned: 'nothing' | 'paths' | 'everything'
+}
 
 export interface LocalChanges {
   changed: string[]
@@ -43,11 +64,31 @@ export interface WatchRuns {
   /** The next full request plans everything (a flood, a restarted watcher). */
   requireFull(): void
   /**
+   * The next full request takes the stat of every file: the watcher's events may have missed
+   * something (a restarted watcher, a git operation).
+   */
+  requireLook(): void
+  /**
    * Takes the stat look for the next full request now, outside the queue, so that edits the
    * watcher delivers meanwhile do not wait behind it (a stat per file: long in a large workspace,
-   * docs/benchmarks.md, "Figures behind code comments").
+   * docs/benchmarks.md, "Figures behind code comments"). Does nothing when the next full request
+   * needs no look (the watcher's events are complete).
    */
   lookAhead(): Promise<void>
+}
+
+/**
+ * The remote poll's one question: did any listing change since the bases? One conditional
+ * request per kind (and media), nothing downloaded or parsed when each answers "not modified".
+ * False when it cannot tell (no listing read yet, a client that cannot ask).
+ */
+export async function listingsUnchanged(
+  deps: Pick<EngineDeps, 'client' | 'codecs' | 'media'>,
+): Promise<boolean> {
+  const { client, media } = deps
+  if (!client.listingUnchanged) return false
+  for (const codec of deps.codecs) if (!(await client.listingUnchanged(codec.kind))) return false
+  return !media || (await media.api.listingUnchanged())
 }
 
 const PUSH_SIDE = new Set(['push', 'delete-remote', 'merge'])
@@ -81,6 +122,12 @@ export function createWatchRuns(
     /** Past this many moved paths a poll plans everything. */
     floodAt?: number
     /**
+     * Whether every local change since the last look came as a watcher's event (the watcher is
+     * up, and has not failed): then a poll states no file. Without it every poll takes the stat
+     * look (a caller with no watcher, a watcher past the system's watch limit).
+     */
+    eventsComplete?: () => boolean
+    /**
      * While paused, each run that planned everything tells what the pause holds now: the paths
      * with a change to push (none: what it held was restored or reverted, and it may lift).
      */
@@ -92,6 +139,7 @@ export function createWatchRuns(
   /** A full run has settled everything as of the last look: polls may plan only what moved. */
   let settled = false
   let fullAsked = false
+  let lookAsked = false
   /**
    * Paths the next poll plans again whatever it finds: pushes a run held (not for a pause), and
    * items a run found changed under it (a write that raced another edit): the next plan sees
@@ -103,8 +151,18 @@ export function createWatchRuns(
   let ahead: { moved: Set<string>; overflow: boolean } | undefined
   let looking: Promise<void> | undefined
 
+  /** Whether the next full request takes the stat look (the deep rescan always does). */
+  function lookDue(): boolean {
+    return !settled || lookAsked || !(opts.eventsComplete?.() ?? false)
+  }
+
   function lookAhead(): Promise<void> {
+    return lookDue() ? look() : Promise.resolve()
+  }
+
+  function look(): Promise<void> {
     looking ??= (async () => {
+      lookAsked = false
       try {
         const look = await opts.stats.look(floodAt)
         ahead ??= { moved: new Set(), overflow: false }
@@ -120,15 +178,13 @@ export function createWatchRuns(
     return looking
   }
 
-  async function listingsUnchanged(): Promise<boolean> {
-    const { client, media } = deps
-    if (!client.listingUnchanged) return false
-    for (const codec of deps.codecs) if (!(await client.listingUnchanged(codec.kind))) return false
-    return !media || (await media.api.listingUnchanged())
-  }
-
   /** Why a full request must plan everything, or undefined when the paths that moved will do. */
-  async function fullNeeded(moved: ReadonlySet<string>, overflow: boolean, rehash: boolean) {
+  async function fullNeeded(
+    moved: ReadonlySet<string>,
+    overflow: boolean,
+    rehash: boolean,
+    listings: { asked: boolean; unchanged: boolean },
+  ) {
     if (!settled) return 'no full run has settled the workspace yet'
     // Whether what the pause holds is still there takes the whole picture.
     if (moved.size > 0 && opts.whilePaused && (await opts.paused())) return 'paused, and files moved'
@@ -138,30 +194,43 @@ export function createWatchRuns(
     if (deps.media)
       for (const path of moved)
         if (path === MEDIA_INDEX_FILE || path.startsWith(mediaFolder)) return 'media moved'
-    if (!(await listingsUnchanged())) return 'a listing changed'
+    listings.asked = true
+    listings.unchanged = await listingsUnchanged(deps)
+    if (!listings.unchanged) return 'a listing changed'
     return undefined
   }
 
   async function planned(
     paths: ReadonlySet<string>,
     full: boolean,
-  ): Promise<{ paths: ReadonlySet<string>; whole: boolean; rehash: boolean } | undefined> {
+  ): Promise<{ paths: ReadonlySet<string>; whole: boolean; rehash: boolean; look?: PollLook }> {
     if (!full) return { paths, whole: false, rehash: false }
     const rehash = opts.rehash?.() ?? false
     // Taken before the run looks at anything (ahead, by the poller, or now): a file that
-    // changes from here on moves again.
+    // changes from here on moves again. A look taken ahead counts even if the watcher came
+    // back meanwhile; none is taken while the watcher's events are complete.
     await looking
-    if (ahead === undefined) await lookAhead()
-    const look = ahead!
+    if (ahead === undefined && (rehash || lookDue())) await look()
+    const seen = ahead ?? { moved: new Set<string>(), overflow: false }
+    const files = rehash ? 'read' : ahead ? 'stat' : 'events'
     ahead = undefined
-    const moved = new Set([...paths, ...held, ...look.moved])
-    const why = await fullNeeded(moved, look.overflow || moved.size > floodAt, rehash)
+    const moved = new Set([...paths, ...held, ...seen.moved])
+    const listings = { asked: false, unchanged: false }
+    const why = await fullNeeded(moved, seen.overflow || moved.size > floodAt, rehash, listings)
     held.clear()
+    const polled = (planned: PollLook['planned']): PollLook => ({
+      files,
+      moved: seen.moved.size,
+      listings: !listings.asked ? 'not asked' : listings.unchanged ? 'unchanged' : 'changed',
+      planned,
+    })
     if (why !== undefined) {
       deps.logger.debug({ why }, 'watch: full run')
-      return { paths: moved, whole: true, rehash }
+      return { paths: moved, whole: true, rehash, look: polled('everything') }
     }
-    return moved.size === 0 ? undefined : { paths: moved, whole: false, rehash: false }
+    return moved.size === 0
+      ? { paths: moved, whole: false, rehash: false, look: polled('nothing') }
+      : { paths: moved, whole: false, rehash: false, look: polled('paths') }
   }
 
   async function run(
@@ -171,8 +240,9 @@ export function createWatchRuns(
     if (!context.full && paths.size === 0) return { kind: 'done', retryPaths: [], whole: false }
     try {
       const what = await planned(paths, context.full)
+      const look = what.look ? { look: what.look } : {}
       // A quiet poll: nothing moved here, no listing changed; what stood (conflicts) stands.
-      if (what === undefined) return { kind: 'done', retryPaths: [], whole: false }
+      if (what.look?.planned === 'nothing') return { kind: 'done', retryPaths: [], whole: false, ...look }
       if (what.whole) {
         settled = false
         fullAsked = false
@@ -181,6 +251,9 @@ export function createWatchRuns(
       // A batch that took a full plan read the listings, but settled only its own paths.
       if (!what.whole && plan.fresh !== true) settled = false
       let pullOnly = await opts.paused()
+      // Whether what the pause holds is still there takes a plan of everything: the paths a
+      // batch brought while paused (a restore, a checkout back) count as moved for the next poll.
+      if (pullOnly && !what.whole && opts.whilePaused) for (const path of what.paths) held.add(path)
       if (pullOnly && what.whole && opts.whilePaused)
         await opts.whilePaused(
           plan.plan.items.filter((item) => PUSH_SIDE.has(item.action)).map((item) => item.path),
@@ -204,7 +277,7 @@ export function createWatchRuns(
       })
       if (what.whole && !context.signal.aborted) settled = true
       for (const path of racedPaths(plan, applied.outcome)) held.add(path)
-      return { kind: 'done', ...applied, whole: what.whole }
+      return { kind: 'done', ...applied, whole: what.whole, ...look }
     } catch (error) {
       // What this run had looked at is not settled: the next poll plans everything.
       settled = false
@@ -217,6 +290,9 @@ export function createWatchRuns(
     run,
     requireFull: () => {
       fullAsked = true
+    },
+    requireLook: () => {
+      lookAsked = true
     },
     lookAhead,
   }

@@ -8,9 +8,16 @@ import type { ConflictLeaf } from '../engine/merge/merge-json.js'
 import type { ItemReport, Outcome } from '../engine/outcome.js'
 import type { RevertedLeaf } from '../state/recent-pushes.js'
 import type { PauseInfo } from './mass-change.js'
+import type { PollLook } from './run-policy.js'
 
 export type WatchEvent =
   | { event: 'ready'; root: string; tracked: number; timeToReadyMs: number }
+  /**
+   * A full request (the remote poll, the deep rescan, a look the watcher asked for) is done: what
+   * it looked at and what it planned (run-policy.ts). A quiet poll is files 'events', listings
+   * 'unchanged', planned 'nothing'. Not shown on the terminal.
+   */
+  | ({ event: 'polled' } & PollLook)
   /** The start-up reconcile is done (what it changed was reported before this). */
   | { event: 'reconciled'; tracked: number; durationMs: number }
   /** kept: a delete's server copy, in .cms-sync/trash/. */

@@ -93,3 +93,63 @@ test('a conflict the plan found (edits of the same leaf) is not planned again by
   await runs.run(new Set(), { full: true, signal })
   expect(planned.length).toBe(before)
 })
+
+/** A stat watch that counts its looks and reports `moved` on the next one. */
+function countingStats() {
+  const counter = { looks: 0, moved: [] as string[] }
+  const stats = {
+    look: async () => {
+      counter.looks += 1
+      return { moved: new Set(counter.moved.splice(0)), overflow: false }
+    },
+    forget() {},
+  } as unknown as StatWatch
+  return { counter, stats }
+}
+
+test('while the watcher’s events are complete a quiet poll states no file; a look asked for is taken once', async () => {
+  const { engine, planned } = standIn([])
+  const { counter, stats } = countingStats()
+  const runs = createWatchRuns(engine, quietServer, {
+    stats,
+    paused: async () => false,
+    eventsComplete: () => true,
+  })
+  // The start-up reconcile has nothing to compare with: it looks.
+  expect(await runs.run(new Set(), { full: true, signal })).toMatchObject({ look: { files: 'stat' } })
+  const looks = counter.looks
+  await runs.lookAhead()
+  expect(await runs.run(new Set(), { full: true, signal })).toMatchObject({
+    look: { files: 'events', moved: 0, listings: 'unchanged', planned: 'nothing' },
+  })
+  expect(counter.looks).toBe(looks)
+  // A git operation (or a restarted watcher): the next poll states every file, the one after not.
+  runs.requireLook()
+  counter.moved.push('content/home.json')
+  await runs.lookAhead()
+  const before = planned.length
+  expect(await runs.run(new Set(), { full: true, signal })).toMatchObject({
+    look: { files: 'stat', moved: 1, planned: 'paths' },
+  })
+  expect(planned.slice(before)).toEqual([{ paths: ['content/home.json'], full: false }])
+  expect(counter.looks).toBe(looks + 1)
+  expect(await runs.run(new Set(), { full: true, signal })).toMatchObject({ look: { files: 'events' } })
+  expect(counter.looks).toBe(looks + 1)
+})
+
+test('while the watcher’s events may be incomplete every poll states every file', async () => {
+  const { engine } = standIn([])
+  const { counter, stats } = countingStats()
+  let complete = true
+  const runs = createWatchRuns(engine, quietServer, {
+    stats,
+    paused: async () => false,
+    eventsComplete: () => complete,
+  })
+  await runs.run(new Set(), { full: true, signal })
+  complete = false // the watcher failed
+  const looks = counter.looks
+  for (let poll = 0; poll < 3; poll++)
+    expect(await runs.run(new Set(), { full: true, signal })).toMatchObject({ look: { files: 'stat' } })
+  expect(counter.looks).toBe(looks + 3)
+})
