@@ -89,7 +89,7 @@ export async function readStatus(
     import('../engine/own-pushes.js'),
     import('../engine/media/media-verified.js'),
   ])
-  const planning = planRun(deps, {})
+  const planning = planRun(deps, { scope })
   // The token, the pause and the schedule, asked for while the listings are read.
   const probing = probeStatus({ client, root: ws.root, scope, anonymous: opts.anonymous === true }, planning)
   // A plan that fails is reported as such, not as the probe that waited for it.
