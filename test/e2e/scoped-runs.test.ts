@@ -146,4 +146,16 @@ describe('a run that names one file', () => {
     expect(await w.server.get('content', 'page-0030')).toBeFalsy()
     expect(await w.server.get('content', 'page-0031')).toBeTruthy()
   })
+
+  test('status of one deleted file says what watch holds, counting every deletion of the workspace', async () => {
+    const w = await largeWorld()
+    await appendFile(w.file('cms-sync.yaml'), 'safety: { maxDeletes: 1 }\n')
+    await w.remove('content/page-0040.json')
+    await w.remove('content/page-0041.json')
+    const whole = await w.cli('--json', 'status')
+    const one = await w.cli('--json', 'status', 'content/page-0040.json')
+    const heldPaths = (run: typeof one) => run.json.held.flatMap((h: { paths: string[] }) => h.paths)
+    expect(heldPaths(whole)).toContain('content/page-0040.json')
+    expect(heldPaths(one)).toEqual(['content/page-0040.json'])
+  })
 })
