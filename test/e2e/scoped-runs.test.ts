@@ -89,6 +89,13 @@ describe('a run that names one file', () => {
     ])
     const made = requests().filter((r) => r.startsWith('GET /api/demo'))
     expect(made).toEqual(['GET /api/demo/live/content/page-0011'])
+    // A file that agrees with the server is known (no usage error), and clean.
+    const same = await w.cli('--json', 'push', 'content/page-0050.json')
+    expect(same.stderr).toBe('')
+    expect(same.exitCode).toBe(0)
+    const missing = await w.cli('push', 'content/page-9999.json')
+    expect(missing.exitCode).toBe(2)
+    expect(missing.stderr).toMatch(/did not match any file or server item/)
   })
 
   test('pull reads that item by id and writes the file, no listing; other server edits wait', async () => {
