@@ -89,7 +89,13 @@ export async function readStatus(
     import('../engine/own-pushes.js'),
     import('../engine/media/media-verified.js'),
   ])
-  const planning = planRun(deps, {})
+  // Files named alone are planned alone (plan-edits.ts), unless one is deleted: what watch holds
+  // of a deletion is decided by the guards over every deletion of the workspace (held below).
+  const planning = planRun(deps, { scope }).then(async (narrow) =>
+    narrow.fresh && narrow.plan.items.some((item) => item.action === 'delete-remote')
+      ? planRun(deps, {})
+      : narrow,
+  )
   // The token, the pause and the schedule, asked for while the listings are read.
   const probing = probeStatus({ client, root: ws.root, scope, anonymous: opts.anonymous === true }, planning)
   // A plan that fails is reported as such, not as the probe that waited for it.

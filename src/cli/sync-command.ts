@@ -75,6 +75,7 @@ export function registerSyncCommand(
             ...(opts.prefer ? { prefer: opts.prefer } : {}),
             rebind: !!opts.rebind,
             signal: interrupt.signal,
+            scope,
           })
         } catch (error) {
           if (!interrupt.signal.aborted) throw error

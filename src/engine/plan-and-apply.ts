@@ -43,6 +43,7 @@ import {
   type MergeWrites,
   type PlannedRun,
 } from './plan-apply-types.js'
+import { planEdits } from './plan-edits.js'
 import { planSides } from './plan-sides.js'
 import { predictFailures, referenceContext } from './predict.js'
 import type { RemotePort } from './remote-port.js'
@@ -166,8 +167,34 @@ export async function planRun(
     settle?: SettleDeletions
     /** Gives the listings up (Ctrl-C while they are read): planRun then rejects with its reason. */
     signal?: AbortSignal
+    /**
+     * The paths the command names (workspace-relative; none: everything). Files of items are
+     * planned on their own (plan-edits.ts): read by id, never listed. Anything else (a folder,
+     * media, a case plan-edits leaves) is planned in full, and the command applies its scope.
+     */
+    scope?: readonly string[]
   },
 ): Promise<PlannedRun> {
+  let opened: { store: StateStore; rebound: boolean } | undefined
+  if (opts.scope?.length && !opts.rehash && !opts.leaves && !opts.settle) {
+    opened = opts.store
+      ? { store: opts.store, rebound: false }
+      : await openState(deps, { rebind: opts.rebind ?? false })
+    if (!opened.rebound) {
+      const edit = await planEdits(
+        deps,
+        opened.store,
+        await loadIgnoreRules(deps.root),
+        new Set(opts.scope),
+        {
+          strict: true,
+          ...(opts.prefer ? { prefer: opts.prefer } : {}),
+        },
+      )
+      if (edit.kind === 'planned') return edit.run
+      deps.logger.debug({ why: edit.why }, 'the paths named need a full plan')
+    }
+  }
   // The listings are most of the wait of a run that changes nothing: all of them are asked for
   // first (reads from the configured target, whatever the state says), and arrive while the
   // state and the workspace are read. A run that stops meanwhile (a guard, a bad file) gives
@@ -187,9 +214,11 @@ export async function planRun(
       : {}),
   }
   try {
-    const { store, rebound } = opts.store
-      ? { store: opts.store, rebound: false }
-      : await openState(deps, { rebind: opts.rebind ?? false })
+    const { store, rebound } =
+      opened ??
+      (opts.store
+        ? { store: opts.store, rebound: false }
+        : await openState(deps, { rebind: opts.rebind ?? false }))
     // Stopped after the listings came: the plan stands, and applyRun (given the same signal)
     // reports every item of it as left.
     return await readAndPlan(deps, opts, store, rebound, listings)
@@ -470,8 +499,9 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
     if (!opts.deferSave)
       await run.store.flush().catch((error) => (stopped ? undefined : Promise.reject(error)))
   }
-  // Bases nothing refers to any more go, once the state that dropped them is saved.
-  if (!opts.deferSave && run.bases.written > 0) await run.bases.prune(run.store)
+  // Bases nothing refers to any more go, once the state that dropped them is saved. Knowing
+  // that takes every record: a run of named paths leaves it to the next full run that writes.
+  if (!opts.deferSave && !run.fresh && run.bases.written > 0) await run.bases.prune(run.store)
   const counts = {
     applied: outcome.applied.length,
     conflicts: outcome.conflicts.length,

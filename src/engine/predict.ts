@@ -15,9 +15,22 @@ import type { PlanItem } from './plan.js'
 import type { EngineDeps, PlannedRun } from './plan-apply-types.js'
 
 function heldItems(run: PlannedRun, kind: Kind): ItemState[] {
-  if (run.fresh) return run.store.items(kind)
   const held = heldBy(unsyncedPaths(run.scanProblems))
   return run.store.items(kind).filter((item) => held(item.path))
+}
+
+/**
+ * The ids of `kind` an edit-only run knows besides the ones it read: the items of the last sync
+ * stand for the rest. Each is looked up where its file would be (one bucket of the state); only
+ * an id not found there (a reference about to fail, or a file under another name) reads them all.
+ */
+function syncedIds(run: PlannedRun, kind: Kind): (id: string) => boolean {
+  let all: Set<string> | undefined
+  return (id) => {
+    if (run.store.get(itemPath(kind, id))?.id === id) return true
+    all ??= new Set(run.store.items(kind).map((item) => item.id))
+    return all.has(id)
+  }
 }
 
 /** What pushed files are checked against: known only for the kinds being synced. */
@@ -28,18 +41,20 @@ export async function referenceContext(
 ): Promise<ReferenceContext> {
   // The ids a kind's items may name (content: schemas) are known only when that kind is synced
   // too; otherwise the check is left to the server.
-  const ids: Partial<Record<Kind, ReadonlySet<string>>> = {}
+  const ids: NonNullable<ReferenceContext['ids']> = {}
   for (const { uses } of deps.codecs) {
     const named = uses && deps.codecs.find((codec) => codec.kind === uses.kind)
     if (!named || ids[named.kind]) continue
-    ids[named.kind] = new Set([
-      ...(named.builtInIds ?? []),
-      // An edit-only run saw only its own paths: the items of the last sync stand for the rest;
-      // so they do for items held out of the run (schemas/ a link, or a file in its place).
-      ...[...run.remote.values(), ...run.local.values(), ...heldItems(run, named.kind)]
+    const seen = new Set(
+      // A full run read every item but those it holds out (schemas/ a link, or a file in its
+      // place): the last sync stands for these.
+      [...run.remote.values(), ...run.local.values(), ...(run.fresh ? [] : heldItems(run, named.kind))]
         .filter((e) => e.kind === named.kind)
         .map((e) => e.id),
-    ])
+    )
+    for (const id of named.builtInIds ?? []) seen.add(id)
+    const synced = run.fresh ? syncedIds(run, named.kind) : undefined
+    ids[named.kind] = { has: (id) => seen.has(id) || synced?.(id) === true }
   }
   // One request for the types, and only when an item that checks them (a connection) is about
   // to be written.

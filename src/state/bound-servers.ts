@@ -6,7 +6,7 @@
 
 import { open, readFile } from 'node:fs/promises'
 import { LOCK_FILE, lockFilePath } from './committed-base.js'
-import { legacyStatePath, loadState, statePath } from './state-file.js'
+import { legacyStatePath, loadState, lockSeenUnmoved, statePath } from './state-file.js'
 
 export { sameServer } from './state-file.js'
 
@@ -19,9 +19,11 @@ export interface Binding {
 /** `{"version":3,"target":{...},` with a target of string values, as the state's index (and the older state.json) begins. */
 const STATE_HEAD = /^\{"version":\d+,"target":(\{(?:[^"{}]|"(?:[^"\\]|\\.)*")*\})/
 
+const STATE_INDEX = '.cms-sync/state/index.json'
+
 async function stateServer(root: string): Promise<{ file: string; server: string } | undefined> {
   for (const [file, where] of [
-    ['.cms-sync/state/index.json', statePath(root)],
+    [STATE_INDEX, statePath(root)],
     ['.cms-sync/state.json', legacyStatePath(root)],
   ] as const) {
     const server = await headServer(where)
@@ -55,7 +57,20 @@ async function headServer(file: string): Promise<string | null | undefined> {
   return undefined
 }
 
-async function lockServers(root: string): Promise<string[]> {
+/** The sha256 of the lock the state's last save wrote, as its index records it. */
+async function indexLock(root: string): Promise<string | undefined> {
+  try {
+    const lock = (JSON.parse(await readFile(statePath(root), 'utf8')) as { lock?: unknown }).lock
+    return typeof lock === 'string' ? lock : undefined
+  } catch {
+    return undefined
+  }
+}
+
+async function lockServers(root: string, state: Binding | undefined): Promise<string[]> {
+  // The lock the state's last save wrote, unmoved since (its stat says so), names the target the
+  // state names: the lock of a large workspace (23 MB at 100,000 items) is then not read.
+  if (state?.file === STATE_INDEX && lockSeenUnmoved(root, await indexLock(root))) return [state.server]
   const text = await readFile(lockFilePath(root), 'utf8').catch(() => '')
   const servers: string[] = []
   for (const line of text.split('\n')) {
@@ -72,6 +87,7 @@ async function lockServers(root: string): Promise<string[]> {
 
 /** Each server the state and the lock bind the workspace to (none in a new workspace). */
 export async function boundServers(root: string): Promise<Binding[]> {
-  const [state, lock] = await Promise.all([stateServer(root), lockServers(root)])
+  const state = await stateServer(root)
+  const lock = await lockServers(root, state)
   return [...(state === undefined ? [] : [state]), ...lock.map((server) => ({ file: LOCK_FILE, server }))]
 }

@@ -147,6 +147,28 @@ interface LockSeen {
 const sha256 = (text: string | Uint8Array) => createHash('sha256').update(text).digest('hex')
 
 /**
+ * Whether cms-sync.lock is, by its stat, the file a save wrote whose sha256 the index records as
+ * `indexLock` (then its text is the one the state's records make, target line included).
+ */
+export function lockSeenUnmoved(root: string, indexLock: string | undefined): boolean {
+  if (indexLock === undefined) return false
+  let seen: LockSeen
+  try {
+    seen = JSON.parse(readFileSync(stateDirPath(root, LOCK_SEEN), 'utf8')) as LockSeen
+  } catch {
+    return false
+  }
+  const stat = statSync(lockFilePath(root), { throwIfNoEntry: false })
+  return (
+    seen.sha256 === indexLock &&
+    stat !== undefined &&
+    stat.size === seen.size &&
+    stat.mtimeMs === seen.mtimeMs &&
+    stat.ino === seen.ino
+  )
+}
+
+/**
  * The state of a run: its records are read bucket by bucket as items are asked for (get() of one
  * path reads one bucket, items() all of them: record-store.ts), kept in memory, and saved in
  * small batches. Only items the server already confirmed are ever committed, so a crash loses
@@ -417,20 +439,7 @@ export class StateStore {
    * Synchronous: two small calls on the way of every run.
    */
   lockUnmoved(): boolean {
-    if (this.index.lock === undefined) return false
-    let seen: LockSeen
-    try {
-      seen = JSON.parse(readFileSync(stateDirPath(this.root, LOCK_SEEN), 'utf8')) as LockSeen
-    } catch {
-      return false
-    }
-    const stat = statSync(lockFilePath(this.root), { throwIfNoEntry: false })
-    const same =
-      seen.sha256 === this.index.lock &&
-      stat !== undefined &&
-      stat.size === seen.size &&
-      stat.mtimeMs === seen.mtimeMs &&
-      stat.ino === seen.ino
+    const same = lockSeenUnmoved(this.root, this.index.lock)
     if (same) {
       this.lockIsOurs = true
       this.lockSeen = true

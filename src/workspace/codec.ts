@@ -27,7 +27,7 @@ export interface ReferenceContext {
    * Per kind a codec `uses`, every id its items may name; a kind is absent when it is not
    * synced (the server checks).
    */
-  ids?: Partial<Record<Kind, ReadonlySet<string>>> | undefined
+  ids?: Partial<Record<Kind, { has(id: string): boolean }>> | undefined
   /** The server's deployer and processor types (`GET P/connections/deployers|processors`). */
   deployers?: ReadonlySet<string> | undefined
   processors?: ReadonlySet<string> | undefined
