@@ -3,7 +3,6 @@
 // a stat cache so an unchanged file is never re-read. It is written atomically and only after
 // the server confirmed, so it never claims a write the server did not get.
 
-import { createHash } from 'node:crypto'
 import { mkdir, readFile } from 'node:fs/promises'
 import { CliError } from '../errors/exit-codes.js'
 import { naming, writeFileAtomically } from '../util/atomic-write.js'
@@ -37,26 +36,24 @@ export interface StateFile {
   version: 2
   target: Target
   items: Record<string, ItemState>
+  /**
+   * Per listing (a kind's folder name, or `media`): the validator of the listing the bases equal
+   * item for item (design.md "Listings are read conditionally"). A 304 to it means the server side
+   * of that listing is the bases.
+   */
+  validators?: Record<string, ListingValidator>
+}
+
+/** A listing's validator: its ETag, with the URL it belongs to (another server's never counts). */
+export interface ListingValidator {
+  url: string
+  etag: string
+  /** Content: the ids whose listed copy names a schedule (Codec.schedules), said without a body. */
+  dated?: string[]
 }
 
 export function statePath(root: string): string {
   return syncDirPath(root, 'state.json')
-}
-
-/**
- * The sha256 of the file each loaded state was read from, while the state in memory is still
- * that file's: a kept listing notes the state it matched by it (remote-snapshot.ts).
- */
-const digests = new WeakMap<StateFile, string>()
-
-/** The digest of the saved state this one is, or undefined once it changed in memory. */
-export function savedDigest(state: StateFile): string | undefined {
-  return digests.get(state)
-}
-
-/** The state in memory no longer is the file it was read from. */
-export function changedInMemory(state: StateFile): void {
-  digests.delete(state)
 }
 
 /** The state, or undefined in a fresh clone (no .cms-sync/ yet). */
@@ -73,7 +70,6 @@ export async function loadState(root: string): Promise<StateFile | undefined> {
     if (![1, 2].includes(state.version) || typeof state.items !== 'object' || !state.target)
       throw new Error('unknown layout')
     if (state.version === 1) return upgraded(state)
-    digests.set(state, createHash('sha256').update(bytes).digest('hex'))
     return state
   } catch (error) {
     throw new CliError(
@@ -153,6 +149,7 @@ export class StateStore {
   private readonly byKind = new Map<Kind, Map<string, ItemState>>()
   private readonly inheritedPaths = new Set<string>()
   private count = 0
+  private readonly drops = new Map<string, number>()
 
   constructor(
     readonly root: string,
@@ -177,7 +174,6 @@ export class StateStore {
 
   /** Puts `item` in the place of what its path held (nothing: undefined), in the items and the indexes. */
   private replace(path: string, item: ItemState | undefined): void {
-    changedInMemory(this.state)
     const known = this.state.items[path]
     // The same kind keeps its place in its index, as the path keeps its place among the items.
     if (known && known.kind !== item?.kind) {
@@ -195,6 +191,44 @@ export class StateStore {
 
   get(path: string): ItemState | undefined {
     return this.state.items[path]
+  }
+
+  /** The validator of the listing `name`'s bases equal, if one is recorded. */
+  validatorOf(name: string): ListingValidator | undefined {
+    const validator = this.state.validators?.[name]
+    return validator && typeof validator.url === 'string' && typeof validator.etag === 'string'
+      ? validator
+      : undefined
+  }
+
+  /** How many times `name`'s validator was dropped: a listing read before a drop is not recorded. */
+  dropsOf(name: string): number {
+    return this.drops.get(name) ?? 0
+  }
+
+  /** Records that the bases of `name` equal the listing `validator` names; saved with the next save. */
+  setValidator(name: string, validator: ListingValidator): void {
+    const known = this.state.validators?.[name]
+    if (
+      known?.url === validator.url &&
+      known.etag === validator.etag &&
+      sameIds(known.dated, validator.dated)
+    )
+      return
+    this.state.validators = { ...this.state.validators, [name]: validator }
+    this.unsaved++
+  }
+
+  /**
+   * Before the tool's own write to `name`: a server or proxy whose ETag does not follow the
+   * listing would answer 304 to the old validator for ever, and the write would look undone.
+   */
+  dropValidator(name: string): void {
+    this.drops.set(name, this.dropsOf(name) + 1)
+    if (!this.state.validators?.[name]) return
+    const { [name]: _dropped, ...rest } = this.state.validators
+    this.state.validators = rest
+    this.unsaved++
   }
 
   /**
@@ -346,4 +380,8 @@ export class StateStore {
     this.lastSaveMs = Date.now()
     this.lastSaveCostMs = this.lastSaveMs - started
   }
+}
+
+function sameIds(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
+  return JSON.stringify(a ?? []) === JSON.stringify(b ?? [])
 }

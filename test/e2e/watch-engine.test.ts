@@ -110,7 +110,9 @@ test('a quiet poll stops at 304 listings; a moved file is planned alone; a chang
     world.proxy.answered.slice(from).filter((a) => /^GET \/api\/demo\/live\/(content|schemas) /.test(a))
   let from = world.proxy.answered.length
   expect(await runs.run(new Set(), context(true))).toMatchObject({ kind: 'done', whole: true })
-  expect(listings(from).map((a) => a.slice(-3))).toEqual(['200', '200'])
+  // The pull that made the world recorded the listings' validators in the state: even the first
+  // full run reads no listing body.
+  expect(listings(from).map((a) => a.slice(-3))).toEqual(['304', '304'])
   // Nothing changed on either side: the poll asks with the ETags and stops at the 304s.
   from = world.proxy.answered.length
   const quiet = await runs.run(new Set(), context(true))
