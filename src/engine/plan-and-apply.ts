@@ -205,7 +205,7 @@ export async function planRun(
       json: requestListings(deps.client, deps.codecs, cancel.signal, conditional),
       ...(deps.media
         ? {
-            media: settleLater(deps.media.api.list({ signal: cancel.signal })),
+            media: settleLater(mediaListing(deps.media.api, store, cancel.signal, conditional)),
             mediaDrops: store.dropsOf('media'),
           }
         : {}),
@@ -220,6 +220,31 @@ export async function planRun(
   } finally {
     opts.signal?.removeEventListener('abort', giveUp)
   }
+}
+
+/**
+ * The server's media: a 304 to the validator the media bases equal stands for those bases, each
+ * as the server listed it when they were recorded (name, folder, updateDate: the base's rev).
+ */
+async function mediaListing(
+  api: MediaDeps['api'],
+  store: StateStore,
+  signal: AbortSignal,
+  conditional: boolean,
+): Promise<RemoteMedia[]> {
+  if (!conditional) return api.list({ signal })
+  const listed = await api.listUnlessUnchanged({ signal })
+  if (listed) return listed
+  const bases: RemoteMedia[] = []
+  for (const item of store.items('media'))
+    if (item.media)
+      bases.push({
+        id: item.id,
+        name: item.media.name,
+        folder: item.media.folder,
+        updateDate: item.remoteRev === '' ? null : item.remoteRev,
+      })
+  return bases
 }
 
 interface AllListings {

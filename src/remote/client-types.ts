@@ -135,12 +135,15 @@ export interface RemoteClient {
   request(method: string, path: string, opts?: RequestOptions): Promise<RemoteResponse>
   /** `request`, with what it came to classified (answer.ts) instead of a status to read. */
   send(method: string, path: string, opts?: RequestOptions): Promise<Answer>
-  /** A GET of a listing of another module's (media), in full, with its validator. */
+  /**
+   * A GET of a listing of another module's (media), with its validator; `conditional`: asked with
+   * the validator recorded for the listing its bases equal, and a 304 is `unchanged`.
+   */
   readListing(
     name: 'media',
     path: string,
-    opts?: Pick<RequestOptions, 'signal'>,
-  ): Promise<{ answer: Answer; validator?: ListingValidator }>
+    opts?: Pick<RequestOptions, 'signal'> & { conditional?: boolean },
+  ): Promise<{ answer: Answer; validator?: ListingValidator; unchanged?: ListingValidator }>
   /** Whether another module's listing (media) is still the one its bases equal (one 304). */
   listingUnchangedAt(name: 'media', path: string): Promise<boolean>
   /** Drops the validator of another module's listing (media) before the tool's own write to it. */

@@ -110,9 +110,13 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
           maxBytes: ctx.listMaxBytes,
           ...(reqOpts.signal ? { signal: reqOpts.signal } : {}),
         },
-        false,
+        reqOpts.conditional === true,
       )
-      return { answer: read.answer, ...(read.validator ? { validator: read.validator } : {}) }
+      return {
+        answer: read.answer,
+        ...(read.validator ? { validator: read.validator } : {}),
+        ...(read.unchanged ? { unchanged: read.unchanged } : {}),
+      }
     },
     listingUnchangedAt: (name, path) => listingUnchangedSince(ctx, name, path),
     forgetListing: (name) => forgetListing(ctx, name),

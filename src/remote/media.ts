@@ -63,6 +63,11 @@ function mediaOf(item: Record<string, unknown>): RemoteMedia {
 export interface MediaApi {
   /** The signal gives the listing up (see HttpRequest.signal). */
   list(opts?: { signal?: AbortSignal }): Promise<RemoteMedia[]>
+  /**
+   * `list`, asked with the validator recorded for the listing the media bases equal: undefined
+   * when it answered 304 (the server's media are the bases; nothing downloaded or parsed).
+   */
+  listUnlessUnchanged(opts?: { signal?: AbortSignal }): Promise<RemoteMedia[] | undefined>
   /** Whether the listing is still the one the media bases equal (see RemoteClient.listingUnchanged). */
   listingUnchanged(): Promise<boolean>
   /** The validator of the last listing `list` accepted, if the server sent one. */
@@ -141,6 +146,14 @@ class ClientMedia implements MediaApi {
   }
 
   async list(opts: { signal?: AbortSignal } = {}): Promise<RemoteMedia[]> {
+    return (await this.listing(opts, false))!
+  }
+
+  listUnlessUnchanged(opts: { signal?: AbortSignal } = {}): Promise<RemoteMedia[] | undefined> {
+    return this.listing(opts, true)
+  }
+
+  private async listing(opts: { signal?: AbortSignal }, conditional: boolean): Promise<RemoteMedia[] | undefined> {
     const route = `${this.P}/media`
     const refuse = (why: string, status?: number) =>
       new ListingError('listing', `could not list media, so nothing was changed: ${why}`, {
@@ -150,13 +163,17 @@ class ClientMedia implements MediaApi {
       })
     let read: Awaited<ReturnType<RemoteClient['readListing']>>
     try {
-      read = await this.client.readListing('media', route, opts.signal ? { signal: opts.signal } : {})
+      read = await this.client.readListing('media', route, {
+        ...(opts.signal ? { signal: opts.signal } : {}),
+        ...(conditional ? { conditional } : {}),
+      })
     } catch (error) {
       if (opts.signal?.aborted) throw error
       throw refuse(listingFailure(error as RemoteError, this.client.listMaxBytes))
     }
     const { answer } = read
-    this.lastValidator = undefined
+    this.lastValidator = read.unchanged
+    if (read.unchanged) return undefined
     if (answer.kind === 'retry' || answer.kind === 'ambiguous')
       throw refuse(listingFailure(answer.error, this.client.listMaxBytes))
     if (answer.kind !== 'ok') {

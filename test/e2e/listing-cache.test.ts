@@ -6,9 +6,11 @@
 // validator, and a local edit over a 304 is planned on the true listing.
 
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
+import { createMediaApi } from '../../src/remote/media.js'
 import { contentFile } from '../helpers/fixtures.js'
-import { inheritingWorld, syncedWorld, type World } from '../helpers/sync-world.js'
+import { inheritingWorld, startWorld, syncedWorld, type World } from '../helpers/sync-world.js'
 
 const LISTINGS = /^GET \/api\/demo\/live\/(schemas|content|media) (\d+)$/
 
@@ -129,6 +131,41 @@ describe.each(['spec', 'upstream'] as const)('conditional listings (%s dialect)'
       { kind: 'content', id: 'news', path: 'content/news.json', type: 'publish', date: publishOn },
     ])
     expect(status.run.json).toEqual(await fullRead(w))
+  })
+
+  test('media too: a no-change status is a 304, a file added on the server is seen, our own upload drops it', async () => {
+    world = await startWorld(dialect, { content: ['home'], resources: ['schemas', 'content', 'media'] })
+    const w = world
+    await mkdir(w.file('media/img'), { recursive: true })
+    await writeFile(w.file('media/img/one.png'), 'one')
+    expect((await w.cli('sync')).exitCode).toBe(0)
+    // The upload dropped the media validator; the sync after it records the listing it finds.
+    expect((await w.cli('sync')).exitCode).toBe(0)
+    expect(Object.keys(await validators(w))).toContain('media')
+    const quiet = await listingAnswers(w, '--json', 'status')
+    expect(quiet.answers.media).toEqual([304])
+    expect(quiet.run.json.clean).toBe(true)
+    expect(quiet.run.json).toEqual(await fullRead(w))
+    const api = createMediaApi(w.server)
+    const other = path.join(w.root, '..', 'two.png')
+    await writeFile(other, 'two')
+    await api.upload({ path: other, size: 3, name: 'two.png', sha256: '' })
+    const seen = await listingAnswers(w, '--json', 'status')
+    expect(seen.answers.media).toEqual([200])
+    expect(seen.run.json.changes).toContainEqual(expect.objectContaining({ action: 'pull' }))
+    expect((await w.cli('pull')).exitCode).toBe(0)
+    expect(await w.exists('media/two.png')).toBe(true)
+    // Media are recorded by a run whose plan saw no server change of them: the pull above saw
+    // one, the one after it records the listing it finds.
+    expect((await listingAnswers(w, 'status')).answers.media).toEqual([200])
+    expect((await w.cli('pull')).exitCode).toBe(0)
+    expect((await listingAnswers(w, 'status')).answers.media).toEqual([304])
+    await writeFile(w.file('media/img/three.png'), 'three')
+    expect((await w.cli('push')).exitCode).toBe(0)
+    expect(Object.keys(await validators(w))).not.toContain('media')
+    const after = await listingAnswers(w, '--json', 'status')
+    expect(after.answers.media).toEqual([200])
+    expect(after.run.json.clean).toBe(true)
   })
 
   test('an old .cms-sync/listings/ folder is ignored', async () => {
