@@ -226,7 +226,6 @@ export async function connect(
   await refuseUnboundServer(ws.root, config.server, opts.rebind === true)
   const { createRemoteClient } = await import('../remote/index.js')
   const { resolveTokenSource } = await import('../config/credentials.js')
-  const { workspaceListingCache } = await import('../remote/listing-cache.js')
   const { token, source, file } = opts.anonymous
     ? { token: undefined, source: 'anonymous' as const, file: '' }
     : await resolveTokenSource(io.env, config.server)
@@ -240,7 +239,6 @@ export async function connect(
     rateLimit: config.rateLimit,
     tlsInsecure: config.tls.insecure,
     listMaxBytes: config.limits.listingMB * 1024 * 1024,
-    listingCache: workspaceListingCache(ws.root),
     logger: ws.logger,
   })
 }

@@ -161,8 +161,6 @@ export async function readStatus(
     .filter((entry) => entry.inherited && inScope(entry.path, scope))
     .map((entry) => entry.path)
     .sort()
-  // The listings the state was found to match: the next status answered 304 parses none.
-  await planned.markListings?.()
   // Files that stand for no item, and server items no file can hold (a pull fails on them).
   const problems: StatusProblem[] = [
     ...planned.scanProblems.filter((p) => inScope(p.path, scope)),

@@ -12,7 +12,7 @@ import { emptyState, type ItemState, StateStore, sameTarget } from '../state/sta
 import { type Codec, usersOf } from '../workspace/codec.js'
 import { refuseCommittedSyncDir } from '../workspace/git-base.js'
 import { type IgnoreRules, keepTracked, loadIgnoreRules } from '../workspace/ignore-rules.js'
-import { isBytes, type Kind } from '../workspace/kinds.js'
+import { FOLDER_OF, isBytes, type Kind } from '../workspace/kinds.js'
 import { scanWorkspace } from '../workspace/scan.js'
 import {
   DEFAULT_MAX_DELETES,
@@ -48,6 +48,7 @@ import { planSides } from './plan-sides.js'
 import { predictFailures, referenceContext } from './predict.js'
 import type { RemotePort } from './remote-port.js'
 import {
+  basesEqual,
   ListingFailedError,
   type Listings,
   type RemoteSnapshot,
@@ -136,6 +137,8 @@ function joinCommittedBase(
   hadState: boolean,
 ): Map<string, ItemState | null> {
   const alternates = new Map<string, ItemState | null>()
+  // Bases the lock changed are no longer the listings the validators name (remote-snapshot.ts).
+  let added = 0
   if (hadState) {
     // Media are planned against the state alone (their base is also their place: media-match.ts).
     for (const item of store.items())
@@ -143,9 +146,12 @@ function joinCommittedBase(
   }
   for (const [path, item] of lock.items) {
     const known = store.get(path)
-    if (!known) store.join(item)
-    else if (!sameBase(known, item) && !isBytes(item.kind)) alternates.set(path, item)
+    if (!known) {
+      store.join(item)
+      added++
+    } else if (!sameBase(known, item) && !isBytes(item.kind)) alternates.set(path, item)
   }
+  if (added > 0 || alternates.size > 0) store.dropValidators()
   return alternates
 }
 
@@ -203,22 +209,29 @@ export async function planRun(
   const giveUp = () => cancel.abort(opts.signal?.reason)
   if (opts.signal?.aborted) giveUp()
   else opts.signal?.addEventListener('abort', giveUp, { once: true })
-  const listings: AllListings = {
-    json: requestListings(deps.client, deps.codecs, cancel.signal, opts.rehash === true),
-    ...(deps.media
-      ? {
-          media: settleLater(
-            deps.media.api.list({ signal: cancel.signal, ...(opts.rehash ? { unconditional: true } : {}) }),
-          ),
-        }
-      : {}),
-  }
   try {
     const { store, rebound } =
       opened ??
       (opts.store
         ? { store: opts.store, rebound: false }
         : await openState(deps, { rebind: opts.rebind ?? false }))
+    // The state records the validators of the listings its bases equal, and the client drops a
+    // kind's before each of the tool's writes to it (remote-snapshot.ts).
+    deps.client.useValidators?.(store)
+    // Asked with those validators unless the run must see every listing as it is: the deep
+    // rescan, a resolve. The listings are most of the wait of a run that changes nothing: all of
+    // them are asked for first, and arrive while the workspace is read.
+    const conditional = !opts.rehash && !opts.leaves && !opts.settle
+    const listings: AllListings = {
+      json: requestListings(deps.client, deps.codecs, cancel.signal, conditional),
+      ...(deps.media
+        ? {
+            media: settleLater(mediaListing(deps.media.api, store, cancel.signal, conditional)),
+            mediaDrops: store.dropsOf('media'),
+          }
+        : {}),
+      cancel: cancel.signal,
+    }
     // Stopped after the listings came: the plan stands, and applyRun (given the same signal)
     // reports every item of it as left.
     return await readAndPlan(deps, opts, store, rebound, listings)
@@ -230,9 +243,38 @@ export async function planRun(
   }
 }
 
+/**
+ * The server's media: a 304 to the validator the media bases equal stands for those bases, each
+ * as the server listed it when they were recorded (name, folder, updateDate: the base's rev).
+ */
+async function mediaListing(
+  api: MediaDeps['api'],
+  store: StateStore,
+  signal: AbortSignal,
+  conditional: boolean,
+): Promise<RemoteMedia[]> {
+  if (!conditional) return api.list({ signal })
+  const listed = await api.listUnlessUnchanged({ signal })
+  if (listed) return listed
+  const bases: RemoteMedia[] = []
+  for (const item of store.items('media'))
+    if (item.media)
+      bases.push({
+        id: item.id,
+        name: item.media.name,
+        folder: item.media.folder,
+        updateDate: item.remoteRev === '' ? null : item.remoteRev,
+      })
+  return bases
+}
+
 interface AllListings {
   json: Listings
   media?: Promise<RemoteMedia[]>
+  /** How many times the media validator was dropped when the media listing was asked for. */
+  mediaDrops?: number
+  /** Gives the listings up with the run. */
+  cancel: AbortSignal
 }
 
 /** The three sides of every kind, and the plan: planRun once the listings are on their way. */
@@ -263,18 +305,25 @@ async function readAndPlan(
   )
   let snapshot: RemoteSnapshot
   try {
-    snapshot = await snapshotRemote(
-      deps.client,
-      deps.codecs,
-      {
-        baseAt: (path, rev) => store.baseAt(path, rev),
-        get: (path) => store.get(path),
-        items: (kind) => store.items(kind),
-        digest: store.savedDigest,
-      },
-      (path) => !synced(path),
-      listings.json,
-    )
+    const sides = {
+      baseAt: (path: string, rev: string) => store.baseAt(path, rev),
+      get: (path: string) => store.get(path),
+      items: (kind: Kind) => store.items(kind),
+      dropsOf: (name: string) => store.dropsOf(name),
+    }
+    snapshot = await snapshotRemote(deps.client, deps.codecs, sides, (path) => !synced(path), listings.json)
+    // A 304 stands for the bases, with no server objects: enough for a run with nothing to do.
+    // One that has something to do reads those listings in full, and plans on them.
+    if (snapshot.unchanged.size > 0 && !nothingToDo(store, scan, snapshot, baseItems, kinds)) {
+      const again = new Map(listings.json)
+      const full = requestListings(
+        deps.client,
+        deps.codecs.filter((codec) => snapshot.unchanged.has(codec.kind)),
+        listings.cancel,
+      )
+      for (const [kind, read] of full) again.set(kind, read)
+      snapshot = await snapshotRemote(deps.client, deps.codecs, sides, (path) => !synced(path), again)
+    }
   } catch (error) {
     if (error instanceof ListingFailedError) {
       // The client's listing error (code 'listing') already says that nothing was changed.
@@ -308,8 +357,53 @@ async function readAndPlan(
       ? { media: (planOptions) => mediaSide(deps, media, store, planOptions, rules, listings.media!) }
       : {}),
   })
-  const withStrays = { ...run, strays: scan.strays }
-  return snapshot.markListings ? { ...withStrays, markListings: snapshot.markListings } : withStrays
+  const validators = {
+    listed: snapshot.listed,
+    ...(deps.media && listings.mediaDrops !== undefined ? { mediaDrops: listings.mediaDrops } : {}),
+  }
+  return { ...run, strays: scan.strays, validators }
+}
+
+/**
+ * Whether the run has nothing to do on the JSON kinds: every file is its base (none added or
+ * gone, no problem), the lock agrees with the state, and every listing read in full is its
+ * kind's bases. Then the sides of the kinds answered 304 are never asked for a server object.
+ */
+function nothingToDo(
+  store: StateStore,
+  scan: { entries: readonly { path: string; hash: string }[]; problems: readonly unknown[] },
+  snapshot: RemoteSnapshot,
+  baseItems: readonly ItemState[],
+  kinds: ReadonlySet<Kind>,
+): boolean {
+  if (scan.problems.length > 0 || snapshot.problems.length > 0 || store.alternates.size > 0) return false
+  if (scan.entries.length !== baseItems.length) return false
+  // A deploy left pending reads the server's publish flag (publish-entries.ts).
+  if (baseItems.some((item) => item.deploy !== undefined)) return false
+  for (const entry of scan.entries) if (store.get(entry.path)?.baseHash !== entry.hash) return false
+  for (const kind of kinds) {
+    if (snapshot.unchanged.has(kind)) continue
+    const listed = snapshot.listed.get(kind)
+    if (!listed || !basesEqual(store, kind, listed)) return false
+  }
+  return true
+}
+
+/**
+ * At the end of a run: records, per kind read in full (and media), the validator of its listing
+ * when the bases now equal it item for item (a status that found no change, a pull that took
+ * every change), so that the next run's conditional read is one 304.
+ */
+function recordValidators(deps: EngineDeps, run: PlannedRun): void {
+  const { store, validators } = run
+  if (!validators) return
+  for (const [kind, listed] of validators.listed)
+    if (basesEqual(store, kind, listed)) store.setValidator(FOLDER_OF[kind], listed.validator)
+  const media = deps.media?.api.listedValidator?.()
+  if (!media || !run.media || validators.mediaDrops !== store.dropsOf('media')) return
+  // Media: the plan saw no server change, and the listing names exactly the media bases.
+  const changed = run.plan.items.some((item) => isBytes(item.kind) && item.remote !== 'unchanged')
+  if (!changed && run.media.remoteCount === store.countOf('media')) store.setValidator('media', media)
 }
 
 async function mediaSide(
@@ -494,6 +588,7 @@ export async function applyRun(deps: EngineDeps, run: PlannedRun, opts: ApplyOpt
       .save()
       .catch((error) => deps.logger.warn({ error: String(error) }, 'recent pushes not saved'))
     await run.media?.dispose()
+    recordValidators(deps, run)
     // A run that stopped (a full disk, a refused token) keeps its own error: a save failing
     // after it, the same way, would only hide it. The state on disk then stays behind the files.
     if (!opts.deferSave)

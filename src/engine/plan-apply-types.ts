@@ -7,6 +7,7 @@ import type { MediaApi } from '../remote/media.js'
 import type { BaseStore } from '../state/base-store.js'
 import type { StateStore, Target } from '../state/state-file.js'
 import type { Codec } from '../workspace/codec.js'
+import type { Kind } from '../workspace/kinds.js'
 import type { BeforeLocalWrite } from '../workspace/local-writes.js'
 import type { LocalEntry, ScanProblem } from '../workspace/scan.js'
 import type { StrayFile } from '../workspace/stray-files.js'
@@ -15,7 +16,7 @@ import type { BaseFallback, PlannedMerge } from './merges.js'
 import type { Plan, PlanItem } from './plan.js'
 import type { Publishing } from './publish-plan.js'
 import type { EngineLogger, RemotePort } from './remote-port.js'
-import type { RemoteEntry, RemoteSnapshot } from './remote-snapshot.js'
+import type { ListedKind, RemoteEntry, RemoteSnapshot } from './remote-snapshot.js'
 
 export interface EngineDeps {
   root: string
@@ -85,10 +86,14 @@ export interface PlannedRun {
   /** The base texts: read for merges, written as bases are committed. */
   bases: BaseStore
   /**
-   * Marks the kept listings found to match the saved state, so that the next run answered
-   * 304 takes the state's side (remote-snapshot.ts). Called by status as it ends.
+   * The listings read in full whose validators the run records at its end if the bases then
+   * equal them (remote-snapshot.ts, plan-and-apply.ts recordValidators).
    */
-  markListings?: () => Promise<void>
+  validators?: {
+    listed: ReadonlyMap<Kind, ListedKind>
+    /** How many times the media validator was dropped when the media listing was asked for. */
+    mediaDrops?: number
+  }
 }
 
 /**

@@ -35,19 +35,33 @@ export async function withPublishEntries(
   const published = items.filter((item) => publishing.has(item.kind))
   if (published.length === 0) return [...items]
   // What the run leaves on the server per kind and id: the files it pushes, else the listing.
-  const after = new Map<Kind, Map<string, JsonObject>>(
+  // Taken when the first entry needs it: a run with nothing to publish reads no server object
+  // (a listing answered 304 has none: remote-snapshot.ts).
+  const files = new Map<Kind, Map<string, JsonObject>>(
     [...publishing.keys()].map((kind) => [kind, new Map()]),
   )
-  for (const entry of sides.remote.values()) after.get(entry.kind)?.set(entry.id, entry.object)
+  let after: Map<Kind, Map<string, JsonObject>> | undefined
+  const afterRun = () => {
+    if (after) return after
+    after = new Map([...publishing.keys()].map((kind) => [kind, new Map()]))
+    for (const entry of sides.remote.values()) after.get(entry.kind)?.set(entry.id, entry.object)
+    for (const [kind, byId] of files) for (const [id, file] of byId) after.get(kind)!.set(id, file)
+    return after
+  }
   const written = new Map<string, boolean>()
   for (const item of published) {
     const file = await writtenFile(item, publishing.get(item.kind)!, sides)
     if (!file) continue
-    after.get(item.kind)!.set(item.id, file)
+    files.get(item.kind)!.set(item.id, file)
     written.set(item.path, file.isPublished === true)
   }
   const out: PlanItem[] = []
   for (const item of items) {
+    // Nothing to do and no deploy pending: no verb, whatever the server's flag says.
+    if (item.action === 'none' && !pendingOf(sides.store, item.path).pending) {
+      out.push(item)
+      continue
+    }
     const verb = publishing.has(item.kind)
       ? publishVerbOf(
           item,
@@ -63,7 +77,7 @@ export async function withPublishEntries(
       out.push(item)
       continue
     }
-    const known = after.get(item.kind)!
+    const known = afterRun().get(item.kind)!
     await readAncestors(item, known, sides.client)
     const entry = publishEntry(
       item,

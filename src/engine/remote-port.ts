@@ -10,12 +10,14 @@ export interface RemotePort {
   /** Every item of a kind (custom schemas only); throws when the listing failed or is malformed. */
   list(kind: Kind, opts?: { signal?: AbortSignal }): Promise<JsonObject[]>
   /**
-   * `list`, with what a kept copy of the listing says of it (src/remote/listing-cache.ts): a
-   * 304 is parsed only when its items are asked for. Without it, `list` is used.
+   * `list`, with the listing's validator; `conditional`: asked with the validator the state
+   * recorded, and a 304 is `unchanged` (no items). Without it, `list` is used.
    */
-  listing?(kind: Kind, opts?: { signal?: AbortSignal; unconditional?: boolean }): Promise<ListingRead>
-  /** Whether the kind's listing is byte for byte what the last `list` read; false when not known. */
+  listing?(kind: Kind, opts?: { signal?: AbortSignal; conditional?: boolean }): Promise<ListingRead>
+  /** Whether the kind's listing is still the one its bases equal (one 304); false when not known. */
   listingUnchanged?(kind: Kind): Promise<boolean>
+  /** Where the listings' validators are recorded and dropped (the run's StateStore). */
+  useValidators?(validators: ValidatorRecord | undefined): void
   /** The item, or undefined when the server does not have it. */
   get(kind: Kind, id: string): Promise<JsonObject | undefined>
   /** Full-document upsert; `expected` re-checks the current item before an ambiguous write is retried. */
@@ -44,16 +46,24 @@ export interface RemotePort {
 
 export type { EngineLogger } from '../log/engine-logger.js'
 
+/** A listing's validator (its ETag with its URL); content also notes the ids that name a schedule. */
+export interface Validator {
+  url: string
+  etag: string
+  dated?: string[]
+}
+
+export interface ValidatorRecord {
+  validatorOf(name: string): Validator | undefined
+  dropValidator(name: string): void
+}
+
 /** One kind's listing as read (RemoteClient.listing). */
 export interface ListingRead {
-  /** The items; a kept listing answered 304 is parsed on the first call. */
+  /** The items; none (it throws) when the listing answered 304. */
   items(): JsonObject[]
-  /** The server answered 304 and the kept copy says the state with this digest matched it. */
-  clean?: string
-  /** With `clean`: the ids whose listed copy names a schedule (Codec.schedules), when noted. */
-  dated?: readonly string[]
-  /** Notes beside the kept copy that the state with this digest matches the listing. */
-  markClean?(clean: string, dated?: readonly string[]): Promise<void>
-  /** The server answered 304: the items are the kept copy's (never the only word on a delete). */
-  kept?: true
+  /** The 200's validator, when the server sent one. */
+  validator?: Validator
+  /** Answered 304 to this recorded validator: the server side of the kind is the bases. */
+  unchanged?: Validator
 }

@@ -3,16 +3,14 @@
 // re-read. Only changed items whose list form is known to be incomplete (upstream content has
 // publishOn null in lists) are fetched by id, because their real dates decide their hash.
 //
-// A listing that answered 304 needs less still. When a run finds the state's own bases to be
-// that listing item for item (same items, same revisions, same inheritance, nothing to report),
-// the kept copy can be marked with the saved state's digest (listing-cache.ts; status does, as
-// it ends: a run that stops changes nothing, not even a kept head). The next run that
-// gets a 304 for it, with the state still that file, knows every server item is its base: the
-// remote side is the state's, and the kept copy is parsed only if an item's server copy is read
-// (a push's checks, a status's schedule). A status that saw a server change leaves the state
-// behind the listing, so it marks nothing; a pull that took every change leaves them equal, and
-// the next status marks it. Any change to the state (a commit, a kill halfway through a run's
-// saves) changes its digest, and any change on the server its ETag: the mark then says nothing.
+// A listing asked conditionally needs less still. The state records, per kind, the validator
+// (ETag) of the listing its bases equal item for item (a run that ended with them equal recorded
+// it: recordValidators). A 304 to it means the server side of the kind is the bases: nothing is
+// downloaded, parsed or hashed, and each base stands as its server item. Such a side carries no
+// server objects, so a run that finds anything to do (a local change, another kind's server
+// change) reads those listings again in full before it plans (plan-and-apply.ts). The tool's own
+// writes drop a kind's validator (the client does, before each write), so a server whose ETag
+// never changes can hide nobody's change but its own.
 
 import { findCause } from '../errors/find-cause.js'
 import { isInherited } from '../remote/client.js'
@@ -30,7 +28,7 @@ import { nestsDeeperThan, tooDeepMessage } from '../workspace/json-depth.js'
 import { FOLDER_OF, type Kind } from '../workspace/kinds.js'
 import { itemPath } from '../workspace/layout.js'
 import type { Version } from './plan.js'
-import type { ListingRead, RemotePort } from './remote-port.js'
+import type { ListingRead, RemotePort, Validator } from './remote-port.js'
 
 export interface RemoteEntry extends Version {
   rev: string
@@ -41,7 +39,7 @@ export interface RemoteEntry extends Version {
   inherited: boolean
   /** The file's bytes, when the hash was computed from them (a changed item): a pull reuses them. */
   bytes?: FileBytes
-  /** Codec.schedules of the listed copy, when a marked kept listing says it without a parse. */
+  /** Codec.schedules of the listed copy, when a validator answered 304 says it without a body. */
   schedules?: boolean
 }
 
@@ -49,8 +47,19 @@ export interface RemoteSnapshot {
   entries: Map<string, RemoteEntry>
   /** Items the server holds that cannot be mirrored (an id no file name can hold). */
   problems: RemoteProblem[]
-  /** Marks the kept listings the state was found to match (see the top of the file). */
-  markListings?: () => Promise<void>
+  /** Kinds whose listing answered 304 to the recorded validator: their side is the bases. */
+  unchanged: Set<Kind>
+  /** Kinds read in full whose listing could become the recorded one (see recordValidators). */
+  listed: Map<Kind, ListedKind>
+}
+
+/** A listing read in full, as recordValidators compares it with the bases at the end of a run. */
+export interface ListedKind {
+  validator: Validator
+  /** How many times the validator was dropped when the listing was read (a later write: stale). */
+  drops: number
+  /** Each listed item: its path, revision and inheritance. */
+  items: Array<{ path: string; rev: string; inherited: boolean }>
 }
 
 export interface RemoteProblem {
@@ -87,10 +96,10 @@ export function requestListings(
   client: RemotePort,
   codecs: readonly Codec[],
   signal: AbortSignal,
-  unconditional = false,
+  conditional = false,
 ): Listings {
   return new Map(
-    codecs.map((codec) => [codec.kind, settleLater(readListing(client, codec.kind, signal, unconditional))]),
+    codecs.map((codec) => [codec.kind, settleLater(readListing(client, codec.kind, signal, conditional))]),
   )
 }
 
@@ -100,10 +109,10 @@ function readListing(
   client: RemotePort,
   kind: Kind,
   signal?: AbortSignal,
-  unconditional = false,
+  conditional = false,
 ): Promise<ListingRead> {
-  const opts = signal ? { signal } : {}
-  if (client.listing) return client.listing(kind, unconditional ? { ...opts, unconditional } : opts)
+  const opts = { ...(signal ? { signal } : {}), ...(conditional ? { conditional } : {}) }
+  if (client.listing) return client.listing(kind, opts)
   return client.list(kind, opts).then((items) => ({ items: () => items }))
 }
 
@@ -114,8 +123,8 @@ export interface SnapshotState {
   /** The state's own base of a path (never the lock's). */
   get(path: string): ItemState | undefined
   items(kind: Kind): ItemState[]
-  /** The digest of the saved state, while the one in memory is still that (state-file.ts). */
-  digest: string | undefined
+  /** How many times the kind's validator was dropped (StateStore.dropsOf). */
+  dropsOf?(name: string): number
 }
 
 /** A failed listing: a refused token is the user's to fix (log in); anything else a safety stop. */
@@ -140,14 +149,16 @@ export async function snapshotRemote(
 ): Promise<RemoteSnapshot> {
   const entries = new Map<string, RemoteEntry>()
   const problems: RemoteSnapshot['problems'] = []
-  const matching: Array<{ read: ListingRead; dated?: string[] }> = []
+  const unchanged = new Set<Kind>()
+  const listedKinds = new Map<Kind, ListedKind>()
   for (const codec of codecs) {
     let read: ListingRead
     let listed: JsonObject[]
     try {
       read = await (listings?.get(codec.kind) ?? readListing(client, codec.kind))
-      if (state.digest !== undefined && read.clean === state.digest) {
-        keptSide(codec, client.capabilities.listing, state, read, ignored, entries)
+      if (read.unchanged) {
+        basesSide(codec, client.capabilities.listing, state, read.unchanged, ignored, entries)
+        unchanged.add(codec.kind)
         continue
       }
       listed = read.items()
@@ -155,8 +166,10 @@ export async function snapshotRemote(
       throw listingFailure(codec.kind, error)
     }
     const reported = problems.length
-    // Whether the state's own bases are this listing, item for item (see the top of the file).
-    let matches = state.digest !== undefined && read.markClean !== undefined
+    // What the bases must be at the end of the run for this listing's validator to be recorded.
+    const drops = state.dropsOf?.(FOLDER_OF[codec.kind]) ?? 0
+    let matches = read.validator !== undefined
+    const revs: ListedKind['items'] = []
     const dated: string[] = []
     for (const listedObject of listed) {
       const id = listedObject.id
@@ -195,11 +208,7 @@ export async function snapshotRemote(
       // Content's revision hashes the item: taken once per listed item.
       const rev = codec.revisionOf(listedObject)
       if (matches) {
-        const own = state.get(path)
-        matches =
-          own?.kind === codec.kind &&
-          own.remoteRev === rev &&
-          (own.inherited === true) === isInherited(listedObject)
+        revs.push({ path, rev, inherited: isInherited(listedObject) })
         if (codec.schedules?.(listedObject)) dated.push(id)
       }
       if (skipped) continue
@@ -230,70 +239,52 @@ export async function snapshotRemote(
         inherited: isInherited(listedObject),
       })
     }
-    if (read.kept) await confirmAbsences(client, codec, state, ignored, entries)
-    if (matches && problems.length === reported && listed.length === state.items(codec.kind).length)
-      matching.push({ read, ...(codec.schedules ? { dated } : {}) })
+    if (matches && read.validator && problems.length === reported)
+      listedKinds.set(codec.kind, {
+        validator: { ...read.validator, ...(codec.schedules ? { dated } : {}) },
+        drops,
+        items: revs,
+      })
   }
-  const digest = state.digest
-  return {
-    entries,
-    problems,
-    ...(matching.length > 0 && digest !== undefined
-      ? {
-          markListings: async () =>
-            void (await Promise.all(matching.map(({ read, dated }) => read.markClean?.(digest, dated)))),
-        }
-      : {}),
-  }
+  return { entries, problems, unchanged, listed: listedKinds }
+}
+
+/** The state's side of a kind, as recordValidators and the by-kind count read it. */
+export interface BasesOfKind {
+  get(path: string): ItemState | undefined
+  items(kind: Kind): ItemState[]
+  dropsOf(name: string): number
 }
 
 /**
- * A kept listing (answered 304) that lacks an item the state has a base of: the server's word
- * that the item is gone rests on its ETag alone, which a proxy or a non-conforming server may
- * never change (the user's own just-pushed item would then be deleted locally). Each such item
- * is read by id: one the server still holds is its remote side; only a 404 makes it gone. A
- * server that keeps its ETags honest never gets here (a delete changes the listing's ETag).
+ * Whether the state's bases of a kind are the listing, item for item (same paths, revisions,
+ * inheritance), and no write of the tool's came after it was read.
  */
-async function confirmAbsences(
-  client: RemotePort,
-  codec: Codec,
-  state: SnapshotState,
-  ignored: (path: string) => boolean,
-  entries: Map<string, RemoteEntry>,
-): Promise<void> {
-  for (const known of state.items(codec.kind)) {
-    if (entries.has(known.path) || ignored(known.path)) continue
-    const object = await client.get(codec.kind, known.id)
-    if (!object || nestsDeeperThan(object)) continue
-    entries.set(known.path, remoteEntry(codec, object, { id: known.id, path: known.path, known }))
+export function basesEqual(state: BasesOfKind, kind: Kind, listed: ListedKind): boolean {
+  if (state.dropsOf(FOLDER_OF[kind]) !== listed.drops) return false
+  if (state.items(kind).length !== listed.items.length) return false
+  for (const { path, rev, inherited } of listed.items) {
+    const own = state.get(path)
+    if (own?.kind !== kind || own.remoteRev !== rev || (own.inherited === true) !== inherited) return false
   }
+  return true
 }
 
 /**
- * The remote side of a kind whose kept listing is the state's (see the top of the file): each
- * base as its server item, whose listed copy is parsed only when something reads it.
+ * The remote side of a kind whose listing answered 304 to the recorded validator (see the top
+ * of the file): each base as its server item. No server object came with it: a run that needs
+ * one reads the listing in full first (plan-and-apply.ts), so reaching one here is a bug.
  */
-function keptSide(
+function basesSide(
   codec: Codec,
   listing: ListingCapabilities,
   state: SnapshotState,
-  read: ListingRead,
+  validator: Validator,
   ignored: (path: string) => boolean,
   entries: Map<string, RemoteEntry>,
 ): void {
-  let listed: Map<unknown, JsonObject> | undefined
-  const objectOf = (id: string): JsonObject => {
-    listed ??= new Map(read.items().map((object) => [object.id, object]))
-    const object = listed.get(id)
-    if (object) return object
-    // Only a kept copy edited to keep its sha256 while dropping an item could get here.
-    throw new ListingFailedError(
-      codec.kind,
-      new Error(`the kept listing lacks "${id}"; delete .cms-sync/listings/`),
-    )
-  }
   const complete = !codec.listIsIncomplete(listing)
-  const dated = codec.schedules && read.dated ? new Set(read.dated) : undefined
+  const dated = codec.schedules ? new Set(validator.dated ?? []) : undefined
   for (const known of state.items(codec.kind)) {
     if (ignored(known.path)) continue
     entries.set(known.path, {
@@ -305,8 +296,11 @@ function keptSide(
       complete,
       inherited: known.inherited === true,
       ...(dated ? { schedules: dated.has(known.id) } : {}),
-      get object() {
-        return objectOf(known.id)
+      get object(): JsonObject {
+        throw new ListingFailedError(
+          codec.kind,
+          new Error(`the listing answered 304 and "${known.id}" was read from it; this is a bug in cms-sync`),
+        )
       },
     })
   }

@@ -3,12 +3,10 @@
 
 import type { Logger } from 'pino'
 import type { Capabilities } from './capabilities.js'
-import type { RemoteObject } from './client-types.js'
+import type { ListingValidators, RemoteObject } from './client-types.js'
 import { NATIVE_SCHEMA_IDS, type RemoteKind, ROUTE_WORDS, SEGMENT } from './dialect.js'
 import { remoteError } from './errors.js'
 import type { Transport } from './http.js'
-import type { ListingCache } from './listing-cache.js'
-import type { ListingMarker } from './listing-marker.js'
 import type { BackoffPolicy } from './retry.js'
 
 export const ITEM_MAX_BYTES = 64 * 1024 * 1024
@@ -23,7 +21,8 @@ export interface ClientContext {
   readonly maxRetries: number
   /** The most one listing may weigh; the media listing keeps to it too. */
   readonly listMaxBytes: number
-  readonly listingCache: ListingCache | undefined
+  /** Where the validators of the listings the bases equal are recorded (the run's state). */
+  validators: ListingValidators | undefined
   /** What the listings read so far say (listings.ts keeps it, items.ts reads it). */
   readonly seen: ListingsSeen
 }
@@ -36,21 +35,18 @@ export interface ListingsSeen {
   sharesWithParent: boolean
   /** The ids each kind's last accepted listing held. */
   readonly listedIds: Map<RemoteKind, Set<string>>
-  /** Kept listings answered 304 and not parsed yet: upstream's by-id reads need their ids. */
-  readonly unparsed: Map<RemoteKind, () => RemoteObject[]>
-  /** How each kind's last listing that `list` accepted was seen (its ETag, its sha1). */
-  readonly markers: Map<RemoteKind, ListingMarker>
-  /** Kept listings this process dropped and has not kept again since. */
-  readonly forgotten: Set<string>
+  /**
+   * Listings answered 304 since they were last read in full: their ids were not seen, so a by-id
+   * read on a server that asks its parent for misses lists the kind first (items.ts).
+   */
+  readonly unlisted: Set<string>
 }
 
 export function emptySeen(): ListingsSeen {
   return {
     sharesWithParent: false,
     listedIds: new Map(),
-    unparsed: new Map(),
-    markers: new Map(),
-    forgotten: new Set(),
+    unlisted: new Set(),
   }
 }
 

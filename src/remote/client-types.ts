@@ -6,7 +6,6 @@ import type { Answer } from './answer.js'
 import type { Capabilities, Dialect } from './capabilities.js'
 import type { RemoteKind } from './dialect.js'
 import type { HttpRequest } from './http.js'
-import type { ListingCache } from './listing-cache.js'
 import type { RequestStats } from './queue.js'
 
 export type RemoteObject = Record<string, unknown>
@@ -28,22 +27,33 @@ export interface RemoteClientOptions {
   backoff?: { baseMs: number; capMs: number }
   /** The most one listing may weigh (cms-sync.yaml `limits.listingMB`); 128 MB by default. */
   listMaxBytes?: number
-  /** Where listings are kept for conditional reads (a workspace's .cms-sync/listings/). */
-  listingCache?: ListingCache
+}
+
+/** A listing's validator: its ETag, with the URL it belongs to. */
+export interface ListingValidator {
+  url: string
+  etag: string
+  /** Content: the ids whose listed copy names a schedule, recorded with it. */
+  dated?: string[]
+}
+
+/**
+ * Where the validators of the listings the bases equal are recorded (the state: StateStore has
+ * these methods). Keyed by listing name: a kind's folder name, or `media`.
+ */
+export interface ListingValidators {
+  validatorOf(name: string): ListingValidator | undefined
+  dropValidator(name: string): void
 }
 
 /** One kind's listing (RemoteClient.listing). */
 export interface Listing {
-  /** The items, as `list` gives them; parsed on the first call when the listing answered 304. */
+  /** The items, as `list` gives them; none when the listing answered 304 (`unchanged`). */
   items(): RemoteObject[]
-  /** The server answered 304, and the kept copy's head said `clean` (listing-cache.ts): its value. */
-  clean?: string
-  /** With `clean`: the ids the head noted as naming a schedule. */
-  dated?: readonly string[]
-  /** Notes beside the kept copy that the state with this digest matches the listing. */
-  markClean(clean: string, dated?: readonly string[]): Promise<void>
-  /** The server answered 304: the items are the kept copy's, which never decides a delete alone. */
-  kept?: true
+  /** The 200's validator (ETag and URL), when the server sent one. */
+  validator?: ListingValidator
+  /** The listing answered 304 to this recorded validator: the server side of the kind is the bases. */
+  unchanged?: ListingValidator
 }
 
 export interface PutOptions {
@@ -90,15 +100,17 @@ export interface RemoteClient {
   readonly listMaxBytes: number
   list(kind: RemoteKind, opts?: { signal?: AbortSignal }): Promise<RemoteObject[]>
   /**
-   * The listing as `list` reads it, with what a kept copy says of it: a listing answered 304
-   * from a kept copy is parsed only when its items are asked for.
+   * The listing as `list` reads it, with its validator. `conditional`: asked with the validator
+   * recorded for the listing the bases equal (useValidators), and a 304 is `unchanged`.
    */
-  listing(kind: RemoteKind, opts?: { signal?: AbortSignal; unconditional?: boolean }): Promise<Listing>
+  listing(kind: RemoteKind, opts?: { signal?: AbortSignal; conditional?: boolean }): Promise<Listing>
   /**
-   * Whether the kind's listing is byte for byte what the last `list` read (one request, nothing
-   * parsed): watch's remote poll stops there when nothing changed. False when not known.
+   * Whether the kind's listing is still the one its bases equal: one conditional request,
+   * answered 304 (watch's quiet poll). False when no validator is recorded.
    */
   listingUnchanged(kind: RemoteKind): Promise<boolean>
+  /** Where the validators are recorded from now on (the run's state); undefined: none. */
+  useValidators(validators: ListingValidators | undefined): void
   get(kind: RemoteKind, id: string): Promise<RemoteObject | undefined>
   put(kind: RemoteKind, id: string, body: RemoteObject, opts?: PutOptions): Promise<RemoteObject>
   remove(kind: RemoteKind, id: string): Promise<void>
@@ -124,17 +136,18 @@ export interface RemoteClient {
   /** `request`, with what it came to classified (answer.ts) instead of a status to read. */
   send(method: string, path: string, opts?: RequestOptions): Promise<Answer>
   /**
-   * A GET of a listing of another module's (media), asked with the kept ETag when a listing
-   * cache is set: a 304 is answered from the kept text. `keep` keeps this answer; call it once
-   * the listing is known good. `unconditional`: asked without the kept ETag (the answer is kept).
+   * A GET of a listing of another module's (media), with its validator; `conditional`: asked with
+   * the validator recorded for the listing its bases equal, and a 304 is `unchanged`.
    */
   readListing(
     name: 'media',
     path: string,
-    opts?: Pick<RequestOptions, 'signal'> & { unconditional?: boolean },
-  ): Promise<{ answer: Answer; keep?: () => Promise<void>; fromKept?: true }>
-  /** Drops the kept listing of another module's (media) before the tool's own write to it. */
-  forgetListing(name: 'media'): Promise<void>
+    opts?: Pick<RequestOptions, 'signal'> & { conditional?: boolean },
+  ): Promise<{ answer: Answer; validator?: ListingValidator; unchanged?: ListingValidator }>
+  /** Whether another module's listing (media) is still the one its bases equal (one 304). */
+  listingUnchangedAt(name: 'media', path: string): Promise<boolean>
+  /** Drops the validator of another module's listing (media) before the tool's own write to it. */
+  forgetListing(name: 'media'): void
   /** The aliases of `GET P/connections/deployers` and `GET P/connections/processors`. */
   connectionTypes(): Promise<{ deployers: string[]; processors: string[] }>
   /** A form's entries (people's submissions), or undefined when there is no such form. */

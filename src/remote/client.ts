@@ -8,12 +8,19 @@ import { probeUser } from './auth.js'
 import { authHeaders, CAPABILITIES, type Capabilities } from './capabilities.js'
 import { type ClientContext, emptySeen, ITEM_MAX_BYTES, isPlainObject } from './client-context.js'
 import type { RemoteClient, RemoteClientOptions, RemoteObject, RequestOptions } from './client-types.js'
-import { detectDialect, projectPath } from './dialect.js'
+import { detectDialect, projectPath, SEGMENT } from './dialect.js'
 import { remoteError, routeOf } from './errors.js'
 import { clearExportedFormEntries, clearFormEntries, formEntries } from './form-entries.js'
 import { createTransport, type HttpRequest, type Transport } from './http.js'
 import { get, put, remove, syncCall } from './items.js'
-import { forgetKept, list, listing, listingUnchanged, readListing } from './listings.js'
+import {
+  forgetListing,
+  list,
+  listing,
+  listingUnchanged,
+  listingUnchangedSince,
+  readListing,
+} from './listings.js'
 
 export type {
   Dialect,
@@ -70,7 +77,7 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     backoff: opts.backoff,
     maxRetries: opts.maxRetries ?? 4,
     listMaxBytes: opts.listMaxBytes ?? DEFAULT_LIST_MAX_BYTES,
-    listingCache: opts.listingCache,
+    validators: undefined,
     seen: emptySeen(),
   }
   const token = tokenCheck(transport, opts.token || undefined)
@@ -82,6 +89,9 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     list: (kind, listOpts) => list(ctx, kind, listOpts),
     listing: (kind, listOpts) => listing(ctx, kind, listOpts),
     listingUnchanged: (kind) => listingUnchanged(ctx, kind),
+    useValidators: (validators) => {
+      ctx.validators = validators
+    },
     get: (kind, id) => get(ctx, kind, id),
     put: (kind, id, body, putOpts) => put(ctx, kind, id, body, putOpts),
     remove: (kind, id) => remove(ctx, kind, id),
@@ -94,24 +104,22 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
       const read = await readListing(
         ctx,
         name,
-        true,
         {
           method: 'GET',
           path,
           maxBytes: ctx.listMaxBytes,
-          digest: true,
           ...(reqOpts.signal ? { signal: reqOpts.signal } : {}),
         },
-        false,
-        reqOpts.unconditional === true,
+        reqOpts.conditional === true,
       )
       return {
         answer: read.answer,
-        ...(read.keep ? { keep: read.keep } : {}),
-        ...(read.kept ? { fromKept: true } : {}),
+        ...(read.validator ? { validator: read.validator } : {}),
+        ...(read.unchanged ? { unchanged: read.unchanged } : {}),
       }
     },
-    forgetListing: (name) => forgetKept(ctx, name),
+    listingUnchangedAt: (name, path) => listingUnchangedSince(ctx, name, path),
+    forgetListing: (name) => forgetListing(ctx, name),
     connectionTypes: async () => ({
       deployers: await typesOf(ctx, 'deployers'),
       processors: await typesOf(ctx, 'processors'),
@@ -169,6 +177,8 @@ async function publish(
   item: RemoteObject,
 ): Promise<RemoteObject> {
   const id = String(item.id)
+  // A publish writes the item again (isPublished, its dates): a write of the content listing.
+  forgetListing(ctx, SEGMENT.content)
   const request: HttpRequest = {
     method: 'POST',
     path: `${ctx.P}/content/${verb}`,

@@ -62,8 +62,9 @@ export async function readItem(
     const { seen } = ctx
     // Whether the server shares items with a parent, and which ids it lists, as if every
     // listing read so far had been parsed.
-    for (const parse of [...seen.unparsed.values()]) parse()
-    if (seen.sharesWithParent && !seen.listedIds.get(kind)?.has(id)) {
+    // A listing answered 304 said nothing of its ids, nor whether the server shares with a parent.
+    const unknown = seen.unlisted.size > 0
+    if ((seen.sharesWithParent || unknown) && !seen.listedIds.get(kind)?.has(id)) {
       await list(ctx, kind)
       if (!seen.listedIds.get(kind)?.has(id)) return undefined
     }
@@ -107,7 +108,7 @@ export async function put(
   putOpts?: PutOptions,
 ): Promise<RemoteObject> {
   refuseId(ctx, kind, id, 'POST')
-  await forgetListing(ctx, kind)
+  forgetListing(ctx, SEGMENT[kind])
   const request: HttpRequest = {
     method: 'POST',
     path: `${itemPath(ctx, kind, id)}?create=true`,
@@ -194,7 +195,7 @@ export async function settleAmbiguousWrite(
 
 export async function remove(ctx: ClientContext, kind: RemoteKind, id: string): Promise<void> {
   refuseId(ctx, kind, id, 'DELETE')
-  await forgetListing(ctx, kind)
+  forgetListing(ctx, SEGMENT[kind])
   // Content without removeChildren: children are separate items the engine deletes itself.
   const answer = await ctx.transport.send({ method: 'DELETE', path: itemPath(ctx, kind, id), itemId: id })
   if (answer.kind === 'ok' || (answer.kind === 'not-found' && answer.item)) return
@@ -209,7 +210,7 @@ export async function syncCall(
   id: string,
 ): Promise<void> {
   refuseId(ctx, kind, id, 'POST')
-  await forgetListing(ctx, kind)
+  forgetListing(ctx, SEGMENT[kind])
   const answer = await ctx.transport.send({
     method: 'POST',
     path: `${ctx.P}/${SEGMENT[kind]}/${verb}/${encodeURIComponent(id)}`,

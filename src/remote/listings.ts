@@ -1,17 +1,15 @@
-// A kind's listing: read (with the kept ETag when a listing cache is set, so an unchanged listing
-// is one 304), checked item by item, and refused whole (a safety stop) when it failed or has the
+// A kind's listing: read (conditionally, with the validator the state recorded for the listing
+// its bases equal, so an unchanged listing is one 304 and nothing is downloaded or parsed), checked item by item, and refused whole (a safety stop) when it failed or has the
 // wrong shape: a listing is never read as "empty". It also notes what the items say of the
 // server (ids, a parent project) for the by-id reads of items.ts.
 
 import { ExitCode } from '../errors/exit-codes.js'
 import type { Answer } from './answer.js'
 import { type ClientContext, isPlainObject, withoutEntries } from './client-context.js'
-import type { Listing, RemoteObject } from './client-types.js'
+import type { Listing, ListingValidator, RemoteObject } from './client-types.js'
 import { NATIVE_SCHEMA_IDS, type RemoteKind, SEGMENT } from './dialect.js'
 import { ListingError, listingNextStep, RemoteError, remoteError, withoutNextStep } from './errors.js'
 import type { HttpRequest, HttpResponse } from './http.js'
-import { type CachedListing, NEVER_CACHED } from './listing-cache.js'
-import { listingMarker, listingUnchangedSince } from './listing-marker.js'
 
 /**
  * Why a listing request failed, in words. An answer over the cap is said so with the setting
@@ -38,101 +36,90 @@ function hasParentCopy(item: RemoteObject): boolean {
   return typeof sync === 'object' && sync !== null && (sync as RemoteObject).hasRemote === true
 }
 
-/** Whether the kind's listing is byte for byte what the last accepted `listing` read. */
-export function listingUnchanged(ctx: ClientContext, kind: RemoteKind): Promise<boolean> {
-  return listingUnchangedSince(
-    (request) => ctx.transport.send(request),
-    `${ctx.P}/${SEGMENT[kind]}`,
-    ctx.seen.markers.get(kind),
-  )
+/**
+ * Whether the listing `name` at `path` is still the one the bases equal: one request with
+ * If-None-Match of the recorded validator, answered 304. False when no validator is recorded
+ * (nothing is known to be the bases) or the listing changed; nothing is downloaded either way
+ * beyond the answer's status (a 200's body is drained, not kept).
+ */
+export async function listingUnchangedSince(
+  ctx: ClientContext,
+  name: string,
+  path: string,
+): Promise<boolean> {
+  const validator = usableValidator(ctx, name, path)
+  if (!validator) return false
+  const answer = await ctx.transport.send({
+    method: 'GET',
+    path,
+    headers: { 'if-none-match': validator.etag },
+    sink: drain,
+  })
+  if (answer.kind === 'not-modified') return true
+  if (answer.kind === 'retry' || answer.kind === 'ambiguous') throw answer.error
+  return false
 }
 
-/** A listing as read: the answer, how to keep it, and the kept copy a 304 stands for. */
+/** Whether the kind's listing is still the one its bases equal (watch's quiet poll). */
+export function listingUnchanged(ctx: ClientContext, kind: RemoteKind): Promise<boolean> {
+  return listingUnchangedSince(ctx, SEGMENT[kind], `${ctx.P}/${SEGMENT[kind]}`)
+}
+
+async function drain(body: AsyncIterable<Buffer>): Promise<void> {
+  for await (const _chunk of body);
+}
+
+/** The recorded validator of `name`, when it was recorded for this very URL. */
+function usableValidator(ctx: ClientContext, name: string, path: string): ListingValidator | undefined {
+  const validator = ctx.validators?.validatorOf(name)
+  return validator?.url === `${ctx.transport.server}${path}` ? validator : undefined
+}
+
+/** A listing as read: the answer, and on a 200 the validator that names it. */
 export interface ListingAnswer {
   answer: Answer
-  /** Keeps this answer for the next conditional read; call it once the listing is known good. */
-  keep?: () => Promise<void>
-  /** The server answered 304: this kept copy is the listing (the answer is `ok`). */
-  kept?: CachedListing
+  /** The 200's ETag with its URL, when the server sent one. */
+  validator?: ListingValidator
+  /** The server answered 304 to the recorded validator: the listing is the bases. */
+  unchanged?: ListingValidator
 }
 
 /**
- * The listing as the server answers it, asked for with the kept ETag when one is kept: a 304
- * is answered from the kept text, as `ok`. A kept text that does not parse is dropped and the
- * listing read again in full. `lazy`: the kept text is parsed by whoever asks for the items.
- * `unconditional` asks without it (watch's deep rescan: a server whose ETag never changes cannot
- * hide a change for ever), and keeps the answer.
+ * The listing as the server answers it; `conditional`: asked with If-None-Match of the recorded
+ * validator, so a listing equal to the bases is a 304 and nothing is downloaded or parsed.
  */
 export async function readListing(
   ctx: ClientContext,
   name: string,
-  cacheable: boolean,
   request: HttpRequest,
-  lazy = false,
-  unconditional = false,
+  conditional: boolean,
 ): Promise<ListingAnswer> {
-  const cache = cacheable ? ctx.listingCache : undefined
-  if (!cache) return { answer: await ctx.transport.send(request) }
-  const url = `${ctx.transport.server}${request.path}`
-  const kept = unconditional ? undefined : await cache.read(name).catch(() => undefined)
-  const usable = kept?.url === url ? kept : undefined
+  const validator = conditional ? usableValidator(ctx, name, request.path) : undefined
   const answer = await ctx.transport.send({
     ...request,
-    keepBytes: true,
-    ...(usable ? { headers: { ...request.headers, 'if-none-match': usable.etag } } : {}),
+    ...(validator ? { headers: { ...request.headers, 'if-none-match': validator.etag } } : {}),
   })
-  if (answer.kind === 'not-modified' && usable) return fromKept(ctx, answer.response, usable, request, lazy)
-  if (answer.kind !== 'ok') return { answer }
-  const { etag } = answer.response.headers
-  const bytes = answer.response.bytes
-  if (!bytes || typeof etag !== 'string' || etag === '') return { answer }
-  // Kept by the caller once the listing is known good; a failed write costs only the next 304.
-  const keep = () =>
-    cache.write(name, { url, etag, bytes }).then(
-      () => void ctx.seen.forgotten.delete(name),
-      (error: Error) => {
-        ctx.logger?.debug({ listing: name, error: error.message }, 'could not keep the listing')
-      },
-    )
-  return { answer, keep }
-}
-
-/** A 304 answered from the kept copy (its sha256 matched: it parsed when it was kept). */
-async function fromKept(
-  ctx: ClientContext,
-  notModified: HttpResponse,
-  usable: CachedListing,
-  request: HttpRequest,
-  lazy: boolean,
-): Promise<ListingAnswer> {
-  const headers = { ...notModified.headers, etag: usable.etag }
-  const ok = (body: unknown): Answer => ({ kind: 'ok', response: { status: 200, headers, body } })
-  if (lazy) return { answer: ok(undefined), kept: usable }
-  try {
-    return { answer: ok(JSON.parse(usable.text)), kept: usable }
-  } catch {
-    return { answer: await ctx.transport.send(request) }
+  if (answer.kind === 'not-modified' && validator) {
+    ctx.seen.unlisted.add(name)
+    return { answer, unchanged: validator }
   }
+  if (answer.kind === 'not-modified')
+    // A 304 to a request that named no validator: a broken server or proxy, never "the bases".
+    return { answer: await ctx.transport.send(request) }
+  if (answer.kind !== 'ok') return { answer }
+  ctx.seen.unlisted.delete(name)
+  const { etag } = answer.response.headers
+  const url = `${ctx.transport.server}${request.path}`
+  return { answer, ...(typeof etag === 'string' && etag !== '' ? { validator: { url, etag } } : {}) }
 }
 
 /**
- * Before the tool's own write to a kind: its kept listing and its marker say what the server
- * held before it. A server whose ETag follows its content answers the next read in full anyway;
- * one whose ETag never changes (a proxy, a CDN) would answer 304 to the old listing for ever.
+ * Before the tool's own write to a kind: its validator says what the server held before it. A
+ * server whose ETag follows its content answers the next read in full anyway; one whose ETag
+ * never changes (a proxy, a CDN) would answer 304 to the old listing for ever.
  */
-export async function forgetListing(ctx: ClientContext, kind: RemoteKind): Promise<void> {
-  ctx.seen.markers.delete(kind)
-  if (!NEVER_CACHED.has(kind)) await forgetKept(ctx, SEGMENT[kind])
-}
-
-export async function forgetKept(ctx: ClientContext, name: string): Promise<void> {
-  const { listingCache, seen } = ctx
-  if (!listingCache || seen.forgotten.has(name)) return
-  seen.forgotten.add(name)
-  await listingCache.forget(name).catch((error: Error) => {
-    seen.forgotten.delete(name)
-    ctx.logger?.debug({ listing: name, error: error.message }, 'could not drop the kept listing')
-  })
+export function forgetListing(ctx: ClientContext, name: string): void {
+  ctx.validators?.dropValidator(name)
 }
 
 export async function list(
@@ -146,48 +133,25 @@ export async function list(
 export async function listing(
   ctx: ClientContext,
   kind: RemoteKind,
-  opts: { signal?: AbortSignal; unconditional?: boolean } = {},
+  opts: { signal?: AbortSignal; conditional?: boolean } = {},
 ): Promise<Listing> {
   const request: HttpRequest = {
     method: 'GET',
     path: `${ctx.P}/${SEGMENT[kind]}`,
     maxBytes: ctx.listMaxBytes,
-    digest: true,
     ...(opts.signal ? { signal: opts.signal } : {}),
   }
   const data = { method: 'GET', route: request.path }
-  const { response, keep, kept } = await readOrRefuse(
-    ctx,
-    kind,
-    request,
-    opts.signal,
-    opts.unconditional === true,
-  )
-  const marker = listingMarker(response)
-  if (marker) ctx.seen.markers.set(kind, marker)
-  const { etag } = response.headers
-  const markClean = async (clean: string, dated?: readonly string[]) => {
-    if (ctx.listingCache && typeof etag === 'string')
-      // A mark not written costs the next run its shortcut, never a wrong answer.
-      await ctx.listingCache.markClean(SEGMENT[kind], etag, clean, dated).catch(() => {})
-  }
-  if (kept) {
-    const text = kept.text
-    let items: RemoteObject[] | undefined
-    const parse = () => {
-      ctx.seen.unparsed.delete(kind)
-      items ??= accept(ctx, kind, JSON.parse(text), response.status, data)
-      return items
+  const { response, validator, unchanged } = await readOrRefuse(ctx, kind, request, opts)
+  if (unchanged)
+    return {
+      items: () => {
+        throw new Error(`the ${SEGMENT[kind]} listing answered 304: its items are the bases, not read`)
+      },
+      unchanged,
     }
-    // Only by-id reads that may ask the parent need it; held otherwise, the body would outlive
-    // the run (an idle watch would keep it between polls).
-    if (ctx.capabilities.items.byIdMissAsksParent) ctx.seen.unparsed.set(kind, parse)
-    const clean = kept.clean ? { clean: kept.clean, ...(kept.dated ? { dated: kept.dated } : {}) } : {}
-    return { items: parse, ...clean, markClean, kept: true }
-  }
   const items = accept(ctx, kind, response.body, response.status, data)
-  await keep?.()
-  return { items: () => items, markClean }
+  return { items: () => items, ...(validator ? { validator } : {}) }
 }
 
 /** The listing's answer, or the ListingError (a safety stop, exit 4) that says why there is none. */
@@ -195,22 +159,20 @@ async function readOrRefuse(
   ctx: ClientContext,
   kind: RemoteKind,
   request: HttpRequest,
-  signal: AbortSignal | undefined,
-  unconditional: boolean,
+  opts: { signal?: AbortSignal; conditional?: boolean },
 ): Promise<{ response: HttpResponse } & Omit<ListingAnswer, 'answer'>> {
   try {
-    const { answer, keep, kept } = await readListing(
+    const { answer, validator, unchanged } = await readListing(
       ctx,
       SEGMENT[kind],
-      !NEVER_CACHED.has(kind),
       request,
-      true,
-      unconditional,
+      opts.conditional === true,
     )
+    if (unchanged) return { response: (answer as { response: HttpResponse }).response, unchanged }
     if (answer.kind !== 'ok') throw answer.fail()
-    return { response: answer.response, ...(keep ? { keep } : {}), ...(kept ? { kept } : {}) }
+    return { response: answer.response, ...(validator ? { validator } : {}) }
   } catch (error) {
-    if (signal?.aborted) throw error
+    if (opts.signal?.aborted) throw error
     // The cause's message already says where and what to do; the listing adds the safety part.
     const cause = error as RemoteError
     const lead = `could not list ${SEGMENT[kind]}, so nothing was changed: `

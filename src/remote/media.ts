@@ -14,10 +14,9 @@ import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { type Answer, serverText } from './answer.js'
 import type { Capabilities } from './capabilities.js'
-import type { RemoteClient, RequestOptions } from './client-types.js'
+import type { ListingValidator, RemoteClient, RequestOptions } from './client-types.js'
 import { projectPath } from './dialect.js'
 import { ListingError, type RemoteError, remoteError, TooLargeError } from './errors.js'
-import { type ListingMarker, listingMarker, listingUnchangedSince } from './listing-marker.js'
 import { listingFailure } from './listings.js'
 import { jsonBase64Body, multipartBody, type StreamedBody } from './media-body.js'
 import { backoffDelayMs, sleep } from './retry.js'
@@ -63,12 +62,16 @@ function mediaOf(item: Record<string, unknown>): RemoteMedia {
 
 export interface MediaApi {
   /** The signal gives the listing up (see HttpRequest.signal). */
-  /** `unconditional`: asked without the kept ETag (watch's deep rescan). */
-  list(opts?: { signal?: AbortSignal; unconditional?: boolean }): Promise<RemoteMedia[]>
-  /** Whether the listing is byte for byte what the last `list` read (see RemoteClient.listingUnchanged). */
+  list(opts?: { signal?: AbortSignal }): Promise<RemoteMedia[]>
+  /**
+   * `list`, asked with the validator recorded for the listing the media bases equal: undefined
+   * when it answered 304 (the server's media are the bases; nothing downloaded or parsed).
+   */
+  listUnlessUnchanged(opts?: { signal?: AbortSignal }): Promise<RemoteMedia[] | undefined>
+  /** Whether the listing is still the one the media bases equal (see RemoteClient.listingUnchanged). */
   listingUnchanged(): Promise<boolean>
-  /** Whether the last `list` was answered 304 from the kept copy (never the only word on a delete). */
-  listedFromKept(): boolean
+  /** The validator of the last listing `list` accepted, if the server sent one. */
+  listedValidator(): ListingValidator | undefined
   /** One item as the server holds it now, or undefined when it is gone. */
   get(id: string): Promise<RemoteMedia | undefined>
   /** Streams the bytes into `dest` (created or truncated) and returns their sha256 and size. */
@@ -109,10 +112,8 @@ const enc = encodeURIComponent
 class ClientMedia implements MediaApi {
   private readonly P: string
   private readonly capabilities: Capabilities
-  /** How the last listing `list` accepted was seen (its ETag, its sha1). */
-  private lastListing: ListingMarker | undefined
-  /** Whether the last `list` was the kept copy's, answered 304. */
-  private fromKept = false
+  /** The validator of the last listing `list` accepted (the engine records it when the bases equal it). */
+  private lastValidator: ListingValidator | undefined
   /**
    * Upstream makes storage/<project>/temp on each upload's way in; when two uploads race to make
    * it (a project's first uploads), the loser's EEXIST is an unhandled rejection that ends the
@@ -137,18 +138,25 @@ class ClientMedia implements MediaApi {
   }
 
   listingUnchanged(): Promise<boolean> {
-    return listingUnchangedSince(
-      ({ method, path, ...rest }) => this.client.send(method, path, rest),
-      `${this.P}/media`,
-      this.lastListing,
-    )
+    return this.client.listingUnchangedAt('media', `${this.P}/media`)
   }
 
-  listedFromKept(): boolean {
-    return this.fromKept
+  listedValidator(): ListingValidator | undefined {
+    return this.lastValidator
   }
 
-  async list(opts: { signal?: AbortSignal; unconditional?: boolean } = {}): Promise<RemoteMedia[]> {
+  async list(opts: { signal?: AbortSignal } = {}): Promise<RemoteMedia[]> {
+    return (await this.listing(opts, false))!
+  }
+
+  listUnlessUnchanged(opts: { signal?: AbortSignal } = {}): Promise<RemoteMedia[] | undefined> {
+    return this.listing(opts, true)
+  }
+
+  private async listing(
+    opts: { signal?: AbortSignal },
+    conditional: boolean,
+  ): Promise<RemoteMedia[] | undefined> {
     const route = `${this.P}/media`
     const refuse = (why: string, status?: number) =>
       new ListingError('listing', `could not list media, so nothing was changed: ${why}`, {
@@ -160,14 +168,15 @@ class ClientMedia implements MediaApi {
     try {
       read = await this.client.readListing('media', route, {
         ...(opts.signal ? { signal: opts.signal } : {}),
-        ...(opts.unconditional ? { unconditional: true } : {}),
+        ...(conditional ? { conditional } : {}),
       })
     } catch (error) {
       if (opts.signal?.aborted) throw error
       throw refuse(listingFailure(error as RemoteError, this.client.listMaxBytes))
     }
     const { answer } = read
-    this.fromKept = read.fromKept === true
+    this.lastValidator = read.unchanged
+    if (read.unchanged) return undefined
     if (answer.kind === 'retry' || answer.kind === 'ambiguous')
       throw refuse(listingFailure(answer.error, this.client.listMaxBytes))
     if (answer.kind !== 'ok') {
@@ -187,8 +196,7 @@ class ClientMedia implements MediaApi {
       seen.add(item.id)
       return mediaOf(item)
     })
-    this.lastListing = listingMarker(res)
-    await read.keep?.()
+    this.lastValidator = read.validator
     return items
   }
 
@@ -312,12 +320,12 @@ class ClientMedia implements MediaApi {
   }
 
   /**
-   * Before each write: the kept listing and the marker say what the server held before it (a
-   * server or proxy whose ETag never changes would answer 304 to them for ever).
+   * Before each write: the validator says what the server held before it (a server or proxy
+   * whose ETag never changes would answer 304 to it for ever).
    */
   private async beforeWrite(): Promise<void> {
-    this.lastListing = undefined
-    await this.client.forgetListing('media')
+    this.lastValidator = undefined
+    this.client.forgetListing('media')
   }
 
   private async uploadBytes(file: LocalFile, existing?: string): Promise<{ id: string; name: string }> {

@@ -55,6 +55,20 @@ export interface StateIndex {
   lock?: string
   /** The file of each bucket that holds records, by bucket number. */
   files: Record<string, string>
+  /**
+   * Per listing (a kind's folder name, or `media`): the validator of the listing the bases equal
+   * item for item (design.md "Listings are read conditionally"). A 304 to it means the server side
+   * of that listing is the bases.
+   */
+  validators?: Record<string, ListingValidator>
+}
+
+/** A listing's validator: its ETag, with the URL it belongs to (another server's never counts). */
+export interface ListingValidator {
+  url: string
+  etag: string
+  /** Content: the ids whose listed copy names a schedule (Codec.schedules), said without a body. */
+  dated?: string[]
 }
 
 export function stateDirPath(root: string, ...parts: string[]): string {

@@ -30,6 +30,7 @@ import {
   commitRecords,
   indexPath,
   type KindRecord,
+  type ListingValidator,
   readBucket,
   readIndex,
   removeUnnamed,
@@ -43,6 +44,7 @@ import {
 // The item's shape has its own module (the lock and the push journal hold it too); the state's
 // readers keep asking this one.
 export type { ItemState, MediaBase, StatSnapshot, Target } from './item-state.js'
+export type { ListingValidator } from './record-store.js'
 
 /**
  * The createDate to record for a content item the server now holds as `object` (a write never
@@ -220,6 +222,10 @@ export class StateStore {
   private lockSeen = false
   /** The first save also removes what older saves or versions left (record-store.ts removeUnnamed). */
   private tidied = false
+  /** The listings' validators, saved in the index (record-store.ts StateIndex.validators). */
+  private validators: Record<string, ListingValidator> = {}
+  /** How many times each listing's validator was dropped by this process. */
+  private readonly drops = new Map<string, number>()
 
   /**
    * A store holding `state`'s items, none of them on disk yet (the next save writes them all);
@@ -238,6 +244,7 @@ export class StateStore {
       this.index = state.index
       this.target = state.index.target
       this.digest = createHash('sha256').update(state.bytes).digest('hex')
+      this.validators = { ...state.index.validators }
       for (const [kind, record] of Object.entries(state.index.kinds))
         this.kinds.set(kind as Kind, { ...(record as KindRecord) })
       return
@@ -329,6 +336,51 @@ export class StateStore {
 
   get(path: string): ItemState | undefined {
     return this.bucket(this.bucketNumber(path)).get(path)
+  }
+
+  /** The validator of the listing `name`'s bases equal, if one is recorded. */
+  validatorOf(name: string): ListingValidator | undefined {
+    const validator = this.validators[name]
+    return validator && typeof validator.url === 'string' && typeof validator.etag === 'string'
+      ? validator
+      : undefined
+  }
+
+  /** How many times `name`'s validator was dropped: a listing read before a drop is not recorded. */
+  dropsOf(name: string): number {
+    return this.drops.get(name) ?? 0
+  }
+
+  /** Records that the bases of `name` equal the listing `validator` names; saved with the next save. */
+  setValidator(name: string, validator: ListingValidator): void {
+    const known = this.validators[name]
+    if (
+      known?.url === validator.url &&
+      known.etag === validator.etag &&
+      JSON.stringify(known.dated ?? []) === JSON.stringify(validator.dated ?? [])
+    )
+      return
+    this.validators = { ...this.validators, [name]: validator }
+    this.unsaved++
+  }
+
+  /**
+   * Before the tool's own write to `name`: a server or proxy whose ETag does not follow the
+   * listing would answer 304 to the old validator for ever, and the write would look undone.
+   */
+  dropValidator(name: string): void {
+    this.drops.set(name, this.dropsOf(name) + 1)
+    if (!this.validators[name]) return
+    const { [name]: _dropped, ...rest } = this.validators
+    this.validators = rest
+    this.unsaved++
+  }
+
+  /** Every validator goes: the bases changed under them (a lock that adds or disagrees). */
+  dropValidators(): void {
+    if (Object.keys(this.validators).length === 0) return
+    this.validators = {}
+    this.unsaved++
   }
 
   /**
@@ -533,13 +585,21 @@ export class StateStore {
           : sha256(this.lockOnDisk ?? Buffer.alloc(0))
     const kinds: StateIndex['kinds'] = {}
     for (const [kind, record] of this.kinds) if (record.count > 0) kinds[kind] = { ...record }
-    const next: StateIndex = { ...this.index, kinds, ...(lockSha === undefined ? {} : { lock: lockSha }) }
+    const { validators: _saved, ...index } = this.index
+    const validators = Object.keys(this.validators).length > 0 ? { validators: this.validators } : {}
+    const next: StateIndex = {
+      ...index,
+      kinds,
+      ...(lockSha === undefined ? {} : { lock: lockSha }),
+      ...validators,
+    }
     const covered = this.unsaved
     const needless = this.pushes?.needlessWith((path) => this.get(path)) ?? []
     const indexChanged =
       buckets.size > 0 ||
       next.lock !== this.index.lock ||
-      JSON.stringify(kinds) !== JSON.stringify(this.index.kinds)
+      JSON.stringify(kinds) !== JSON.stringify(this.index.kinds) ||
+      JSON.stringify(next.validators) !== JSON.stringify(this.index.validators)
     const tidy = !this.tidied && indexChanged
     this.saving = (async () => {
       await this.durability.flush()

@@ -1,7 +1,6 @@
 // `cms-sync status` only looks: it takes no lock (it runs while `watch` holds the workspace) and
-// leaves the workspace as it found it. What it may write is the listing cache of .cms-sync/listings/
-// (a cache that can always be deleted) and its own log lines (.cms-sync/logs/), as the header of
-// src/cli/commands/status.ts says; every other byte, in the workspace and in .cms-sync/, stays.
+// leaves the workspace as it found it. What it may write is its own log lines (.cms-sync/logs/),
+// as the header of src/cli/commands/status.ts says (no listing body is kept anywhere); every other byte, in the workspace and in .cms-sync/, stays.
 
 import { readFileSync } from 'node:fs'
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises'
@@ -17,7 +16,7 @@ afterEach(async () => {
 })
 
 /** What status may write (see the header of src/cli/commands/status.ts). */
-const MAY_WRITE = [/^\.cms-sync\/listings\//, /^\.cms-sync\/logs\//]
+const MAY_WRITE = [/^\.cms-sync\/logs\//]
 
 /** Every file of the workspace, .cms-sync/ included, with its bytes and modification time. */
 async function everyFile(root: string): Promise<Map<string, { bytes: string; mtimeMs: number }>> {

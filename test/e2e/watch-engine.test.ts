@@ -20,7 +20,7 @@ afterEach(async () => {
   await world?.close()
 })
 
-async function engineFor(w: World, paused = false) {
+async function engineFor(w: World, paused = false, rehash?: () => boolean) {
   client = await createRemoteClient({
     server: w.proxy.url,
     project: 'demo',
@@ -44,7 +44,11 @@ async function engineFor(w: World, paused = false) {
     CODECS.map((codec) => codec.kind),
     (rel, isDir) => rules.ignores(rel, isDir),
   )
-  return createWatchRuns(createWatchEngine(deps), deps, { stats, paused: async () => paused })
+  return createWatchRuns(createWatchEngine(deps), deps, {
+    stats,
+    paused: async () => paused,
+    ...(rehash ? { rehash } : {}),
+  })
 }
 
 async function runFor(w: World, paused = false) {
@@ -103,6 +107,22 @@ test('an aborted run stops between items', async () => {
 const contentRequests = (w: World, from: number) =>
   w.proxy.answered.slice(from).filter((a) => /^GET \/api\/demo\/live\/content/.test(a))
 
+test('the deep rescan asks every listing unconditionally: a recorded validator cannot hide a change', async () => {
+  world = await syncedWorld('spec')
+  let deep = false
+  const runs = await engineFor(world, false, () => deep)
+  const listings = (from: number) =>
+    world.proxy.answered.slice(from).filter((a) => /^GET \/api\/demo\/live\/(content|schemas) /.test(a))
+  let from = world.proxy.answered.length
+  expect(await runs.run(new Set(), context(true))).toMatchObject({ kind: 'done' })
+  expect(listings(from).map((a) => a.slice(-3))).toEqual(['304', '304'])
+  deep = true
+  from = world.proxy.answered.length
+  expect(await runs.run(new Set(), context(true))).toMatchObject({ kind: 'done', whole: true })
+  expect(listings(from).map((a) => a.slice(-3))).toEqual(['200', '200'])
+  for (const line of world.proxy.answered.slice(from)) expect(line).not.toMatch(/ 304$/)
+})
+
 test('a quiet poll stops at 304 listings; a moved file is planned alone; a changed listing plans everything', async () => {
   world = await syncedWorld('spec')
   const runs = await engineFor(world)
@@ -110,7 +130,9 @@ test('a quiet poll stops at 304 listings; a moved file is planned alone; a chang
     world.proxy.answered.slice(from).filter((a) => /^GET \/api\/demo\/live\/(content|schemas) /.test(a))
   let from = world.proxy.answered.length
   expect(await runs.run(new Set(), context(true))).toMatchObject({ kind: 'done', whole: true })
-  expect(listings(from).map((a) => a.slice(-3))).toEqual(['200', '200'])
+  // The pull that made the world recorded the listings' validators in the state: even the first
+  // full run reads no listing body.
+  expect(listings(from).map((a) => a.slice(-3))).toEqual(['304', '304'])
   // Nothing changed on either side: the poll asks with the ETags and stops at the 304s.
   from = world.proxy.answered.length
   const quiet = await runs.run(new Set(), context(true))

@@ -1,16 +1,13 @@
 // A kind's listing (src/remote/listings.ts) in both dialects against the emulator over real
-// HTTP: kept with its ETag so an unchanged listing costs one 304, dropped by the tool's own
-// writes, never kept on disk for kinds that carry secrets or submissions, and refused whole (a
-// safety stop) when the server fails it: never read as empty.
+// HTTP: asked with the validator recorded for the listing the bases equal, so an unchanged
+// listing costs one 304 and nothing is read; the tool's own writes drop the validator; refused
+// whole (a safety stop) when the server fails it: never read as empty.
 
-import { mkdtemp, readdir, rm } from 'node:fs/promises'
-import os from 'node:os'
-import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import { type Emulator, startEmulator } from '../../src/emulator/index.js'
 import { ExitCode } from '../../src/errors/exit-codes.js'
+import type { ListingValidator } from '../../src/remote/client-types.js'
 import { createRemoteClient, type RemoteClient } from '../../src/remote/index.js'
-import { workspaceListingCache } from '../../src/remote/listing-cache.js'
 import { type CountingProxy, startCountingProxy } from '../helpers/counting-proxy.js'
 
 const page = (id: string, title: string) => ({
@@ -27,12 +24,16 @@ const LISTING = 'GET /api/demo/live/content'
 describe.each(['spec', 'upstream'] as const)('%s dialect', (dialect) => {
   let em: Emulator
   let proxy: CountingProxy
-  let root: string
   let client: RemoteClient
+  /** Where the validators are recorded: a run's StateStore has the same two methods. */
+  let recorded: Map<string, ListingValidator>
+  const validators = () => ({
+    validatorOf: (name: string) => recorded.get(name),
+    dropValidator: (name: string) => void recorded.delete(name),
+  })
 
-  /** A client with the workspace's listing cache, as the commands make it. */
-  const connect = () =>
-    createRemoteClient({
+  const connect = async () => {
+    const made = await createRemoteClient({
       server: proxy.url,
       project: 'demo',
       environment: 'live',
@@ -41,13 +42,15 @@ describe.each(['spec', 'upstream'] as const)('%s dialect', (dialect) => {
       rateLimit: { requestsPerSecond: 500, concurrency: 4 },
       backoff: { baseMs: 5, capMs: 20 },
       maxRetries: 1,
-      listingCache: workspaceListingCache(root),
     })
+    made.useValidators(validators())
+    return made
+  }
 
   beforeEach(async () => {
     em = await startEmulator({ dialect })
     proxy = await startCountingProxy(em.url)
-    root = await mkdtemp(path.join(os.tmpdir(), 'cms-listings-'))
+    recorded = new Map()
     client = await connect()
     await client.put('content', 'home', page('home', 'Home'))
   })
@@ -55,41 +58,54 @@ describe.each(['spec', 'upstream'] as const)('%s dialect', (dialect) => {
     await client.close()
     await proxy.close()
     await em.close()
-    await rm(root, { recursive: true, force: true })
   })
 
-  test('an unchanged listing is one 304, answered from the kept copy, in a later run too', async () => {
-    const first = await client.listing('content')
-    expect(first.kept).toBeUndefined()
-    const items = first.items()
-    // A later run: a new client over the same workspace.
+  test('asked with the recorded validator, an unchanged listing is one 304 with no items read', async () => {
+    const first = await client.listing('content', { conditional: true })
+    expect(first.unchanged).toBeUndefined()
+    expect(first.items().map((item) => item.id)).toEqual(['home'])
+    recorded.set('content', first.validator!)
+    // A later run: a new client, the same recorded validator.
     const later = await connect()
     try {
-      const again = await later.listing('content')
-      expect(again.kept).toBe(true)
-      expect(again.items()).toEqual(items)
+      const again = await later.listing('content', { conditional: true })
+      expect(again.unchanged).toEqual(first.validator)
+      expect(() => again.items()).toThrow(/304/)
       expect(proxy.answered.filter((line) => line.startsWith(LISTING))).toEqual([
         `${LISTING} 200`,
         `${LISTING} 304`,
       ])
-      // A by-id read still works after a listing that was never parsed on its own.
+      // A by-id read still works after a listing whose ids were never seen.
       expect(await later.get('content', 'home')).toMatchObject({ properties: { title: 'Home' } })
     } finally {
       await later.close()
     }
   })
 
-  test("the tool's own write drops the kept listing: the next read is in full and shows the write", async () => {
-    await client.list('content')
+  test('a validator recorded for another URL is never sent', async () => {
+    const first = await client.listing('content')
+    recorded.set('content', { ...first.validator!, url: 'http://elsewhere.example/api/demo/live/content' })
+    const again = await client.listing('content', { conditional: true })
+    expect(again.unchanged).toBeUndefined()
+    expect(proxy.answered.filter((line) => line.startsWith(LISTING))).toEqual([
+      `${LISTING} 200`,
+      `${LISTING} 200`,
+    ])
+  })
+
+  test("the tool's own write drops the kind's validator: the next read is in full and shows the write", async () => {
+    recorded.set('content', (await client.listing('content')).validator!)
+    recorded.set('schemas', (await client.listing('schema')).validator!)
     await client.put('content', 'about', page('about', 'About'))
-    const after = await client.listing('content')
-    expect(after.kept).toBeUndefined()
+    expect([...recorded.keys()]).toEqual(['schemas'])
+    const after = await client.listing('content', { conditional: true })
+    expect(after.unchanged).toBeUndefined()
     expect(after.items().map((item) => item.id)).toEqual(['home', 'about'])
   })
 
-  test('listingUnchanged: true while nothing changed, false once someone else changed it', async () => {
+  test('listingUnchanged: false with no validator, true while nothing changed, false once someone else changed it', async () => {
     expect(await client.listingUnchanged('content')).toBe(false)
-    await client.list('content')
+    recorded.set('content', (await client.listing('content')).validator!)
     expect(await client.listingUnchanged('content')).toBe(true)
     const other = await createRemoteClient({
       server: em.url,
@@ -105,15 +121,6 @@ describe.each(['spec', 'upstream'] as const)('%s dialect', (dialect) => {
       await other.close()
     }
     expect(await client.listingUnchanged('content')).toBe(false)
-  })
-
-  test('forms and connections are never kept on disk (submissions, secrets)', async () => {
-    await client.put('form', 'contact', { id: 'contact', title: 'Contact', inputs: {} })
-    await client.list('form')
-    await client.list('connection')
-    await client.list('content')
-    const kept = await readdir(path.join(root, '.cms-sync', 'listings'))
-    expect(kept.sort()).toEqual(['content.head.json', 'content.json'])
   })
 
   test('a listing the server keeps failing is a safety stop (exit 4) that names the listing, never an empty list', async () => {

@@ -1,11 +1,9 @@
 // `cms-sync status [paths...]`: drift both ways, from the one plan (status-model.ts), shown and
 // mapped to an exit code as the other commands' runs are (run-report.ts). It takes no lock, so
 // it runs beside `watch`, and saves nothing: no state, no lock file, no journal, no workspace
-// file (test/cli/status-read-only.test.ts). It writes only what any read of the server may:
-// - the listing cache in .cms-sync/listings/ (the listing bodies with their ETags, and on a head
-//   the note that the state matched it), so the next status over an unchanged server is one
-//   304 per kind with nothing parsed; each file is written whole and atomically, and a cache
-//   file that is missing or damaged only costs a full read (remote/listing-cache.ts);
+// file (test/cli/status-read-only.test.ts). Its listings are asked with the validators the last
+// locked run recorded in the state (engine/remote-snapshot.ts): over an unchanged server, one 304
+// per kind with nothing downloaded or parsed. It writes only what any read of the server may:
 // - the base blob of a push a killed run landed but never recorded, when that blob is missing
 //   (.cms-sync/bases/, keyed by its hash), as its plan merges against it; the state that would
 //   name it is not saved, so the next locked run adopts it again (engine/landed-pushes.ts);

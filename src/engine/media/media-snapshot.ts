@@ -175,16 +175,6 @@ export async function snapshotMedia(
   const listed = (await (opts.listing ?? api.list())).filter(
     (m) => !heldIds.has(m.id) && (unsafeMedia(m) || !leftOut(mediaPath(localRelOf(m.folder, m.name)))),
   )
-  // A kept listing (answered 304) that lacks an item of the base says it is gone on the word of
-  // its ETag alone, which a server or proxy may never change: such ids are read one by one first.
-  if (api.listedFromKept()) {
-    const present = new Set(listed.map((m) => m.id))
-    for (const id of base.keys()) {
-      if (present.has(id)) continue
-      const item = await api.get(id)
-      if (item) listed.push(item)
-    }
-  }
   await adoptLandedMediaPushes(api, store, base, listed)
   // A file at a tracked or listed path that the walk took for junk is the item's file (a
   // workspace whose media.yaml was lost must not pull over it, and a tracked file skipped must
