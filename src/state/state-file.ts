@@ -576,16 +576,22 @@ export class StateStore {
       this.unsave(dirty, paths)
       throw error
     }
+    // While the lock keeps its own line for an item the state disagrees with (alternates), its
+    // text is not the one the state's records make: it must never pass as the store's own, or the
+    // next run would skip reading it and plan against the state alone (an older checkout's line
+    // would stop being a conflict and the state's base would push the old file back).
+    const own = this.alternates.size === 0
     // The sha256 of the lock as it will be: a lock made whole and found equal is the store's too.
-    const lockSha =
-      lock !== undefined
+    const lockSha = !own
+      ? undefined
+      : lock !== undefined
         ? sha256(lock)
         : wasOurs && this.index.lock !== undefined
           ? this.index.lock
           : sha256(this.lockOnDisk ?? Buffer.alloc(0))
     const kinds: StateIndex['kinds'] = {}
     for (const [kind, record] of this.kinds) if (record.count > 0) kinds[kind] = { ...record }
-    const { validators: _saved, ...index } = this.index
+    const { validators: _saved, lock: _lock, ...index } = this.index
     const validators = Object.keys(this.validators).length > 0 ? { validators: this.validators } : {}
     const next: StateIndex = {
       ...index,
@@ -618,9 +624,9 @@ export class StateStore {
       if (lock !== undefined) {
         const stat = await writeLock(this.root, lock)
         this.lockOnDisk = lock
-        this.lockIsOurs = true
-        await this.noteLockSeen(lockSha!, stat)
-      } else if (this.lockOnDisk !== undefined) {
+        this.lockIsOurs = own
+        if (lockSha !== undefined) await this.noteLockSeen(lockSha, stat)
+      } else if (this.lockOnDisk !== undefined && own) {
         this.lockIsOurs = true
         // Known by its text this time (a converted state, a lock git put back): by its stat next time.
         const stat =
