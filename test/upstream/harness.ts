@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { expect, inject } from 'vitest'
 import { MAIN_JS } from '../helpers/build.js'
+import { watchProcess } from '../helpers/watch.js'
 import { REPO } from './where.js'
 
 /** The example workspace: a realistic small site to seed a project with. */
@@ -336,4 +337,22 @@ export async function initWorkspace(up: Upstream, label: string, extraEnv: NodeJ
   )
   expect(init.code, init.stderr).toBe(0)
   return new Workspace(root, env)
+}
+
+export type WatchDaemon = ReturnType<typeof watchProcess>
+
+/** `cms-sync watch` as a real process on `ws`, with the config as it is, once it has reconciled. */
+export async function startWatching(ws: Workspace): Promise<WatchDaemon> {
+  const daemon = watchProcess(ws.root, { ...process.env, ...ws.env, NO_COLOR: '1' })
+  await daemon.waitForEvent({ event: 'reconciled' }, 60_000)
+  return daemon
+}
+
+/** A suite's end: its daemon stopped if it still runs, then its temp folders removed. */
+export async function stopWatchingAndClean(daemon: WatchDaemon | undefined): Promise<void> {
+  if (daemon && daemon.child.exitCode === null) {
+    daemon.child.kill('SIGTERM')
+    await daemon.exited
+  }
+  await cleanupTemps()
 }

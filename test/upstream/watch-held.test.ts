@@ -6,8 +6,17 @@ import { stat } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { contentFile, SECTION_SCHEMA } from '../helpers/fixtures.js'
-import { setWatchConfig, watchProcess } from '../helpers/watch.js'
-import { cleanupTemps, freshProject, initWorkspace, SETUP, type Upstream, type Workspace } from './harness.js'
+import { setWatchConfig } from '../helpers/watch.js'
+import {
+  freshProject,
+  initWorkspace,
+  SETUP,
+  startWatching,
+  stopWatchingAndClean,
+  type Upstream,
+  type WatchDaemon,
+  type Workspace,
+} from './harness.js'
 
 const IDS = Array.from({ length: 35 }, (_, i) => `h-${String(i).padStart(2, '0')}`)
 const GONE = IDS.slice(0, 25)
@@ -22,7 +31,7 @@ const exists = (ws: Workspace, rel: string) =>
 describe.skipIf(!SETUP)('watch holds what a guard is about (real upstream server)', () => {
   let up: Upstream
   let ws: Workspace
-  let daemon: ReturnType<typeof watchProcess> | undefined
+  let daemon: WatchDaemon | undefined
 
   beforeAll(async () => {
     up = await freshProject('watch-held')
@@ -32,16 +41,9 @@ describe.skipIf(!SETUP)('watch holds what a guard is about (real upstream server
       await ws.writeJson(`content/${id}.json`, contentFile(id, { properties: { title: id } }))
     await ws.ok('sync')
     await setWatchConfig(ws.root, { debounceMs: 100, pollSeconds: 1 })
-    daemon = watchProcess(ws.root, { ...process.env, ...ws.env, NO_COLOR: '1' })
-    await daemon.waitForEvent({ event: 'reconciled' }, 60_000)
+    daemon = await startWatching(ws)
   })
-  afterAll(async () => {
-    if (daemon && daemon.child.exitCode === null) {
-      daemon.child.kill('SIGTERM')
-      await daemon.exited
-    }
-    await cleanupTemps()
-  })
+  afterAll(() => stopWatchingAndClean(daemon))
 
   it('25 of 36 items deleted by another client: held, told, and shown by status', async () => {
     // All at once, as one bulk delete in the CMS's UI: deleted one after another, a poll landing

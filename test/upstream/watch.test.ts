@@ -3,16 +3,18 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { contentFile, SECTION_SCHEMA } from '../helpers/fixtures.js'
-import { setWatchConfig, watchProcess } from '../helpers/watch.js'
+import { setWatchConfig } from '../helpers/watch.js'
 import {
-  cleanupTemps,
   expectOnly,
   freshProject,
   initWorkspace,
   SETUP,
   type ServerState,
   serverState,
+  startWatching,
+  stopWatchingAndClean,
   type Upstream,
+  type WatchDaemon,
   type Workspace,
 } from './harness.js'
 
@@ -24,7 +26,7 @@ describe.skipIf(!SETUP)('watch (real upstream server)', () => {
   let up: Upstream
   let ws: Workspace
   let state: ServerState
-  let daemon: ReturnType<typeof watchProcess> | undefined
+  let daemon: WatchDaemon | undefined
 
   beforeAll(async () => {
     up = await freshProject('watch')
@@ -35,16 +37,9 @@ describe.skipIf(!SETUP)('watch (real upstream server)', () => {
     await ws.ok('sync')
     state = await serverState(up.api)
     await setWatchConfig(ws.root, { debounceMs: 100, pollSeconds: 1 })
-    daemon = watchProcess(ws.root, { ...process.env, ...ws.env, NO_COLOR: '1' })
-    await daemon.waitForEvent({ event: 'reconciled' }, 60_000)
+    daemon = await startWatching(ws)
   })
-  afterAll(async () => {
-    if (daemon && daemon.child.exitCode === null) {
-      daemon.child.kill('SIGTERM')
-      await daemon.exited
-    }
-    await cleanupTemps()
-  })
+  afterAll(() => stopWatchingAndClean(daemon))
 
   it('a local edit is pushed, and only that item changes on the server', async () => {
     await ws.writeJson('content/w-home.json', page('w-home', 'Home (saved in the editor)'))
