@@ -4,14 +4,12 @@
 // attacker's: cms-sync.yaml, cms-sync.lock, connection files, and anything in the tree.
 
 import { chmod, cp, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
-import { createServer as createHttpsServer } from 'node:https'
-import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { type Emulator, startEmulator } from '../../src/emulator/index.js'
 import { type CountingProxy, startCountingProxy } from '../helpers/counting-proxy.js'
-import { selfSignedCert } from '../helpers/self-signed.js'
+import { startSelfSignedServer } from '../helpers/self-signed.js'
 import { contentOf, startWorld, type World, writeConfig } from '../helpers/sync-world.js'
 import { json } from './hostile-server.js'
 import { runCli } from './processes.js'
@@ -329,14 +327,13 @@ describe.each(['spec', 'upstream'] as const)('a hostile pull request in CI (%s d
 test('item 5: tls.insecure committed in cms-sync.yaml sends no token in CI unless the environment says so too', async () => {
   const dir = await mkdtemp(path.join(tmpdir(), 'cms-sync-tls-ci-'))
   const heard: string[] = []
-  const server = createHttpsServer(await selfSignedCert(), (req, res) => {
+  const server = await startSelfSignedServer((req, res) => {
     heard.push(`${req.method} ${req.url} ${req.headers.authorization ?? ''} ${req.headers.cookie ?? ''}`)
     const route = (req.url ?? '').split('?')[0]
     if (route === '/api/demo/live/content') return json(res, 200, [contentOf('home')])
     json(res, 404, 'not found')
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()))
-  const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const { url } = server
   try {
     const root = path.join(dir, 'site')
     await mkdir(root)
@@ -365,8 +362,7 @@ test('item 5: tls.insecure committed in cms-sync.yaml sends no token in CI unles
     expect(heard.length).toBeGreaterThan(0)
     report('attacks/committed-insecure-tls', { refused: 3, requestsBeforeOptIn: 0 })
   } finally {
-    server.closeAllConnections()
-    await new Promise((resolve) => server.close(resolve))
+    await server.close()
     await rm(dir, { recursive: true, force: true })
   }
 })

@@ -5,6 +5,7 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
+import { gitConnection } from '../helpers/fixtures.js'
 import { contentOf, startWorld, type World, writeConfig } from '../helpers/sync-world.js'
 import { runCli } from './processes.js'
 import { ciJob, git, retargetLock, startThief } from './pull-request.js'
@@ -212,19 +213,7 @@ describe.each(['spec', 'upstream'] as const)('the red team against a CI job (%s 
   test('a reference as a title (a field anyone may read) is a secret leaf like any other: the push stops, the secret is neither published nor pulled into the repository', async () => {
     const w = await startWorld(dialect, { resources: ['connections'] })
     world = w
-    await w.server.put('connection', 'site', {
-      id: 'site',
-      title: 'Site',
-      url: 'https://example.test',
-      processor: { alias: 'json' },
-      deployer: {
-        alias: 'git',
-        username: 'deploy',
-        password: SECRET,
-        repo: 'https://git.test/r.git',
-        branch: 'main',
-      },
-    })
+    await w.server.put('connection', 'site', gitConnection(SECRET))
     // The job declares the connection's secret under the name its file uses.
     const variable = 'CMS_SYNC_SECRET_SITE_DEPLOYER_PASSWORD'
     const env = { ...w.env, [variable]: SECRET }
