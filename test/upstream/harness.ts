@@ -348,11 +348,8 @@ export async function startWatching(ws: Workspace): Promise<WatchDaemon> {
   return daemon
 }
 
-/** A suite's end: its daemon stopped if it still runs, then its temp folders removed. */
+/** A suite's end: its daemon stopped, then its temp folders removed. */
 export async function stopWatchingAndClean(daemon: WatchDaemon | undefined): Promise<void> {
-  if (daemon && daemon.child.exitCode === null) {
-    daemon.child.kill('SIGTERM')
-    await daemon.exited
-  }
+  await daemon?.stop()
   await cleanupTemps()
 }
