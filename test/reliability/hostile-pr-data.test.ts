@@ -95,6 +95,13 @@ async function editedOnBothSides(w: World, clone: string, id: string): Promise<R
   return current
 }
 
+/** The pull request adds media/new.png and gives it logo.png's id in media.yaml. */
+async function logoIdOnANewFile(clone: string): Promise<void> {
+  await writeFile(path.join(clone, 'media', 'new.png'), "the attacker's bytes\n")
+  const index = path.join(clone, 'media.yaml')
+  await writeFile(index, (await readFile(index, 'utf8')).replace('logo.png:', 'new.png:'))
+}
+
 async function serverItems(w: World): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {}
   for (const kind of ['schema', 'content', 'form'] as const)
@@ -353,11 +360,7 @@ describe.each(['spec', 'upstream'] as const)(
       const w = await started()
       const { clone, ids } = await withMedia(w)
       // The pull request adds a file and gives it logo.png's id; logo.png stays as it is
-      await writeFile(path.join(clone, 'media', 'new.png'), "the attacker's bytes\n")
-      await writeFile(
-        path.join(clone, 'media.yaml'),
-        (await readFile(path.join(clone, 'media.yaml'), 'utf8')).replace('logo.png:', 'new.png:'),
-      )
+      await logoIdOnANewFile(clone)
       commitPr(clone)
       const before = await serverMedia(w)
 
@@ -400,11 +403,7 @@ describe.each(['spec', 'upstream'] as const)(
       const { clone, ids } = await withMedia(w)
       // The pull request moves logo.png's id, in media.yaml and in the lock, onto a new file, and
       // keeps the lock's hash (logo.png's bytes, which the server holds): no file moved in git
-      await writeFile(path.join(clone, 'media', 'new.png'), "the attacker's bytes\n")
-      await writeFile(
-        path.join(clone, 'media.yaml'),
-        (await readFile(path.join(clone, 'media.yaml'), 'utf8')).replace('logo.png:', 'new.png:'),
-      )
+      await logoIdOnANewFile(clone)
       const lines = await lockLines(clone)
       const moved = lines.map((line) =>
         line.startsWith('{"path":"media/logo.png"') ? line.replace('media/logo.png', 'media/new.png') : line,
