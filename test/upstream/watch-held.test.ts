@@ -5,8 +5,7 @@
 import { stat } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { contentFile, SECTION_SCHEMA } from '../helpers/fixtures.js'
-import { setWatchConfig } from '../helpers/watch.js'
+import { contentFile } from '../helpers/fixtures.js'
 import {
   freshProject,
   initWorkspace,
@@ -16,6 +15,7 @@ import {
   type Upstream,
   type WatchDaemon,
   type Workspace,
+  writeSectionPages,
 } from './harness.js'
 
 const IDS = Array.from({ length: 35 }, (_, i) => `h-${String(i).padStart(2, '0')}`)
@@ -36,12 +36,9 @@ describe.skipIf(!SETUP)('watch holds what a guard is about (real upstream server
   beforeAll(async () => {
     up = await freshProject('watch-held')
     ws = await initWorkspace(up, 'watch-held')
-    await ws.writeJson('schemas/section.json', SECTION_SCHEMA)
-    for (const id of IDS)
-      await ws.writeJson(`content/${id}.json`, contentFile(id, { properties: { title: id } }))
+    await writeSectionPages(ws, Object.fromEntries(IDS.map((id) => [id, id])))
     await ws.ok('sync')
-    await setWatchConfig(ws.root, { debounceMs: 100, pollSeconds: 1 })
-    daemon = await startWatching(ws)
+    daemon = await startWatching(ws, { debounceMs: 100, pollSeconds: 1 })
   })
   afterAll(() => stopWatchingAndClean(daemon))
 

@@ -2,8 +2,7 @@
 // an edit made on the server is pulled by the poll, and nothing else on the server changes.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { contentFile, SECTION_SCHEMA } from '../helpers/fixtures.js'
-import { setWatchConfig } from '../helpers/watch.js'
+import { contentFile } from '../helpers/fixtures.js'
 import {
   expectOnly,
   freshProject,
@@ -16,6 +15,7 @@ import {
   type Upstream,
   type WatchDaemon,
   type Workspace,
+  writeSectionPages,
 } from './harness.js'
 
 function page(id: string, title: string) {
@@ -31,13 +31,10 @@ describe.skipIf(!SETUP)('watch (real upstream server)', () => {
   beforeAll(async () => {
     up = await freshProject('watch')
     ws = await initWorkspace(up, 'watch')
-    await ws.writeJson('schemas/section.json', SECTION_SCHEMA)
-    await ws.writeJson('content/w-home.json', page('w-home', 'Home'))
-    await ws.writeJson('content/w-news.json', page('w-news', 'News'))
+    await writeSectionPages(ws, { 'w-home': 'Home', 'w-news': 'News' })
     await ws.ok('sync')
     state = await serverState(up.api)
-    await setWatchConfig(ws.root, { debounceMs: 100, pollSeconds: 1 })
-    daemon = await startWatching(ws)
+    daemon = await startWatching(ws, { debounceMs: 100, pollSeconds: 1 })
   })
   afterAll(() => stopWatchingAndClean(daemon))
 
