@@ -107,15 +107,21 @@ export function checkServerUrl(value: string, where: string): void {
 // load on every command (the chained API cannot be tree-shaken).
 const name = z.string().check(z.minLength(1), z.regex(/^[^/?#]+$/))
 
+/** An integer from `min` to `max`, `fallback` when the key is absent. */
+const intIn = (min: number, max: number, fallback: number) =>
+  z._default(z.int().check(z.minimum(min), z.maximum(max)), fallback)
+
+/** A number from `min` to `max`, `fallback` when the key is absent. */
+const numberIn = (min: number, max: number, fallback: number) =>
+  z._default(z.number().check(z.minimum(min), z.maximum(max)), fallback)
+
+/** A mapping of the file whose every key has a default: absent, it is those defaults. */
+const section = <Shape extends z.core.$ZodLooseShape>(shape: Shape) =>
+  z.prefault(z.strictObject(shape), {} as z.input<z.ZodMiniObject<Shape, z.core.$strict>>)
+
 /** watch.massChange / watch.massDelete (src/watch/mass-change.ts has the same defaults). */
 const pauseThreshold = (files: number, percent: number) =>
-  z.prefault(
-    z.strictObject({
-      files: z._default(z.int().check(z.minimum(1), z.maximum(1_000_000)), files),
-      percent: z._default(z.number().check(z.minimum(0), z.maximum(100)), percent),
-    }),
-    {},
-  )
+  section({ files: intIn(1, 1_000_000, files), percent: numberIn(0, 100, percent) })
 
 const schema = z.strictObject({
   server: z.string().check(z.refine(isServerUrl)),
@@ -127,80 +133,56 @@ const schema = z.strictObject({
       .check(z.refine((list) => new Set(list).size === list.length)),
     [...RESOURCE_NAMES],
   ),
-  rateLimit: z.prefault(
-    z.strictObject({
-      requestsPerSecond: z._default(z.number().check(z.minimum(1), z.maximum(1000)), 10),
-      concurrency: z._default(z.int().check(z.minimum(1), z.maximum(64)), 4),
+  rateLimit: section({
+    requestsPerSecond: numberIn(1, 1000, 10),
+    concurrency: intIn(1, 64, 4),
+  }),
+  watch: section({
+    debounceMs: intIn(0, 60_000, 100),
+    pollSeconds: numberIn(1, 86_400, 10),
+    // How long an item's saves must pause before watch publishes it: a burst of saves is one
+    // publish (a git deployer makes one commit per publish).
+    publishQuietMs: intIn(0, 3_600_000, 5000),
+    // The watcher pauses pushing past more than `files` changed, or `percent` of the items.
+    massChange: pauseThreshold(50, 20),
+    massDelete: pauseThreshold(20, 10),
+    // Re-reading media bytes the server gives nothing to compare cheaply for (upstream): the
+    // daemon's budget per hour (src/watch/media-verifier.ts); 0 requests turns it off.
+    verifyMedia: section({
+      requestsPerHour: intIn(0, 3600, 60),
+      megabytesPerHour: intIn(1, 1_000_000, 200),
     }),
-    {},
-  ),
-  watch: z.prefault(
-    z.strictObject({
-      debounceMs: z._default(z.int().check(z.minimum(0), z.maximum(60_000)), 100),
-      pollSeconds: z._default(z.number().check(z.minimum(1), z.maximum(86_400)), 10),
-      // How long an item's saves must pause before watch publishes it: a burst of saves is one
-      // publish (a git deployer makes one commit per publish).
-      publishQuietMs: z._default(z.int().check(z.minimum(0), z.maximum(3_600_000)), 5000),
-      // The watcher pauses pushing past more than `files` changed, or `percent` of the items.
-      massChange: pauseThreshold(50, 20),
-      massDelete: pauseThreshold(20, 10),
-      // Re-reading media bytes the server gives nothing to compare cheaply for (upstream): the
-      // daemon's budget per hour (src/watch/media-verifier.ts); 0 requests turns it off.
-      verifyMedia: z.prefault(
-        z.strictObject({
-          requestsPerHour: z._default(z.int().check(z.minimum(0), z.maximum(3600)), 60),
-          megabytesPerHour: z._default(z.int().check(z.minimum(1), z.maximum(1_000_000)), 200),
-        }),
-        {},
-      ),
-    }),
-    {},
-  ),
-  safety: z.prefault(
-    z.strictObject({
-      maxDeletePercent: z._default(z.number().check(z.minimum(0), z.maximum(100)), 50),
-      // An absolute count beside the share: 30 of 10,000 is a small share but many items to lose.
-      maxDeletes: z._default(z.int().check(z.minimum(0)), 20),
-    }),
-    {},
-  ),
+  }),
+  safety: section({
+    maxDeletePercent: numberIn(0, 100, 50),
+    // An absolute count beside the share: 30 of 10,000 is a small share but many items to lose.
+    maxDeletes: z._default(z.int().check(z.minimum(0)), 20),
+  }),
   dialect: z._default(z.enum(['auto', 'spec', 'upstream']), 'auto'),
   // auto: isPublished is carried out (publish / unpublish), and a push of a published content
   // item publishes it again, as the CMS's editor does on save; manual: cms-sync deploys nothing,
   // isPublished is written as a field. --publish / --no-publish override it for one run.
   publishing: z._default(z.enum(['auto', 'manual']), 'auto'),
   // `insecure: true` turns off certificate checks for this workspace's server only.
-  tls: z.prefault(z.strictObject({ insecure: z._default(z.boolean(), false) }), {}),
+  tls: section({ insecure: z._default(z.boolean(), false) }),
   // The most one listing, and one media file, may weigh before cms-sync stops reading: a broken
   // or hostile server's endless answer must not fill memory or disk.
-  limits: z.prefault(
-    z.strictObject({
-      listingMB: z._default(z.int().check(z.minimum(1), z.maximum(4096)), DEFAULT_LISTING_MB),
-      mediaMB: z._default(z.int().check(z.minimum(1), z.maximum(1_048_576)), DEFAULT_MEDIA_MB),
-    }),
-    {},
-  ),
+  limits: section({
+    listingMB: intIn(1, 4096, DEFAULT_LISTING_MB),
+    mediaMB: intIn(1, 1_048_576, DEFAULT_MEDIA_MB),
+  }),
   // How many days .cms-sync/trash/ keeps what a run replaced or deleted (at least
   // DEFAULT_TRASH_DAYS: it is the way back from a wrong pull or --prefer, found out about weeks
   // later), and how many days the logs of earlier days are kept.
-  retention: z.prefault(
-    z.strictObject({
-      trashDays: z._default(
-        z.int().check(z.minimum(DEFAULT_TRASH_DAYS), z.maximum(MAX_DAYS)),
-        DEFAULT_TRASH_DAYS,
-      ),
-      logsDays: z._default(z.int().check(z.minimum(1), z.maximum(MAX_DAYS)), DEFAULT_LOGS_DAYS),
-    }),
-    {},
-  ),
+  retention: section({
+    trashDays: intIn(DEFAULT_TRASH_DAYS, MAX_DAYS, DEFAULT_TRASH_DAYS),
+    logsDays: intIn(1, MAX_DAYS, DEFAULT_LOGS_DAYS),
+  }),
   // The local page `watch` serves (docs/page.md): on by default, on a free loopback port.
-  ui: z.prefault(
-    z.strictObject({
-      enabled: z._default(z.boolean(), true),
-      port: z._default(z.int().check(z.minimum(0), z.maximum(65_535)), 0),
-    }),
-    {},
-  ),
+  ui: section({
+    enabled: z._default(z.boolean(), true),
+    port: intIn(0, 65_535, 0),
+  }),
 })
 
 /** A validated cms-sync.yaml, defaults filled in: the schema's own output type. */

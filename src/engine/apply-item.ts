@@ -154,6 +154,25 @@ async function remoteAsPlanned(ctx: ApplyContext, item: PlanItem, codec: Codec) 
 }
 
 /**
+ * The server's copy a write may go over: as the plan saw it, and the base itself where the plan
+ * took it for the base on its revision alone; otherwise the result that stops the write.
+ */
+async function remoteToOverwrite(
+  ctx: ApplyContext,
+  item: PlanItem,
+  codec: Codec,
+): Promise<{ stop: ItemResult } | { remote: Awaited<ReturnType<typeof remoteAsPlanned>> }> {
+  const remote = await remoteAsPlanned(ctx, item, codec)
+  if (!remote.ok) return { stop: changedRemotely }
+  if (
+    overwritesUnverified(item, remote.current) &&
+    !(await serverHoldsBase(ctx, item, codec, remote.current))
+  )
+    return { stop: notTheBase }
+  return { remote }
+}
+
+/**
  * Which stat the state may vouch for (an equal stat later means equal content): the one our own
  * write produced; the one a read saw, if the file still has it; or none, so the next scan reads
  * the file.
@@ -219,13 +238,9 @@ export async function pushItem(
   const problems = codec.checkReferences(parsed.file, ctx.references)
   if (problems.length > 0) return { status: 'failed', error: problems.join('; ') }
   if (!(await localAsPlanned(ctx, item, codec))) return changedLocally
-  const remote = await remoteAsPlanned(ctx, item, codec)
-  if (!remote.ok) return changedRemotely
-  if (
-    overwritesUnverified(item, remote.current) &&
-    !(await serverHoldsBase(ctx, item, codec, remote.current))
-  )
-    return notTheBase
+  const checked = await remoteToOverwrite(ctx, item, codec)
+  if ('stop' in checked) return checked.stop
+  const { remote } = checked
   if (item.settledFor === 'local' && remote.current) {
     await ctx.writer.keepRemoteInTrash(item.path, fileBytes(codec.toFile(remote.current)).text)
   }
@@ -360,13 +375,9 @@ export async function deleteRemoteItem(ctx: ApplyContext, item: PlanItem, codec:
         'inherited from the parent project: this project cannot delete it; delete it on the parent, ' +
         'or restore the file (e.g. `git checkout -- <file>`)',
     }
-  const remote = await remoteAsPlanned(ctx, item, codec)
-  if (!remote.ok) return changedRemotely
-  if (
-    overwritesUnverified(item, remote.current) &&
-    !(await serverHoldsBase(ctx, item, codec, remote.current))
-  )
-    return notTheBase
+  const checked = await remoteToOverwrite(ctx, item, codec)
+  if ('stop' in checked) return checked.stop
+  const { remote } = checked
   // Every server copy a run deletes is kept first, whoever asked for the delete (a CI run keeps
   // .cms-sync/trash/ as an artifact): the report names where.
   let kept: string | undefined

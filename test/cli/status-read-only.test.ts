@@ -2,11 +2,10 @@
 // leaves the workspace as it found it. What it may write is its own log lines (.cms-sync/logs/),
 // as the header of src/cli/commands/status.ts says (no listing body is kept anywhere); every other byte, in the workspace and in .cms-sync/, stays.
 
-import { readFileSync } from 'node:fs'
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
-import { copyState, putState } from '../helpers/state-files.js'
+import { homePushedThenKilled } from '../helpers/state-files.js'
 import { type Dialect, startWorld, type World } from '../helpers/sync-world.js'
 import { watchReconciled } from '../helpers/watch.js'
 
@@ -83,23 +82,8 @@ describe('status changes nothing', () => {
     const w = await startWorld('spec')
     cleanups.push(() => w.close())
     expect((await w.cli('sync')).exitCode).toBe(0)
-    const saved = {
-      state: await copyState(w.root),
-      lock: await readFile(w.file('cms-sync.lock'), 'utf8'),
-    }
-    await w.editJson('content/home.json', { properties: { title: 'pushed, then killed' } })
-    let journal: string | undefined
-    w.proxy.overrideWithBody = (method, route) => {
-      if (method !== 'GET' && route.endsWith('/content/home'))
-        journal = readFileSync(w.file('.cms-sync/pushes.jsonl'), 'utf8')
-      return undefined
-    }
-    expect((await w.cli('push')).exitCode).toBe(0)
-    w.proxy.overrideWithBody = undefined
     // As a kill -9 right after the server's answer leaves it.
-    await putState(w.root, saved.state)
-    await writeFile(w.file('cms-sync.lock'), saved.lock)
-    await writeFile(w.file('.cms-sync/pushes.jsonl'), journal!)
+    await homePushedThenKilled(w, 'pushed, then killed')
     await w.editJson('content/home.json', { properties: { title: 'edited again' } })
     const before = await everyFile(w.root)
     // When status runs

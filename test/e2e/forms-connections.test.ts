@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
+import { gitConnection } from '../helpers/fixtures.js'
 import { stateText } from '../helpers/state-files.js'
 import { startWorld, type World } from '../helpers/sync-world.js'
 
@@ -22,19 +23,7 @@ const FORM = {
   inputs: { name: { type: 'text', required: true }, message: { type: 'text' } },
 }
 
-const GIT = {
-  id: 'site',
-  title: 'Site',
-  url: 'https://example.test',
-  processor: { alias: 'json' },
-  deployer: {
-    alias: 'git',
-    username: 'deploy',
-    password: 's3cret-pw',
-    repo: 'https://git.test/r.git',
-    branch: 'main',
-  },
-}
+const GIT = gitConnection('s3cret-pw')
 
 /** A public form submission; upstream turns away a second one from the same address within 1 s. */
 async function submit(w: World, formId: string, values: Record<string, string>): Promise<void> {

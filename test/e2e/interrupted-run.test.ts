@@ -3,13 +3,12 @@
 // with the same line; exit 130; nothing of the run is left in .cms-sync/tmp/. The built CLI runs
 // as a process behind the counting proxy, and SIGINT goes once the server has seen the Nth write.
 
-import { spawn } from 'node:child_process'
 import { readdir, readFile, writeFile } from 'node:fs/promises'
 import { afterEach, beforeAll, describe, expect, test } from 'vitest'
-import { ensureBuilt, MAIN_JS } from '../helpers/build.js'
-import { runBuiltInTty } from '../helpers/built-cli.js'
+import { ensureBuilt } from '../helpers/build.js'
+import { runBuiltInTty, startBuilt } from '../helpers/built-cli.js'
 import { contentFile } from '../helpers/fixtures.js'
-import { startWorld, type World, writeConfig } from '../helpers/sync-world.js'
+import { startWorld, type World } from '../helpers/sync-world.js'
 import { serverTitle } from '../helpers/watch.js'
 import { waitFor } from '../watch/helpers.js'
 
@@ -23,42 +22,36 @@ afterEach(async () => {
 
 /** `cms-sync <args>` with stdout and stderr on pipes; SIGINT once `when()` holds. */
 async function interrupted(w: World, args: string[], when: () => boolean) {
-  const child = spawn(process.execPath, [MAIN_JS, '-C', w.root, ...args], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...w.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (c) => {
-    stdout += String(c)
-  })
-  child.stderr.on('data', (c) => {
-    stderr += String(c)
-  })
-  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)))
+  const { child, done } = startBuilt(['-C', w.root, ...args], { cwd: w.root, env: w.env, timeoutMs: 60_000 })
   await waitFor(when, { timeoutMs: 15_000, what: 'the Nth request' })
   child.kill('SIGINT')
-  return { code: await exited, stdout, stderr }
+  return done
+}
+
+/** A synced world of IDS, each page edited here, pushed at `requestsPerSecond` one at a time. */
+async function editedLocally(dialect: 'spec' | 'upstream', requestsPerSecond: number): Promise<World> {
+  const w = await startWorld(dialect, { content: IDS })
+  world = w
+  expect((await w.cli('sync')).exitCode).toBe(0)
+  for (const id of IDS)
+    await w.writeJson(`content/${id}.json`, contentFile(id, { properties: { title: `${id}!` } }))
+  const config = await readFile(w.file('cms-sync.yaml'), 'utf8')
+  await writeFile(
+    w.file('cms-sync.yaml'),
+    config.replace(
+      /^rateLimit:.*$/m,
+      `rateLimit: { requestsPerSecond: ${requestsPerSecond}, concurrency: 1 }`,
+    ),
+  )
+  return w
 }
 
 const writes = (w: World) => w.proxy.seen.filter((line) => !line.startsWith('GET ')).length
 
 describe.each(['spec', 'upstream'] as const)('Ctrl-C in a pipe (%s dialect)', (dialect) => {
   test('push stops between items: an account on stderr and in the log, exit 130, then push finishes', async () => {
-    const w = await startWorld(dialect, { content: IDS })
-    world = w
-    expect((await w.cli('sync')).exitCode).toBe(0)
-    for (const id of IDS)
-      await w.writeJson(`content/${id}.json`, contentFile(id, { properties: { title: `${id}!` } }))
     // Slow enough that the signal lands in the middle: 8 requests a second, one at a time.
-    await writeConfig(w.root, w.proxy.url, dialect)
-    const config = await readFile(w.file('cms-sync.yaml'), 'utf8')
-    await import('node:fs/promises').then((fs) =>
-      fs.writeFile(
-        w.file('cms-sync.yaml'),
-        config.replace(/^rateLimit:.*$/m, 'rateLimit: { requestsPerSecond: 8, concurrency: 1 }'),
-      ),
-    )
+    const w = await editedLocally(dialect, 8)
     w.proxy.seen.length = 0
     const run = await interrupted(w, ['push'], () => writes(w) >= 5)
 
@@ -87,16 +80,7 @@ describe.each(['spec', 'upstream'] as const)('Ctrl-C in a pipe (%s dialect)', (d
   })
 
   test('Ctrl-C while the last item is in flight: the run is whole, told as one, exit 0 (never "0 left; run again")', async () => {
-    const w = await startWorld(dialect, { content: IDS })
-    world = w
-    expect((await w.cli('sync')).exitCode).toBe(0)
-    for (const id of IDS)
-      await w.writeJson(`content/${id}.json`, contentFile(id, { properties: { title: `${id}!` } }))
-    const config = await readFile(w.file('cms-sync.yaml'), 'utf8')
-    await writeFile(
-      w.file('cms-sync.yaml'),
-      config.replace(/^rateLimit:.*$/m, 'rateLimit: { requestsPerSecond: 50, concurrency: 1 }'),
-    )
+    const w = await editedLocally(dialect, 50)
     w.proxy.seen.length = 0
     // The signal lands once the server has seen the last write: that item finishes, none is left
     const run = await interrupted(w, ['push'], () => writes(w) >= IDS.length)
@@ -124,16 +108,7 @@ describe.each(['spec', 'upstream'] as const)('Ctrl-C in a pipe (%s dialect)', (d
 })
 
 test('on a terminal, Ctrl-C clears the progress line before the account', async () => {
-  const w = await startWorld('spec', { content: IDS })
-  world = w
-  expect((await w.cli('sync')).exitCode).toBe(0)
-  for (const id of IDS)
-    await w.writeJson(`content/${id}.json`, contentFile(id, { properties: { title: `${id}!` } }))
-  const config = await readFile(w.file('cms-sync.yaml'), 'utf8')
-  await writeFile(
-    w.file('cms-sync.yaml'),
-    config.replace(/^rateLimit:.*$/m, 'rateLimit: { requestsPerSecond: 8, concurrency: 1 }'),
-  )
+  const w = await editedLocally('spec', 8)
   // Ctrl-C typed once the progress line shows the third item.
   const run = await runBuiltInTty(['-C', w.root, 'push'], {
     cwd: w.root,

@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process'
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { afterEach, describe, expect, test } from 'vitest'
 import { canonicalJson } from '../../src/workspace/canonical-json.js'
+import { gitConnection } from '../helpers/fixtures.js'
 import { startWorld, type World } from '../helpers/sync-world.js'
 import { setWatchConfig, watchInProcess } from '../helpers/watch.js'
 
@@ -413,19 +414,7 @@ describe.each(['spec', 'upstream'] as const)('how edits on both sides merge (%s 
   test('a connection merges on its file form: secrets stay references, never in a file or a base', async () => {
     world = await startWorld(dialect, { resources: ['schemas', 'content', 'connections'] })
     world.extraEnv.CMS_SYNC_SECRET_SITE_DEPLOYER_PASSWORD = 's3cret-pw'
-    const connection = {
-      id: 'site',
-      title: 'Site',
-      url: 'https://example.test',
-      processor: { alias: 'json' },
-      deployer: {
-        alias: 'git',
-        username: 'deploy',
-        password: 's3cret-pw',
-        repo: 'https://git.test/r.git',
-        branch: 'main',
-      },
-    }
+    const connection = gitConnection('s3cret-pw')
     await world.server.put('connection', 'site', connection)
     expect((await world.cli('sync')).exitCode).toBe(0)
     const rel = 'connections/site.json'

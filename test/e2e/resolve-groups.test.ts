@@ -48,10 +48,7 @@ describe('resolve groups and leaves', () => {
     await conflicts(w, ['home'])
     await setWatchConfig(w.root, { debounceMs: 50, pollSeconds: 1 })
     const daemon = watchProcess(w.root, w.env, ['--no-ui'])
-    stop = async () => {
-      daemon.child.kill('SIGTERM')
-      await daemon.exited
-    }
+    stop = daemon.stop
     await daemon.waitForEvent({ event: 'conflict', path: 'content/home.json' }, 15_000)
     await daemon.waitForEvent({ event: 'reconciled' }, 15_000)
     const run = await w.cli('--json', 'resolve', 'content/home.json#/sort', '--keep', 'remote')

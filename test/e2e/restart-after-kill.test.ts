@@ -3,11 +3,11 @@
 // push journal as it was on disk while the push was on its way), then the next run goes on.
 // test/reliability/disk-and-process.test.ts kills real processes for the same two cases.
 
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { afterEach, describe, expect, test } from 'vitest'
 import { createMediaApi } from '../../src/remote/media.js'
-import { copyState, putState } from '../helpers/state-files.js'
+import { copyRecord, copyState, homePushedThenKilled, putState } from '../helpers/state-files.js'
 import { startWorld, syncedWorld, type World } from '../helpers/sync-world.js'
 
 describe.each(['spec', 'upstream'] as const)('a restart after a kill (%s dialect)', (dialect) => {
@@ -23,24 +23,9 @@ describe.each(['spec', 'upstream'] as const)('a restart after a kill (%s dialect
 
   test('a push the server got but the state never saved is the base: the next edit of the field is no conflict', async () => {
     const w = keep(await syncedWorld(dialect))
-    const saved = {
-      state: await copyState(w.root),
-      lock: await readFile(w.file('cms-sync.lock'), 'utf8'),
-    }
-    await w.editJson('content/home.json', { properties: { title: 'pushed, then killed' } })
-    let journal: string | undefined
-    w.proxy.overrideWithBody = (method, route) => {
-      if (method !== 'GET' && route.endsWith('/content/home'))
-        journal = readFileSync(w.file('.cms-sync/pushes.jsonl'), 'utf8')
-      return undefined
-    }
-    expect((await w.cli('push')).exitCode).toBe(0)
-    w.proxy.overrideWithBody = undefined
-    expect(journal).toMatch(/content\/home\.json/)
     // As a kill -9 right after the server's answer leaves it.
-    await putState(w.root, saved.state)
-    await writeFile(w.file('cms-sync.lock'), saved.lock)
-    await writeFile(w.file('.cms-sync/pushes.jsonl'), journal!)
+    const saved = await homePushedThenKilled(w, 'pushed, then killed')
+    expect(saved.journal).toMatch(/content\/home\.json/)
     await w.editJson('content/home.json', { properties: { title: 'edited again' } })
     // status sees a push to make, and writes nothing (it holds no lock).
     const status = await w.cli('--json', 'status')
@@ -56,10 +41,7 @@ describe.each(['spec', 'upstream'] as const)('a restart after a kill (%s dialect
   test('a new media file the server got but the state and media.yaml never recorded is synced, not a conflict', async () => {
     const w = keep(await startWorld(dialect, { resources: ['schemas', 'content', 'media'], content: [] }))
     expect((await w.cli('sync')).exitCode).toBe(0)
-    const saved = {
-      state: await copyState(w.root),
-      lock: await readFile(w.file('cms-sync.lock'), 'utf8'),
-    }
+    const saved = await copyRecord(w)
     await mkdir(w.file('media/docs'), { recursive: true })
     await writeFile(w.file('media/docs/report.txt'), 'the report')
     expect((await w.cli('push')).exitCode).toBe(0)

@@ -28,10 +28,7 @@ describe('resolve while watch runs', () => {
     await w.setContent('news', { properties: { title: 'Remote news' } })
     await setWatchConfig(w.root, { debounceMs: 50, pollSeconds: 1 })
     const daemon = watchProcess(w.root, w.env)
-    stop = async () => {
-      daemon.child.kill('SIGTERM')
-      await daemon.exited
-    }
+    stop = daemon.stop
     await daemon.waitForEvent({ event: 'conflict', path: 'content/home.json' }, 15_000)
     await daemon.waitForEvent({ event: 'reconciled' }, 15_000)
 
@@ -88,10 +85,7 @@ describe('resolve while watch runs', () => {
     await w.setContent('home', { properties: { title: 'Remote home' } })
     await setWatchConfig(w.root, { debounceMs: 50, pollSeconds: 1 })
     const daemon = watchProcess(w.root, w.env)
-    stop = async () => {
-      daemon.child.kill('SIGTERM')
-      await daemon.exited
-    }
+    stop = daemon.stop
     await daemon.waitForEvent({ event: 'conflict', path: 'content/home.json' }, 15_000)
     await daemon.waitForEvent({ event: 'reconciled' }, 15_000)
 

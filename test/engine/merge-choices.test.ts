@@ -2,17 +2,15 @@
 // leaves (a leaf, a subtree, never a sibling that shares a prefix), a per-leaf choice on an item
 // that cannot be merged, and a base text found outside the state (a fresh clone's git history).
 
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { expect, test } from 'vitest'
 import type { Side } from '../../src/engine/plan.js'
-import { applyRun, type EngineDeps, planRun, SELECT } from '../../src/engine/plan-and-apply.js'
-import { CODECS } from '../../src/workspace/codecs.js'
-import { contentOf, SECTION_SCHEMA } from '../helpers/fixtures.js'
-import { MemoryRemote, silentLogger } from '../helpers/memory-remote.js'
+import { applyRun, planRun, SELECT } from '../../src/engine/plan-and-apply.js'
+import { engineOver, RUN_OPTIONS } from '../helpers/engine-world.js'
+import { contentOf } from '../helpers/fixtures.js'
+import type { MemoryRemote } from '../helpers/memory-remote.js'
 
-const target = { server: 'http://memory', project: 'demo', environment: 'live' }
 const properties = { title: { _multilingual: true, en: 'Home', de: 'Start' }, body: 'Welcome', bodyNote: 'n' }
 const page = contentOf('home', { properties })
 const PATH = 'content/home.json'
@@ -22,28 +20,11 @@ const PATH = 'content/home.json'
  * title and the body. `baseText` is the file as synced (what the state's base holds).
  */
 async function conflicted() {
-  const root = await mkdtemp(path.join(tmpdir(), 'merge-choices-'))
-  const remote = new MemoryRemote()
-  remote.seed('schema', SECTION_SCHEMA)
+  const { root, remote, deps } = await engineOver('merge-choices')
   remote.seed('content', page)
-  const deps: EngineDeps = {
-    root,
-    target,
-    client: remote,
-    logger: silentLogger,
-    codecs: CODECS,
-    maxDeletePercent: 50,
-  }
-  const options = {
-    scope: [],
-    dryRun: false,
-    allowDeletes: false,
-    reportScanProblems: true,
-    reportRemoteProblems: true,
-  }
-  expect((await applyRun(deps, await planRun(deps, {}), { ...options, select: SELECT.sync })).failed).toEqual(
-    [],
-  )
+  expect(
+    (await applyRun(deps, await planRun(deps, {}), { ...RUN_OPTIONS, select: SELECT.sync })).failed,
+  ).toEqual([])
   const file = path.join(root, PATH)
   const baseText = await readFile(file, 'utf8')
   const local = JSON.parse(baseText)

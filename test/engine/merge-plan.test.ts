@@ -2,18 +2,15 @@
 // server, then planned by the run every command shares (planRun). The plan names the merge, or
 // the conflicting leaves, exactly as the pure merge does.
 
-import { mkdtemp, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { expect, test } from 'vitest'
 import { applyRun, planRun, SELECT } from '../../src/engine/plan-and-apply.js'
 import { canonicalJson } from '../../src/workspace/canonical-json.js'
-import { CODECS } from '../../src/workspace/codecs.js'
+import { engineOver, RUN_OPTIONS } from '../helpers/engine-world.js'
 import { contentOf, SECTION_SCHEMA } from '../helpers/fixtures.js'
-import { MemoryRemote, silentLogger } from '../helpers/memory-remote.js'
 import { type J, MERGE_TABLE, type MergeRow } from '../helpers/merge-table.js'
 
-const target = { server: 'http://memory', project: 'demo', environment: 'live' }
 /** Whether files keep the server's key order; while they sort keys, a reorder is no edit. */
 const keepsOrder = canonicalJson({ b: 1, a: 2 }).startsWith('{\n  "b"')
 
@@ -44,22 +41,12 @@ const folder = { content: 'content', schema: 'schemas', form: 'forms' }
 const rows = MERGE_TABLE.filter((row) => keepsOrder || !/reorder/.test(row.name))
 
 test.each(rows)('$name', async (row) => {
-  const root = await mkdtemp(path.join(tmpdir(), 'merge-plan-'))
-  const remote = new MemoryRemote()
-  remote.seed('schema', SECTION_SCHEMA)
+  const { root, remote, deps } = await engineOver('merge-plan')
   const base = itemOf(row, row.base)
   remote.seed(base.kind, base.object)
-  const deps = { root, target, client: remote, logger: silentLogger, codecs: CODECS, maxDeletePercent: 50 }
-  const options = {
-    scope: [],
-    dryRun: false,
-    allowDeletes: false,
-    reportScanProblems: true,
-    reportRemoteProblems: true,
-  }
-  expect((await applyRun(deps, await planRun(deps, {}), { ...options, select: SELECT.sync })).failed).toEqual(
-    [],
-  )
+  expect(
+    (await applyRun(deps, await planRun(deps, {}), { ...RUN_OPTIONS, select: SELECT.sync })).failed,
+  ).toEqual([])
   const file = path.join(root, folder[base.kind], `${base.id}.json`)
   const { createDate: _c, ...localFile } = itemOf(row, row.local).object
   await writeFile(file, JSON.stringify(localFile))
@@ -78,7 +65,7 @@ test.each(rows)('$name', async (row) => {
   const expected =
     merged === JSON.stringify(row.local) ? 'push' : merged === JSON.stringify(row.remote) ? 'pull' : 'merge'
   expect(item.action).toBe(expected)
-  expect((await applyRun(deps, planned, { ...options, select: SELECT.sync })).failed).toEqual([])
+  expect((await applyRun(deps, planned, { ...RUN_OPTIONS, select: SELECT.sync })).failed).toEqual([])
   const onServer = remote.items.get(`${base.kind}:${base.id}`) as J
   expect(base.prefix ? onServer.properties : onServer).toMatchObject({
     ...row.merged!,

@@ -2,56 +2,28 @@
 // pull and push each carry out their part of it (src/engine/merges.ts, apply-item.ts mergeItem).
 
 import { execFileSync } from 'node:child_process'
-import { mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { expect, test } from 'vitest'
-import {
-  type ApplyOptions,
-  applyRun,
-  type EngineDeps,
-  planRun,
-  SELECT,
-} from '../../src/engine/plan-and-apply.js'
+import { type ApplyOptions, applyRun, planRun, SELECT } from '../../src/engine/plan-and-apply.js'
 import { LOOSE_LIMIT } from '../../src/state/base-store.js'
 import { loadState } from '../../src/state/state-file.js'
-import { CODECS } from '../../src/workspace/codecs.js'
+import { engineOver, RUN_OPTIONS } from '../helpers/engine-world.js'
 import { contentOf, SECTION_SCHEMA } from '../helpers/fixtures.js'
-import { MemoryRemote, silentLogger } from '../helpers/memory-remote.js'
 
-const target = { server: 'http://memory', project: 'demo', environment: 'live' }
 const properties = { title: { _multilingual: true, en: 'Home', de: 'Start' }, body: 'Welcome' }
 const page = contentOf('home', { properties })
 
 /** `others`: content items seeded besides the page (ids sorted before it, so pulled first). */
 async function setup(others = 0) {
-  const root = await mkdtemp(path.join(tmpdir(), 'merge-run-'))
-  const remote = new MemoryRemote()
-  remote.seed('schema', SECTION_SCHEMA)
+  const { root, remote, deps } = await engineOver('merge-run')
   for (let i = 0; i < others; i++) remote.seed('content', contentOf(`aa-${String(i).padStart(3, '0')}`))
   remote.seed('content', page)
-  const deps: EngineDeps = {
-    root,
-    target,
-    client: remote,
-    logger: silentLogger,
-    codecs: CODECS,
-    maxDeletePercent: 50,
-  }
   const run = async (
     select: ApplyOptions['select'],
     extra: Partial<ApplyOptions> = {},
     prefer?: 'local' | 'remote',
-  ) =>
-    applyRun(deps, await planRun(deps, prefer ? { prefer } : {}), {
-      scope: [],
-      dryRun: false,
-      allowDeletes: false,
-      reportScanProblems: true,
-      reportRemoteProblems: true,
-      select,
-      ...extra,
-    })
+  ) => applyRun(deps, await planRun(deps, prefer ? { prefer } : {}), { ...RUN_OPTIONS, select, ...extra })
   await run(SELECT.sync)
   const file = path.join(root, 'content/home.json')
   const readFileJson = async () => JSON.parse(await readFile(file, 'utf8'))

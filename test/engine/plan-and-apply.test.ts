@@ -1,43 +1,22 @@
-import { mkdir, mkdtemp, readdir, readFile, stat, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { expect, test } from 'vitest'
-import { applyRun, type EngineDeps, planRun, SELECT } from '../../src/engine/plan-and-apply.js'
+import { applyRun, planRun, SELECT } from '../../src/engine/plan-and-apply.js'
 import { loadState } from '../../src/state/state-file.js'
-import { CODECS } from '../../src/workspace/codecs.js'
-import { contentOf, SECTION_SCHEMA } from '../helpers/fixtures.js'
-import { MemoryRemote, silentLogger } from '../helpers/memory-remote.js'
+import { engineOver, RUN_OPTIONS } from '../helpers/engine-world.js'
+import { contentOf } from '../helpers/fixtures.js'
 import { editKeepingStat } from '../helpers/same-stat.js'
 import { copyState, putState } from '../helpers/state-files.js'
 
-const target = { server: 'http://memory', project: 'demo', environment: 'live' }
 const page = contentOf('home', { createDate: '2020-01-01T00:00:00.000Z', properties: { title: 'Home' } })
 
 /** The file form of a content (no createDate: that lives in the state). */
 const asFile = (props: object) => JSON.stringify({ ...page, createDate: undefined, ...props })
 
-const RUN_OPTIONS = {
-  scope: [],
-  dryRun: false,
-  allowDeletes: false,
-  reportScanProblems: true,
-  reportRemoteProblems: true,
-}
-
 async function setup() {
-  const root = await mkdtemp(path.join(tmpdir(), 'engine-'))
-  const remote = new MemoryRemote()
-  remote.seed('schema', SECTION_SCHEMA)
+  const { root, remote, deps } = await engineOver('engine')
   remote.seed('content', page)
   remote.seed('content', { ...page, id: 'about', parentId: 'home', properties: { title: 'About' } })
-  const deps: EngineDeps = {
-    root,
-    target,
-    client: remote,
-    logger: silentLogger,
-    codecs: CODECS,
-    maxDeletePercent: 50,
-  }
   const opts = RUN_OPTIONS
   const sync = async (extra: Partial<typeof opts> & { prefer?: 'local' | 'remote' } = {}) =>
     applyRun(deps, await planRun(deps, { ...(extra.prefer ? { prefer: extra.prefer } : {}) }), {

@@ -4,7 +4,7 @@
 // hides what only the bundle does (code splitting, CommonJS interop, stdout being a real
 // stream); every command also runs here once (test/cli/shipped-commands.test.ts).
 
-import { spawn } from 'node:child_process'
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
 import { MAIN_JS } from './build.js'
 
 export interface BuiltRun {
@@ -43,14 +43,21 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** `node dist/cli/main.js ...args` with stdout and stderr on pipes. */
-export function runBuilt(args: string[], opts: BuiltOptions): Promise<BuiltRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN_JS, ...args], {
-      cwd: opts.cwd,
-      env: baseEnv(opts.env),
-      stdio: ['pipe', 'pipe', 'pipe'],
-    })
+/** A started `node dist/cli/main.js ...args`, for a test that acts while it runs (a signal). */
+export interface StartedBuilt {
+  child: ChildProcessWithoutNullStreams
+  /** The whole run, once the process has closed its pipes. */
+  done: Promise<BuiltRun>
+}
+
+/** `node dist/cli/main.js ...args` with stdout and stderr on pipes, started and not awaited. */
+export function startBuilt(args: string[], opts: BuiltOptions): StartedBuilt {
+  const child = spawn(process.execPath, [MAIN_JS, ...args], {
+    cwd: opts.cwd,
+    env: baseEnv(opts.env),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
+  const done = new Promise<BuiltRun>((resolve, reject) => {
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (c) => {
@@ -74,6 +81,12 @@ export function runBuilt(args: string[], opts: BuiltOptions): Promise<BuiltRun> 
       resolve({ code, signal, stdout, stderr, json: parseJson(stdout) })
     })
   })
+  return { child, done }
+}
+
+/** `node dist/cli/main.js ...args` with stdout and stderr on pipes. */
+export function runBuilt(args: string[], opts: BuiltOptions): Promise<BuiltRun> {
+  return startBuilt(args, opts).done
 }
 
 /**

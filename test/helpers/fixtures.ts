@@ -36,3 +36,20 @@ export function contentFile(id: string, props: Record<string, unknown> = {}): Re
   const { createDate: _c, ...file } = contentOf(id, props)
   return file
 }
+
+/** A git deployment connection `site` whose deployer password is `password` (its secret leaf). */
+export function gitConnection(password: string): Record<string, unknown> & { id: string } {
+  return {
+    id: 'site',
+    title: 'Site',
+    url: 'https://example.test',
+    processor: { alias: 'json' },
+    deployer: {
+      alias: 'git',
+      username: 'deploy',
+      password,
+      repo: 'https://git.test/r.git',
+      branch: 'main',
+    },
+  }
+}

@@ -2,6 +2,9 @@
 
 import { execFileSync } from 'node:child_process'
 import { mkdtemp, readFile } from 'node:fs/promises'
+import type { RequestListener } from 'node:http'
+import { createServer } from 'node:https'
+import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 
@@ -29,4 +32,19 @@ export async function selfSignedCert(): Promise<{ key: Buffer; cert: Buffer }> {
     { stdio: 'ignore' },
   )
   return { key: await readFile(key), cert: await readFile(cert) }
+}
+
+/** An HTTPS server on a free port of 127.0.0.1 with a throwaway self-signed certificate. */
+export async function startSelfSignedServer(
+  handler: RequestListener,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer(await selfSignedCert(), handler)
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()))
+  return {
+    url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: async () => {
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    },
+  }
 }

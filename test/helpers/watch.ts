@@ -127,6 +127,11 @@ export function watchProcess(root: string, env: NodeJS.ProcessEnv, args: string[
     stderr: () => err,
     waitForEvent: matcher(log.events),
     exited,
+    /** SIGTERM (unless it has ended already), then its exit. */
+    stop: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
+      return exited
+    },
   }
 }
 

@@ -6,14 +6,13 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { createServer, request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
-import { PassThrough } from 'node:stream'
 import type { Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
-import { run } from '../../src/cli/program.js'
 import { createMediaApi } from '../../src/remote/media.js'
 import { ARTIFACTS, HAVE_BROWSER, launchBrowser, REBOUND_HOST } from '../helpers/browser.js'
 import { startWorld, syncedWorld, type World } from '../helpers/sync-world.js'
 import { serverTitle, setWatchConfig, watchInProcess } from '../helpers/watch.js'
+import { uiInProcess } from './ui-process.js'
 
 const MARKUP = '<img src=x onerror="window.__pwned=1">'
 
@@ -83,33 +82,15 @@ const PNG = {
     'iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAIAAACQkWg2AAAAFklEQVR4nGNoCrhPEmIY1TCqYfhqAADU2rEQrwQnQQAAAABJRU5ErkJggg==',
 }
 
-/** `cms-sync ui` in process; its address from the line it prints. */
-async function uiInProcess(w: World): Promise<string> {
-  const stdout = new PassThrough()
-  let out = ''
-  let stop: () => void = () => {}
-  const stopSignal = new Promise<void>((resolve) => {
-    stop = resolve
-  })
-  const exit = run(['-C', w.root, 'ui'], {
-    stdout,
-    stderr: new PassThrough(),
-    env: w.env,
-    cwd: w.root,
-    stopSignal,
-  })
-  cleanups.push(() => {
-    stop()
-    return exit
-  })
-  return new Promise((resolve, reject) => {
-    stdout.on('data', (c) => {
-      out += String(c)
-      const m = /the page: (\S+)/.exec(out)
-      if (m) resolve(m[1]!)
-    })
-    void exit.then((code) => reject(new Error(`cms-sync ui exited with ${code}: ${out}`)))
-  })
+/** An upstream workspace synced with two media files (photo.png, logo.png) and no content. */
+async function upstreamWithTwoMedia(): Promise<World> {
+  const w = await startWorld('upstream', { resources: ['content', 'media'], content: [] })
+  cleanups.push(() => w.close())
+  await mkdir(w.file('media'), { recursive: true })
+  await writeFile(w.file('media/photo.png'), 'photo-bytes')
+  await writeFile(w.file('media/logo.png'), 'logo-bytes')
+  expect((await w.cli('sync')).exitCode).toBe(0)
+  return w
 }
 
 async function open(url: string): Promise<Page> {
@@ -398,7 +379,7 @@ describe.skipIf(!HAVE_BROWSER)('the local page in a browser', () => {
       await w.editJson(`content/${id}.json`, { properties: { title: `Local ${id}` } })
       await w.setContent(id, { properties: { title: `Remote ${id}` } })
     }
-    const url = await uiInProcess(w)
+    const url = await uiInProcess(w, (stop) => cleanups.push(stop))
     const page = await open(url)
     await expect.poll(() => page.locator('article.conflict').count()).toBe(2)
     expect(await page.locator('#daemon').textContent()).toContain('not-watching')
@@ -421,18 +402,13 @@ describe.skipIf(!HAVE_BROWSER)('the local page in a browser', () => {
   test('the page never says the workspace and the server agree about media bytes it did not compare', async () => {
     // Given an upstream workspace with media: the server lists media without dates, so their
     // bytes are compared only when read, and `status` says so instead of "clean"
-    const w = await startWorld('upstream', { resources: ['content', 'media'], content: [] })
-    cleanups.push(() => w.close())
-    await mkdir(w.file('media'), { recursive: true })
-    await writeFile(w.file('media/photo.png'), 'photo-bytes')
-    await writeFile(w.file('media/logo.png'), 'logo-bytes')
-    expect((await w.cli('sync')).exitCode).toBe(0)
+    const w = await upstreamWithTwoMedia()
     expect((await w.cli('status')).stdout).toContain(
       'nothing to sync in what was compared, but the bytes of 2 media items were not compared',
     )
 
     // Then the page, read from the same status model, says the same, never "agree"
-    const page = await open(await uiInProcess(w))
+    const page = await open(await uiInProcess(w, (stop) => cleanups.push(stop)))
     const counts = page.locator('#counts')
     await expect.poll(() => counts.textContent()).toContain('2 media items were not compared')
     expect(await counts.textContent()).not.toContain('agree')
@@ -463,12 +439,7 @@ describe.skipIf(!HAVE_BROWSER)('the local page in a browser', () => {
 
   test('the feed names media replaced on the server; bytes found unchanged do not drown it', async () => {
     // Given an upstream workspace with two media files, watched with a fast re-read budget
-    const w = await startWorld('upstream', { resources: ['content', 'media'], content: [] })
-    cleanups.push(() => w.close())
-    await mkdir(w.file('media'), { recursive: true })
-    await writeFile(w.file('media/photo.png'), 'photo-bytes')
-    await writeFile(w.file('media/logo.png'), 'logo-bytes')
-    expect((await w.cli('sync')).exitCode).toBe(0)
+    const w = await upstreamWithTwoMedia()
     const { parse } = await import('yaml')
     const id = (parse(await readFile(w.file('media.yaml'), 'utf8')) as Record<string, string>)['photo.png']!
     const { daemon, url } = await watchWithPage(

@@ -5,12 +5,11 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { request } from 'node:http'
 import { createServer } from 'node:net'
 import path from 'node:path'
-import { PassThrough } from 'node:stream'
 import { afterEach, describe, expect, test } from 'vitest'
-import { run } from '../../src/cli/program.js'
 import { heldOf } from '../../src/page/held.js'
 import { syncedWorld, type World } from '../helpers/sync-world.js'
 import { setWatchConfig, watchInProcess } from '../helpers/watch.js'
+import { uiInProcess } from './ui-process.js'
 
 const cleanups: Array<() => Promise<unknown>> = []
 afterEach(async () => {
@@ -91,34 +90,6 @@ describe('where the page is served', () => {
   })
 })
 
-/** `cms-sync ui` in process; its address from the line it prints. */
-async function ui(w: World): Promise<string> {
-  const stdout = new PassThrough()
-  let out = ''
-  let stop: () => void = () => {}
-  const stopSignal = new Promise<void>((resolve) => {
-    stop = resolve
-  })
-  const exit = run(['-C', w.root, 'ui'], {
-    stdout,
-    stderr: new PassThrough(),
-    env: w.env,
-    cwd: w.root,
-    stopSignal,
-  })
-  cleanups.push(() => {
-    stop()
-    return exit
-  })
-  return new Promise((resolve) => {
-    stdout.on('data', (c) => {
-      out += String(c)
-      const m = /the page: (\S+)/.exec(out)
-      if (m) resolve(m[1]!)
-    })
-  })
-}
-
 /** A POST from the page itself: its own Origin, a JSON body. */
 // biome-ignore lint/suspicious/noExplicitAny: test convenience for parsed JSON answers
 function post(url: string, body: unknown): Promise<{ status: number; json: any }> {
@@ -154,7 +125,7 @@ describe('held changes under `cms-sync ui`', () => {
     await mkdir(path.join(w.root, '.cms-sync'), { recursive: true })
     const pause = { since: new Date().toISOString(), reason: 'mass-delete', count: 2, samplePaths: [] }
     await writeFile(path.join(w.root, '.cms-sync', 'watch-paused.json'), JSON.stringify(pause))
-    const url = await ui(w)
+    const url = await uiInProcess(w, (stop) => cleanups.push(stop))
     // biome-ignore lint/suspicious/noExplicitAny: test convenience for the page's JSON state
     const state = async (): Promise<any> => (await fetch(`${url}state`)).json()
     // The page's state lists them once a page is open (its first read)

@@ -13,7 +13,7 @@ import { afterEach, describe, expect, test } from 'vitest'
 import { createMediaApi } from '../../src/remote/media.js'
 import { createConnectionCodec } from '../../src/workspace/connection-codec.js'
 import { contentCodec } from '../../src/workspace/content-codec.js'
-import { contentFile } from '../helpers/fixtures.js'
+import { contentFile, gitConnection } from '../helpers/fixtures.js'
 import { syncedWorld, type World, writeConfig } from '../helpers/sync-world.js'
 import { runCli } from './processes.js'
 import { contentHash, filesUnder, report, sentinelAround } from './support.js'
@@ -87,6 +87,21 @@ async function editTitle(dir: string, rel: string, title: string): Promise<void>
 }
 
 /** Every item of the kinds a scenario touches, exactly as the server holds it (dates included). */
+/** An editor's change to `id` on the server after the commit, and the pull request's to its file. */
+async function editedOnBothSides(w: World, clone: string, id: string): Promise<Record<string, unknown>> {
+  await w.setContent(id, { properties: { title: 'editor' } })
+  const current = (await w.server.get('content', id))!
+  await editTitle(clone, `content/${id}.json`, 'pull request')
+  return current
+}
+
+/** The pull request adds media/new.png and gives it logo.png's id in media.yaml. */
+async function logoIdOnANewFile(clone: string): Promise<void> {
+  await writeFile(path.join(clone, 'media', 'new.png'), "the attacker's bytes\n")
+  const index = path.join(clone, 'media.yaml')
+  await writeFile(index, (await readFile(index, 'utf8')).replace('logo.png:', 'new.png:'))
+}
+
 async function serverItems(w: World): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {}
   for (const kind of ['schema', 'content', 'form'] as const)
@@ -197,12 +212,10 @@ describe.each(['spec', 'upstream'] as const)(
     test('a lock rev forged to the server current value does not push over an editor change', async () => {
       const w = await started()
       const clone = await committedAndCloned(w)
-      // An editor changes the page on the server after the commit
-      await w.setContent('home', { properties: { title: 'editor' } })
-      const current = (await w.server.get('content', 'home'))!
-      // The pull request edits the file and moves the lock's revision to the server's current one
+      // An editor changes the page on the server after the commit, and the pull request edits it
+      const current = await editedOnBothSides(w, clone, 'home')
+      // The pull request moves the lock's revision to the server's current one
       // (the server's anonymous reads give what it is made of)
-      await editTitle(clone, 'content/home.json', 'pull request')
       await forgeLockLine(clone, 'content/home.json', { rev: contentCodec.revisionOf(current) })
       commitPr(clone)
       const before = await serverItems(w)
@@ -218,19 +231,7 @@ describe.each(['spec', 'upstream'] as const)(
     test('a connection whose lock rev is forged to the server current value is not pushed over an editor change', async () => {
       const w = await started()
       w.extraEnv.CMS_SYNC_SECRET_SITE_DEPLOYER_PASSWORD = 'deploy-s3cret'
-      await w.server.put('connection', 'site', {
-        id: 'site',
-        title: 'Site',
-        url: 'https://example.test',
-        processor: { alias: 'json' },
-        deployer: {
-          alias: 'git',
-          username: 'deploy',
-          password: 'deploy-s3cret',
-          repo: 'https://git.test/r.git',
-          branch: 'main',
-        },
-      })
+      await w.server.put('connection', 'site', gitConnection('deploy-s3cret'))
       await writeConfig(w.root, w.proxy.url, dialect, ['schemas', 'content', 'connections'])
       expect((await w.cli('sync')).exitCode).toBe(0)
       const clone = await committedAndCloned(w)
@@ -263,9 +264,7 @@ describe.each(['spec', 'upstream'] as const)(
     test('a lock line forged to the server current hash and rev, held by no commit, is no base: a conflict', async () => {
       const w = await started()
       const clone = await committedAndCloned(w)
-      await w.setContent('news', { properties: { title: 'editor' } })
-      const current = (await w.server.get('content', 'news'))!
-      await editTitle(clone, 'content/news.json', 'pull request')
+      const current = await editedOnBothSides(w, clone, 'news')
       await forgeLockLine(clone, 'content/news.json', {
         hash: contentHash(current),
         rev: contentCodec.revisionOf(current),
@@ -361,11 +360,7 @@ describe.each(['spec', 'upstream'] as const)(
       const w = await started()
       const { clone, ids } = await withMedia(w)
       // The pull request adds a file and gives it logo.png's id; logo.png stays as it is
-      await writeFile(path.join(clone, 'media', 'new.png'), "the attacker's bytes\n")
-      await writeFile(
-        path.join(clone, 'media.yaml'),
-        (await readFile(path.join(clone, 'media.yaml'), 'utf8')).replace('logo.png:', 'new.png:'),
-      )
+      await logoIdOnANewFile(clone)
       commitPr(clone)
       const before = await serverMedia(w)
 
@@ -408,11 +403,7 @@ describe.each(['spec', 'upstream'] as const)(
       const { clone, ids } = await withMedia(w)
       // The pull request moves logo.png's id, in media.yaml and in the lock, onto a new file, and
       // keeps the lock's hash (logo.png's bytes, which the server holds): no file moved in git
-      await writeFile(path.join(clone, 'media', 'new.png'), "the attacker's bytes\n")
-      await writeFile(
-        path.join(clone, 'media.yaml'),
-        (await readFile(path.join(clone, 'media.yaml'), 'utf8')).replace('logo.png:', 'new.png:'),
-      )
+      await logoIdOnANewFile(clone)
       const lines = await lockLines(clone)
       const moved = lines.map((line) =>
         line.startsWith('{"path":"media/logo.png"') ? line.replace('media/logo.png', 'media/new.png') : line,

@@ -3,19 +3,17 @@
 // runs it, with a real token in CMS_SYNC_TOKEN and `CI=true`; every committed file is the
 // attacker's: cms-sync.yaml, cms-sync.lock, connection files, and anything in the tree.
 
-import { execFileSync } from 'node:child_process'
 import { chmod, cp, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
-import { createServer as createHttpsServer } from 'node:https'
-import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { type Emulator, startEmulator } from '../../src/emulator/index.js'
 import { type CountingProxy, startCountingProxy } from '../helpers/counting-proxy.js'
-import { selfSignedCert } from '../helpers/self-signed.js'
+import { startSelfSignedServer } from '../helpers/self-signed.js'
 import { contentOf, startWorld, type World, writeConfig } from '../helpers/sync-world.js'
 import { json } from './hostile-server.js'
 import { runCli } from './processes.js'
+import { ciJob, git, retargetLock } from './pull-request.js'
 import { report } from './support.js'
 
 /** A second server behind a proxy that keeps every request's headers: the pull request's host. */
@@ -37,24 +35,6 @@ async function thief(
       await emulator.close()
     },
   }
-}
-
-/** The lock with its target line pointing at `server` (what a pull request can commit). */
-async function retargetLock(w: World, server: string): Promise<void> {
-  const lock = await readFile(w.file('cms-sync.lock'), 'utf8')
-  const lines = lock.split('\n').map((line) => {
-    if (!line.startsWith('{"lock"')) return line
-    return JSON.stringify({ ...JSON.parse(line), server })
-  })
-  await writeFile(w.file('cms-sync.lock'), lines.join('\n'))
-}
-
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', ['-c', 'user.email=t@example.invalid', '-c', 'user.name=t', ...args], {
-    cwd,
-    encoding: 'utf8',
-    env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' },
-  })
 }
 
 /**
@@ -117,14 +97,7 @@ describe.each(['spec', 'upstream'] as const)('a hostile pull request in CI (%s d
     closers.push(other.close)
     const token = w.emulator.token()
     // The CI job names its target beside the secret, from repository variables.
-    const ci = {
-      ...w.env,
-      CMS_SYNC_TOKEN: token,
-      CI: 'true',
-      CMS_SYNC_SERVER: w.proxy.url,
-      CMS_SYNC_PROJECT: 'demo',
-      CMS_SYNC_ENVIRONMENT: 'live',
-    }
+    const ci = ciJob(w, { CMS_SYNC_TOKEN: token })
     const leaked = () => other.heard.filter((line) => line.includes(token))
     const commands = [['status', '--exit-code'], ['push'], ['sync'], ['pull'], ['diff'], ['whoami']]
     // The pull request: server and lock target both name its host, in a fresh checkout.
@@ -164,14 +137,7 @@ describe.each(['spec', 'upstream'] as const)('a hostile pull request in CI (%s d
   test('item 5: project and environment switched on the same server stop the run before any request', async () => {
     const w = await synced()
     const token = w.emulator.token()
-    const ci = {
-      ...w.env,
-      CMS_SYNC_TOKEN: token,
-      CI: 'true',
-      CMS_SYNC_SERVER: w.proxy.url,
-      CMS_SYNC_PROJECT: 'demo',
-      CMS_SYNC_ENVIRONMENT: 'live',
-    }
+    const ci = ciJob(w, { CMS_SYNC_TOKEN: token })
     const config = await readFile(w.file('cms-sync.yaml'), 'utf8')
     await rm(w.file('.cms-sync'), { recursive: true })
     await rm(w.file('cms-sync.lock'))
@@ -232,14 +198,7 @@ describe.each(['spec', 'upstream'] as const)('a hostile pull request in CI (%s d
       properties: { ...(current.properties as object), body: 'edited on the server' },
     })
     const token = w.emulator.token()
-    const ci = {
-      ...w.env,
-      CMS_SYNC_TOKEN: token,
-      CI: 'true',
-      CMS_SYNC_SERVER: w.proxy.url,
-      CMS_SYNC_PROJECT: 'demo',
-      CMS_SYNC_ENVIRONMENT: 'live',
-    }
+    const ci = ciJob(w, { CMS_SYNC_TOKEN: token })
     const status = await runCli(['-C', w.root, '--json', 'status'], ci).done
     const sync = await runCli(['-C', w.root, 'sync'], ci).done
     const ran = await stat(marker).then(
@@ -261,17 +220,12 @@ describe.each(['spec', 'upstream'] as const)('a hostile pull request in CI (%s d
     expect((await w.cli('sync')).exitCode).toBe(0)
     const token = w.emulator.token()
     const cloudKey = 'AKIA-runner-cloud-key-5e1f0c'
-    const ci = {
-      ...w.env,
+    const ci = ciJob(w, {
       CMS_SYNC_TOKEN: token,
-      CI: 'true',
-      CMS_SYNC_SERVER: w.proxy.url,
-      CMS_SYNC_PROJECT: 'demo',
-      CMS_SYNC_ENVIRONMENT: 'live',
       AWS_SECRET_ACCESS_KEY: cloudKey,
       // Even a job that lists the token as a connection secret does not make it one.
       CMS_SYNC_SECRETS: 'CMS_SYNC_TOKEN',
-    }
+    })
     // Every request body the server receives, to look for the runner's values.
     const bodies: string[] = []
     w.proxy.overrideWithBody = (method, route, body) => {
@@ -373,14 +327,13 @@ describe.each(['spec', 'upstream'] as const)('a hostile pull request in CI (%s d
 test('item 5: tls.insecure committed in cms-sync.yaml sends no token in CI unless the environment says so too', async () => {
   const dir = await mkdtemp(path.join(tmpdir(), 'cms-sync-tls-ci-'))
   const heard: string[] = []
-  const server = createHttpsServer(await selfSignedCert(), (req, res) => {
+  const server = await startSelfSignedServer((req, res) => {
     heard.push(`${req.method} ${req.url} ${req.headers.authorization ?? ''} ${req.headers.cookie ?? ''}`)
     const route = (req.url ?? '').split('?')[0]
     if (route === '/api/demo/live/content') return json(res, 200, [contentOf('home')])
     json(res, 404, 'not found')
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()))
-  const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const { url } = server
   try {
     const root = path.join(dir, 'site')
     await mkdir(root)
@@ -409,8 +362,7 @@ test('item 5: tls.insecure committed in cms-sync.yaml sends no token in CI unles
     expect(heard.length).toBeGreaterThan(0)
     report('attacks/committed-insecure-tls', { refused: 3, requestsBeforeOptIn: 0 })
   } finally {
-    server.closeAllConnections()
-    await new Promise((resolve) => server.close(resolve))
+    await server.close()
     await rm(dir, { recursive: true, force: true })
   }
 })

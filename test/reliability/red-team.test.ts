@@ -2,24 +2,15 @@
 // team"): each one a pull request's files, committed to a real repository, cloned as a CI
 // checkout, and the built CLI run there as its own process with a real token and `CI=true`.
 
-import { execFileSync } from 'node:child_process'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
+import { gitConnection } from '../helpers/fixtures.js'
 import { contentOf, startWorld, type World, writeConfig } from '../helpers/sync-world.js'
 import { runCli } from './processes.js'
+import { ciJob, git, retargetLock, startThief } from './pull-request.js'
 import { SECRET } from './session.js'
 import { report, secretsIn } from './support.js'
-
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', ['-c', 'user.email=t@example.invalid', '-c', 'user.name=t', ...args], {
-    cwd,
-    encoding: 'utf8',
-    env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' },
-  })
-}
 
 describe.each(['spec', 'upstream'] as const)('the red team against a CI job (%s dialect)', (dialect) => {
   let world: World | undefined
@@ -41,14 +32,7 @@ describe.each(['spec', 'upstream'] as const)('the red team against a CI job (%s 
     git(repo, 'init', '-q', '-b', 'main')
     git(repo, 'add', '-A')
     git(repo, 'commit', '-q', '-m', 'synced')
-    const ci = {
-      ...w.env,
-      CI: 'true',
-      CMS_SYNC_SERVER: w.proxy.url,
-      CMS_SYNC_PROJECT: 'demo',
-      CMS_SYNC_ENVIRONMENT: 'live',
-    }
-    return { w, repo, ci }
+    return { w, repo, ci: ciJob(w) }
   }
 
   /** The CI checkout of the repository's HEAD: a fresh clone, site/ in it. */
@@ -115,16 +99,9 @@ describe.each(['spec', 'upstream'] as const)('the red team against a CI job (%s 
 
   test('a CI service that does not set CI (Jenkins, Azure Pipelines, CodeBuild, TeamCity) is still CI: the token never goes to a host only cms-sync.yaml names', async () => {
     const { w } = await committed()
-    const heard: string[] = []
-    const thief = createServer((req, res) => {
-      heard.push(JSON.stringify(req.headers))
-      req.resume()
-      res.writeHead(404, { 'content-type': 'application/json' })
-      res.end('{}')
-    })
-    await new Promise<void>((resolve) => thief.listen(0, '127.0.0.1', () => resolve()))
+    const thief = await startThief((req) => JSON.stringify(req.headers))
+    const { heard, url: host } = thief
     try {
-      const host = `http://127.0.0.1:${(thief.address() as AddressInfo).port}`
       // The pull request: its host in cms-sync.yaml, no lock; the job's checkout has no state.
       await writeConfig(w.root, host, dialect)
       await rm(w.file('cms-sync.lock'))
@@ -153,41 +130,19 @@ describe.each(['spec', 'upstream'] as const)('the red team against a CI job (%s 
       }
       expect(heard).toEqual([])
     } finally {
-      thief.closeAllConnections()
-      await new Promise((resolve) => thief.close(resolve))
+      await thief.close()
     }
   })
 
   test("a person's login never sends the password to a server a pulled commit named, in a workspace bound to another", async () => {
     const { w } = await committed()
-    const heard: string[] = []
-    const thief = createServer((req, res) => {
-      let body = ''
-      req.on('data', (chunk) => {
-        body += String(chunk)
-      })
-      req.on('end', () => {
-        heard.push(`${req.method} ${req.url} ${body}`)
-        res.writeHead(404, { 'content-type': 'application/json' })
-        res.end('{}')
-      })
-    })
-    await new Promise<void>((resolve) => thief.listen(0, '127.0.0.1', () => resolve()))
+    const thief = await startThief((req, body) => `${req.method} ${req.url} ${body}`)
+    const { heard, url: host } = thief
     try {
-      const host = `http://127.0.0.1:${(thief.address() as AddressInfo).port}`
       // A colleague's commit, pulled into a synced workspace: cms-sync.yaml and the lock's target
       // line name another host. The workspace's own state still names its server.
       await writeConfig(w.root, host, dialect)
-      const lock = await readFile(w.file('cms-sync.lock'), 'utf8')
-      await writeFile(
-        w.file('cms-sync.lock'),
-        lock
-          .split('\n')
-          .map((line) =>
-            line.startsWith('{"lock"') ? JSON.stringify({ ...JSON.parse(line), server: host }) : line,
-          )
-          .join('\n'),
-      )
+      await retargetLock(w, host)
       const password = 'the-password-of-admin'
       // Not CI: a person's shell (their token expired, so they log in again).
       const { CMS_SYNC_TOKEN: _token, ...shell } = w.env
@@ -209,23 +164,15 @@ describe.each(['spec', 'upstream'] as const)('the red team against a CI job (%s 
       expect(own.code, own.stderr).toBe(0)
       expect(heard).toEqual([])
     } finally {
-      thief.closeAllConnections()
-      await new Promise((resolve) => thief.close(resolve))
+      await thief.close()
     }
   })
 
   test("a colleague's branch that commits .cms-sync/state/ rebinds nothing: checked out over the ignored state, it takes no token to its host", async () => {
     const { w, repo } = await committed()
-    const heard: string[] = []
-    const thief = createServer((req, res) => {
-      heard.push(JSON.stringify(req.headers))
-      req.resume()
-      res.writeHead(404, { 'content-type': 'application/json' })
-      res.end('{}')
-    })
-    await new Promise<void>((resolve) => thief.listen(0, '127.0.0.1', () => resolve()))
+    const thief = await startThief((req) => JSON.stringify(req.headers))
+    const { heard, url: host } = thief
     try {
-      const host = `http://127.0.0.1:${(thief.address() as AddressInfo).port}`
       // The colleague's branch: cms-sync.yaml, the lock's target line and a state, all naming
       // their host (the state forced past .gitignore).
       const own = {
@@ -259,27 +206,14 @@ describe.each(['spec', 'upstream'] as const)('the red team against a CI job (%s 
       }
       expect(heard).toEqual([])
     } finally {
-      thief.closeAllConnections()
-      await new Promise((resolve) => thief.close(resolve))
+      await thief.close()
     }
   })
 
   test('a reference as a title (a field anyone may read) is a secret leaf like any other: the push stops, the secret is neither published nor pulled into the repository', async () => {
     const w = await startWorld(dialect, { resources: ['connections'] })
     world = w
-    await w.server.put('connection', 'site', {
-      id: 'site',
-      title: 'Site',
-      url: 'https://example.test',
-      processor: { alias: 'json' },
-      deployer: {
-        alias: 'git',
-        username: 'deploy',
-        password: SECRET,
-        repo: 'https://git.test/r.git',
-        branch: 'main',
-      },
-    })
+    await w.server.put('connection', 'site', gitConnection(SECRET))
     // The job declares the connection's secret under the name its file uses.
     const variable = 'CMS_SYNC_SECRET_SITE_DEPLOYER_PASSWORD'
     const env = { ...w.env, [variable]: SECRET }

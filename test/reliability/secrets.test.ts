@@ -3,13 +3,11 @@
 // certificates are verified for a whole command run unless the workspace opts out.
 
 import { mkdir, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises'
-import { createServer } from 'node:https'
-import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { cli } from '../helpers/cli.js'
-import { selfSignedCert } from '../helpers/self-signed.js'
+import { startSelfSignedServer } from '../helpers/self-signed.js'
 import { contentOf, startWorld, type World } from '../helpers/sync-world.js'
 import { json } from './hostile-server.js'
 import { runCli } from './processes.js'
@@ -177,15 +175,14 @@ describe.each(['spec', 'upstream'] as const)('connection secrets (%s dialect)', 
 test('a self-signed server is refused by a whole sync run, and accepted only with tls.insecure', async () => {
   const dir = await mkdtemp(path.join(tmpdir(), 'cms-sync-tls-run-'))
   const seen: string[] = []
-  const server = createServer(await selfSignedCert(), (req, res) => {
+  const server = await startSelfSignedServer((req, res) => {
     seen.push(`${req.method} ${req.url}`)
     const route = (req.url ?? '').split('?')[0]
     if (route === '/api/demo/live/content') return json(res, 200, [contentOf('home')])
     if (route === '/api/demo/live/schemas') return json(res, 200, [])
     json(res, 404, 'not found')
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()))
-  const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const { url } = server
   try {
     const root = path.join(dir, 'site')
     await mkdir(root)
@@ -202,8 +199,7 @@ test('a self-signed server is refused by a whole sync run, and accepted only wit
     expect(JSON.parse(await readFile(path.join(root, 'content/home.json'), 'utf8')).id).toBe('home')
     report('secrets/tls', { refusedWithoutOptOut: true, requestsBeforeOptOut: 0 })
   } finally {
-    server.closeAllConnections()
-    await new Promise((resolve) => server.close(resolve))
+    await server.close()
   }
 })
 

@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import { type Emulator, startEmulator } from '../../src/emulator/index.js'
 import { createRemoteClient, type RemoteClient, type RemoteClientOptions } from '../../src/remote/index.js'
 import { type CountingProxy, startCountingProxy } from '../helpers/counting-proxy.js'
+import { demoClient } from '../helpers/demo-client.js'
 
 const fast = { backoff: { baseMs: 5, capMs: 20 } }
 const P = '/api/demo/live'
@@ -34,17 +35,7 @@ describe.each(['spec', 'upstream'] as const)('%s dialect', (dialect) => {
   let proxy: CountingProxy
   let client: RemoteClient
   const connect = (extra: Partial<RemoteClientOptions> = {}) =>
-    createRemoteClient({
-      server: proxy.url,
-      project: 'demo',
-      environment: 'live',
-      token: em.token(),
-      dialect: 'auto',
-      rateLimit: { requestsPerSecond: 500, concurrency: 4 },
-      maxRetries: 2,
-      ...fast,
-      ...extra,
-    })
+    demoClient(proxy.url, em.token(), { maxRetries: 2, ...fast, ...extra })
 
   beforeEach(async () => {
     em = await startEmulator({ dialect })

@@ -4,12 +4,8 @@
 
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import { type Emulator, startEmulator } from '../../src/emulator/index.js'
-import {
-  createRemoteClient,
-  type RemoteClient,
-  type RemoteClientOptions,
-  type RemoteKind,
-} from '../../src/remote/index.js'
+import type { RemoteClient, RemoteClientOptions, RemoteKind } from '../../src/remote/index.js'
+import { demoClient } from '../helpers/demo-client.js'
 
 const fast = { backoff: { baseMs: 5, capMs: 40 } }
 
@@ -74,12 +70,7 @@ describe.each(['spec', 'upstream'] as const)('%s dialect', (dialect) => {
 
   /** A client of the emulator: admin token, auto-detected dialect, short backoff, unless overridden. */
   const connect = (extra: Partial<RemoteClientOptions> = {}) =>
-    createRemoteClient({
-      server: em.url,
-      project: 'demo',
-      environment: 'live',
-      token: em.token(),
-      dialect: 'auto',
+    demoClient(em.url, em.token(), {
       rateLimit: { requestsPerSecond: 200, concurrency: 4 },
       ...fast,
       ...extra,

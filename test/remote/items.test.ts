@@ -5,8 +5,9 @@
 
 import { afterEach, describe, expect, test } from 'vitest'
 import { type Emulator, startEmulator } from '../../src/emulator/index.js'
-import { createRemoteClient, type RemoteClient, type RemoteClientOptions } from '../../src/remote/index.js'
+import type { RemoteClient, RemoteClientOptions } from '../../src/remote/index.js'
 import { type CountingProxy, startCountingProxy } from '../helpers/counting-proxy.js'
+import { demoClient } from '../helpers/demo-client.js'
 
 const page = (id: string, title: string) => ({
   id,
@@ -36,16 +37,7 @@ async function clientOf(
   url: string,
   extra: Partial<RemoteClientOptions> = {},
 ): Promise<RemoteClient> {
-  const client = await createRemoteClient({
-    server: url,
-    project: 'demo',
-    environment: 'live',
-    token: em.token(),
-    dialect: 'auto',
-    rateLimit: { requestsPerSecond: 500, concurrency: 4 },
-    backoff: { baseMs: 5, capMs: 20 },
-    ...extra,
-  })
+  const client = await demoClient(url, em.token(), extra)
   open.push(client)
   return client
 }

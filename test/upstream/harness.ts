@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { expect, inject } from 'vitest'
 import { MAIN_JS } from '../helpers/build.js'
+import { contentFile, SECTION_SCHEMA } from '../helpers/fixtures.js'
+import { setWatchConfig, watchProcess } from '../helpers/watch.js'
 import { REPO } from './where.js'
 
 /** The example workspace: a realistic small site to seed a project with. */
@@ -336,4 +338,33 @@ export async function initWorkspace(up: Upstream, label: string, extraEnv: NodeJ
   )
   expect(init.code, init.stderr).toBe(0)
   return new Workspace(root, env)
+}
+
+/** The section schema, and a page content/<id>.json for each id with its title, written in `ws`. */
+export async function writeSectionPages(ws: Workspace, titles: Record<string, string>): Promise<void> {
+  await ws.writeJson('schemas/section.json', SECTION_SCHEMA)
+  for (const [id, title] of Object.entries(titles))
+    await ws.writeJson(`content/${id}.json`, contentFile(id, { properties: { title } }))
+}
+
+export type WatchDaemon = ReturnType<typeof watchProcess>
+
+/**
+ * `cms-sync watch` as a real process on `ws`, once it has reconciled; with `watch`, that is the
+ * config's watch mapping first (else the config is as it is).
+ */
+export async function startWatching(
+  ws: Workspace,
+  watch?: { debounceMs: number; pollSeconds: number },
+): Promise<WatchDaemon> {
+  if (watch) await setWatchConfig(ws.root, watch)
+  const daemon = watchProcess(ws.root, { ...process.env, ...ws.env, NO_COLOR: '1' })
+  await daemon.waitForEvent({ event: 'reconciled' }, 60_000)
+  return daemon
+}
+
+/** A suite's end: its daemon stopped, then its temp folders removed. */
+export async function stopWatchingAndClean(daemon: WatchDaemon | undefined): Promise<void> {
+  await daemon?.stop()
+  await cleanupTemps()
 }

@@ -8,14 +8,16 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseMediaIndex } from '../../src/workspace/media-index.js'
 import { runBuilt } from '../helpers/built-cli.js'
-import { watchProcess } from '../helpers/watch.js'
 import {
   cleanupTemps,
   freshProject,
   initWorkspace,
   REPO_EXAMPLE,
   SETUP,
+  startWatching,
+  stopWatchingAndClean,
   type Upstream,
+  type WatchDaemon,
   type Workspace,
 } from './harness.js'
 
@@ -23,7 +25,7 @@ describe.skipIf(!SETUP)('status and watch never claim unread media bytes (real u
   let up: Upstream
   let ws: Workspace
   let id: string
-  let daemon: ReturnType<typeof watchProcess> | undefined
+  let daemon: WatchDaemon | undefined
   const replaced = Buffer.from('bytes the editor uploaded in the CMS under the same name')
 
   beforeAll(async () => {
@@ -36,13 +38,7 @@ describe.skipIf(!SETUP)('status and watch never claim unread media bytes (real u
       'images/hero.png'
     ]!
   })
-  afterAll(async () => {
-    if (daemon && daemon.child.exitCode === null) {
-      daemon.child.kill('SIGTERM')
-      await daemon.exited
-    }
-    await cleanupTemps()
-  })
+  afterAll(() => stopWatchingAndClean(daemon))
 
   it('a replacement in the UI: status says unverified and since when; --checksum shows the pull', async () => {
     // The UI's own upload: the same id, new bytes; the listing stays as it was.
@@ -78,8 +74,7 @@ describe.skipIf(!SETUP)('status and watch never claim unread media bytes (real u
       config,
       `${text}\nwatch: { debounceMs: 100, pollSeconds: 1, verifyMedia: { requestsPerHour: 3600, megabytesPerHour: 50 } }\n`,
     )
-    daemon = watchProcess(ws.root, { ...process.env, ...ws.env, NO_COLOR: '1' })
-    await daemon.waitForEvent({ event: 'reconciled' }, 60_000)
+    daemon = await startWatching(ws)
     await daemon.waitForEvent({ event: 'verified', path: 'media/images/hero.png', same: false }, 60_000)
     await daemon.waitForEvent({ event: 'pulled', path: 'media/images/hero.png' }, 60_000)
     expect(await ws.read('media/images/hero.png')).toEqual(replaced)

@@ -5,9 +5,18 @@
 import { stat } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { contentFile, SECTION_SCHEMA } from '../helpers/fixtures.js'
-import { setWatchConfig, watchProcess } from '../helpers/watch.js'
-import { cleanupTemps, freshProject, initWorkspace, SETUP, type Upstream, type Workspace } from './harness.js'
+import { contentFile } from '../helpers/fixtures.js'
+import {
+  freshProject,
+  initWorkspace,
+  SETUP,
+  startWatching,
+  stopWatchingAndClean,
+  type Upstream,
+  type WatchDaemon,
+  type Workspace,
+  writeSectionPages,
+} from './harness.js'
 
 const IDS = Array.from({ length: 35 }, (_, i) => `h-${String(i).padStart(2, '0')}`)
 const GONE = IDS.slice(0, 25)
@@ -22,26 +31,16 @@ const exists = (ws: Workspace, rel: string) =>
 describe.skipIf(!SETUP)('watch holds what a guard is about (real upstream server)', () => {
   let up: Upstream
   let ws: Workspace
-  let daemon: ReturnType<typeof watchProcess> | undefined
+  let daemon: WatchDaemon | undefined
 
   beforeAll(async () => {
     up = await freshProject('watch-held')
     ws = await initWorkspace(up, 'watch-held')
-    await ws.writeJson('schemas/section.json', SECTION_SCHEMA)
-    for (const id of IDS)
-      await ws.writeJson(`content/${id}.json`, contentFile(id, { properties: { title: id } }))
+    await writeSectionPages(ws, Object.fromEntries(IDS.map((id) => [id, id])))
     await ws.ok('sync')
-    await setWatchConfig(ws.root, { debounceMs: 100, pollSeconds: 1 })
-    daemon = watchProcess(ws.root, { ...process.env, ...ws.env, NO_COLOR: '1' })
-    await daemon.waitForEvent({ event: 'reconciled' }, 60_000)
+    daemon = await startWatching(ws, { debounceMs: 100, pollSeconds: 1 })
   })
-  afterAll(async () => {
-    if (daemon && daemon.child.exitCode === null) {
-      daemon.child.kill('SIGTERM')
-      await daemon.exited
-    }
-    await cleanupTemps()
-  })
+  afterAll(() => stopWatchingAndClean(daemon))
 
   it('25 of 36 items deleted by another client: held, told, and shown by status', async () => {
     // All at once, as one bulk delete in the CMS's UI: deleted one after another, a poll landing

@@ -2,18 +2,20 @@
 // an edit made on the server is pulled by the poll, and nothing else on the server changes.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { contentFile, SECTION_SCHEMA } from '../helpers/fixtures.js'
-import { setWatchConfig, watchProcess } from '../helpers/watch.js'
+import { contentFile } from '../helpers/fixtures.js'
 import {
-  cleanupTemps,
   expectOnly,
   freshProject,
   initWorkspace,
   SETUP,
   type ServerState,
   serverState,
+  startWatching,
+  stopWatchingAndClean,
   type Upstream,
+  type WatchDaemon,
   type Workspace,
+  writeSectionPages,
 } from './harness.js'
 
 function page(id: string, title: string) {
@@ -24,27 +26,17 @@ describe.skipIf(!SETUP)('watch (real upstream server)', () => {
   let up: Upstream
   let ws: Workspace
   let state: ServerState
-  let daemon: ReturnType<typeof watchProcess> | undefined
+  let daemon: WatchDaemon | undefined
 
   beforeAll(async () => {
     up = await freshProject('watch')
     ws = await initWorkspace(up, 'watch')
-    await ws.writeJson('schemas/section.json', SECTION_SCHEMA)
-    await ws.writeJson('content/w-home.json', page('w-home', 'Home'))
-    await ws.writeJson('content/w-news.json', page('w-news', 'News'))
+    await writeSectionPages(ws, { 'w-home': 'Home', 'w-news': 'News' })
     await ws.ok('sync')
     state = await serverState(up.api)
-    await setWatchConfig(ws.root, { debounceMs: 100, pollSeconds: 1 })
-    daemon = watchProcess(ws.root, { ...process.env, ...ws.env, NO_COLOR: '1' })
-    await daemon.waitForEvent({ event: 'reconciled' }, 60_000)
+    daemon = await startWatching(ws, { debounceMs: 100, pollSeconds: 1 })
   })
-  afterAll(async () => {
-    if (daemon && daemon.child.exitCode === null) {
-      daemon.child.kill('SIGTERM')
-      await daemon.exited
-    }
-    await cleanupTemps()
-  })
+  afterAll(() => stopWatchingAndClean(daemon))
 
   it('a local edit is pushed, and only that item changes on the server', async () => {
     await ws.writeJson('content/w-home.json', page('w-home', 'Home (saved in the editor)'))

@@ -17,6 +17,7 @@ import {
   serverState,
   type Upstream,
   Workspace,
+  writeSectionPages,
 } from './harness.js'
 
 const FORM = {
@@ -44,9 +45,8 @@ describe.skipIf(!SETUP)('a team workflow (real upstream server)', () => {
   beforeAll(async () => {
     up = await freshProject('workflow')
     ws = await initWorkspace(up, 'workflow')
-    await ws.writeJson('schemas/section.json', SECTION_SCHEMA)
+    await writeSectionPages(ws, { 'wf-home': 'wf-home', 'wf-news': 'wf-news', 'wf-shop': 'wf-shop' })
     await ws.writeJson('forms/contact.json', FORM)
-    for (const id of ['wf-home', 'wf-news', 'wf-shop']) await ws.writeJson(`content/${id}.json`, page(id, id))
     await ws.ok('sync')
     state = await serverState(up.api)
   })

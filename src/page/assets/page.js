@@ -231,6 +231,16 @@ function heldAct(what, paths, verb) {
   return act(what.op, { paths }, `${verb}: ${n}`)
 }
 
+/** A held group's button (`data-held` its role) for the choice `what`; none where the group has no such choice. */
+function heldButton(what, role, paths, verb, label) {
+  if (!what) return undefined
+  return el(
+    'button',
+    { type: 'button', 'data-held': role, onclick: () => heldAct(what, paths, verb) },
+    label(what.op),
+  )
+}
+
 function heldCard(h) {
   const paths = h.items.map((i) => i.path)
   return el(
@@ -269,28 +279,12 @@ function heldCard(h) {
     el(
       'div',
       { class: 'actions' },
-      h.releaseAct
-        ? el(
-            'button',
-            {
-              type: 'button',
-              'data-held': 'release',
-              onclick: () => heldAct(h.releaseAct, paths, 'carry out'),
-            },
-            h.releaseAct.op === 'release' ? 'Push them' : 'Carry them out',
-          )
-        : undefined,
-      h.dropAct
-        ? el(
-            'button',
-            {
-              type: 'button',
-              'data-held': 'drop',
-              onclick: () => heldAct(h.dropAct, paths, 'drop'),
-            },
-            h.dropAct.op === 'restore' ? 'Restore them' : 'Bring them back',
-          )
-        : undefined,
+      heldButton(h.releaseAct, 'release', paths, 'carry out', (op) =>
+        op === 'release' ? 'Push them' : 'Carry them out',
+      ),
+      heldButton(h.dropAct, 'drop', paths, 'drop', (op) =>
+        op === 'restore' ? 'Restore them' : 'Bring them back',
+      ),
     ),
     el(
       'p',
