@@ -35,6 +35,11 @@ export interface ListingValidator {
   etag: string
   /** Content: the ids whose listed copy names a schedule, recorded with it. */
   dated?: string[]
+  /**
+   * The listing held an item the server shares with its parent project (inherited, or with a
+   * copy there): a 304 to it then says nothing of which ids a by-id read may ask for (items.ts).
+   */
+  parent?: true
 }
 
 /**

@@ -100,7 +100,9 @@ export async function readListing(
     ...(validator ? { headers: { ...request.headers, 'if-none-match': validator.etag } } : {}),
   })
   if (answer.kind === 'not-modified' && validator) {
-    ctx.seen.unlisted.add(name)
+    // The same listing as when the validator was recorded: one that shared nothing with the
+    // parent project still does not, and by-id reads need not list it first (items.ts).
+    if (validator.parent) ctx.seen.unlisted.add(name)
     return { answer, unchanged: validator }
   }
   if (answer.kind === 'not-modified')
@@ -150,8 +152,9 @@ export async function listing(
       },
       unchanged,
     }
-  const items = accept(ctx, kind, response.body, response.status, data)
-  return { items: () => items, ...(validator ? { validator } : {}) }
+  const { items, shares } = accept(ctx, kind, response.body, response.status, data)
+  const recordable = validator && (shares ? { ...validator, parent: true as const } : validator)
+  return { items: () => items, ...(recordable ? { validator: recordable } : {}) }
 }
 
 /** The listing's answer, or the ListingError (a safety stop, exit 4) that says why there is none. */
@@ -193,11 +196,12 @@ function accept(
   body: unknown,
   status: number,
   data: { method: string; route: string },
-): RemoteObject[] {
+): { items: RemoteObject[]; shares: boolean } {
   if (!Array.isArray(body))
     throw remoteError('listing', `the ${SEGMENT[kind]} listing is not a JSON array`, { ...data, status })
   const seen = new Set<string>()
   const items: RemoteObject[] = []
+  let shares = false
   for (const [index, item] of body.entries()) {
     if (!isPlainObject(item) || typeof item.id !== 'string')
       throw remoteError('listing', `item ${index} of the ${SEGMENT[kind]} listing has no string id`, {
@@ -211,7 +215,7 @@ function accept(
         { ...data, status, itemId: item.id },
       )
     seen.add(item.id)
-    if (isInherited(item) || hasParentCopy(item)) ctx.seen.sharesWithParent = true
+    if (isInherited(item) || hasParentCopy(item)) shares = true
     // Built-in schemas are the server's (locked, or in the known native set); never mirrored.
     // Schemas inherited from a parent project are locked too, but are the project's to mirror.
     if (
@@ -222,5 +226,6 @@ function accept(
     items.push(withoutEntries(kind, item))
   }
   ctx.seen.listedIds.set(kind, seen)
-  return items
+  if (shares) ctx.seen.sharesWithParent = true
+  return { items, shares }
 }

@@ -357,6 +357,7 @@ export class StateStore {
     if (
       known?.url === validator.url &&
       known.etag === validator.etag &&
+      known.parent === validator.parent &&
       JSON.stringify(known.dated ?? []) === JSON.stringify(validator.dated ?? [])
     )
       return
