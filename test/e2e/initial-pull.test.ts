@@ -20,7 +20,11 @@ describe.each(['spec', 'upstream'] as const)('initial pull (%s server)', (dialec
     const paths = pulled.json.applied.map((a: { path: string }) => a.path)
     expect(paths).toEqual(expect.arrayContaining(['content/home.json', 'schemas/section.json']))
     const store = await StateStore.open(world.root)
-    const records = store!.items().filter((item) => item.kind === 'content' || item.kind === 'schema')
+    const records = store!
+      .items()
+      .flatMap((item) =>
+        item.kind === 'content' || item.kind === 'schema' ? [{ ...item, kind: item.kind }] : [],
+      )
     expect(records.length).toBe(paths.length)
     for (const record of records) {
       const codec = record.kind === 'content' ? contentCodec : schemaCodec
