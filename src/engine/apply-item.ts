@@ -206,7 +206,10 @@ export async function commit(
   vouch: Vouch,
   /** Still inherited after this step: a pull of a listed inherited item; never after our write. */
   inheritedAfter = false,
-  /** The revision to record when it is not the stored copy's (a push's half of a merge). */
+  /**
+   * The revision to record when it is not the stored copy's (a push's half of a merge), or the
+   * stored copy's as the snapshot already took it (a pull of a listed item).
+   */
   remoteRev?: string,
 ) {
   const stat = await vouchedStat(ctx, item, vouch)
@@ -330,7 +333,10 @@ export async function pullItem(ctx: ApplyContext, item: PlanItem, codec: Codec):
     if (error instanceof FileAppearedError) return changedLocally
     throw error
   }
-  await commit(ctx, item, bytes, object, codec, { written }, entry.inherited)
+  // The listed copy's revision was taken by the snapshot (for content, a canonical form and a
+  // sha256 of the item): not taken again.
+  const rev = object === entry.object ? entry.rev : undefined
+  await commit(ctx, item, bytes, object, codec, { written }, entry.inherited, rev)
   return revertCheck(ctx, item, object, codec)
 }
 

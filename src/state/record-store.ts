@@ -160,7 +160,9 @@ function freshName(bucket: number): string {
 
 /**
  * Writes the changed buckets (text: the bucket's records; undefined: it holds none now) and then
- * the index naming them. Returns the index as written.
+ * the index naming them. Returns the index as written. `durability` is flushed, with the
+ * buckets in it, before the index is written: the store passes its own, so the files its
+ * records vouch for become durable in the same flush.
  */
 export async function commitRecords(
   root: string,
@@ -176,7 +178,9 @@ export async function commitRecords(
   const replaced: string[] = []
   // A few buckets (a save of a watch edit, a one-file push) are fsynced each: that costs less
   // than starting `sync -f`, which a save of many (a pull's) pays once instead of an fsync each.
-  const fsyncEach = buckets.size <= FSYNC_EACH
+  // When `durability` already holds files to flush (the workspace files a save's records vouch
+  // for), its one flush below covers the buckets too.
+  const fsyncEach = buckets.size <= FSYNC_EACH && durability.pending === 0
   for (const [bucket, text] of buckets) {
     const was = files[bucket]
     if (was !== undefined) replaced.push(was)

@@ -609,11 +609,13 @@ export class StateStore {
       JSON.stringify(next.validators) !== JSON.stringify(this.index.validators)
     const tidy = !this.tidied && indexChanged
     this.saving = (async () => {
-      await this.durability.flush()
       if (indexChanged) {
-        this.index = await commitRecords(this.root, next, buckets)
+        // The workspace files the records vouch for and the bucket files holding them are made
+        // durable by one flush, after the buckets are written and before the index names them
+        // (record-store.ts): a bucket no index names yet is no state, so it may come first.
+        this.index = await commitRecords(this.root, next, buckets, this.durability)
         this.digest = undefined
-      }
+      } else await this.durability.flush()
       if (tidy) {
         await removeUnnamed(this.root, this.index)
         // The whole state an earlier version kept, converted now.

@@ -114,7 +114,8 @@ export class LocalWriter {
     sourceFile: string,
     opts: { sha256: string; fresh?: boolean },
   ): Promise<StatSnapshot> {
-    refuseLinks(this.root, relativePath)
+    if (opts.fresh) refuseFolderLinks(this.root, relativePath)
+    else refuseLinks(this.root, relativePath)
     if (!opts.fresh) await this.copyToTrash(relativePath)
     this.beforeWrite(relativePath, opts.sha256)
     const file = absolute(this.root, relativePath)
@@ -162,7 +163,7 @@ export class LocalWriter {
    * meanwhile is never replaced (FileAppearedError). Returns the written file's stat.
    */
   async create(relativePath: string, text: string, hash = hashText(text)): Promise<StatSnapshot> {
-    refuseLinks(this.root, relativePath)
+    refuseFolderLinks(this.root, relativePath)
     this.beforeWrite(relativePath, hash)
     const file = absolute(this.root, relativePath)
     await this.folderFor(file)
@@ -193,6 +194,16 @@ export class LocalWriter {
     await rm(absolute(this.root, relativePath), { force: true })
     this.durability.note(absolute(this.root, relativePath))
   }
+}
+
+/**
+ * The check before a new file takes its name (claimName): only the folders above it. The name
+ * itself is taken with link(), which never follows a link there and fails on anything in its
+ * place (FileAppearedError), so an lstat of it would only find it absent, once per pulled file.
+ */
+function refuseFolderLinks(root: string, relativePath: string): void {
+  const cut = relativePath.lastIndexOf('/')
+  if (cut > 0) refuseLinks(root, relativePath.slice(0, cut))
 }
 
 /** .cms-sync/conflicts/<path>.remote: the server's side of a conflict, for `diff` and people. */

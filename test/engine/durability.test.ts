@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, expect, test } from 'vitest'
@@ -55,4 +55,41 @@ test('a flush covers what was noted, also when the file system call cannot be us
   elsewhere.note(path.join(root, 'a.json'))
   await elsewhere.flush()
   expect(elsewhere.pending).toBe(0)
+})
+
+test("a save makes the workspace files and the state's records durable with one sync", async () => {
+  // A `sync` first on PATH that logs each call and then does the real one.
+  const bin = path.join(root, 'bin')
+  await mkdir(bin)
+  const log = path.join(root, 'sync-calls')
+  await writeFile(path.join(bin, 'sync'), `#!/bin/sh\necho "$@" >> '${log}'\nexec /bin/sync "$@"\n`)
+  await chmod(path.join(bin, 'sync'), 0o755)
+  const was = process.env.PATH
+  process.env.PATH = `${bin}:${was ?? ''}`
+  try {
+    const store = new StateStore(root, { version: 2, target, items: {} })
+    let saves = 0
+    const save = store.save.bind(store)
+    store.save = () => {
+      saves++
+      return save()
+    }
+    for (let i = 0; i < 40; i++) {
+      const file = path.join(root, `c${i}.json`)
+      await writeFile(file, '{}')
+      store.durability.note(file)
+      await store.commit({ ...item, id: `c${i}`, path: `content/c${i}.json` })
+    }
+    await store.flush()
+    // One sync per save, for the files and the buckets holding their records (a save of more
+    // than four buckets made two before: the files, then the buckets), and all 40 are saved.
+    const calls = (await readFile(log, 'utf8')).trim().split('\n')
+    expect(saves).toBeGreaterThan(0)
+    expect(calls).toEqual(Array.from({ length: saves }, () => `-f ${root}`))
+    expect(store.durability.pending).toBe(0)
+    const saved = await StateStore.open(root)
+    expect(saved?.items().length).toBe(40)
+  } finally {
+    process.env.PATH = was
+  }
 })

@@ -2,7 +2,8 @@
 // library otherwise. Both readings must agree on every text: the same index, or the same error.
 
 import { expect, test } from 'vitest'
-import { mediaIndexText, parseMediaIndex } from '../../src/workspace/media-index.js'
+import { parse } from 'yaml'
+import { mediaIndexText, parseMediaIndex, scalar } from '../../src/workspace/media-index.js'
 
 /** The index or the error message, whichever the text gives. */
 function outcome(text: string): Map<string, string> | string {
@@ -72,4 +73,42 @@ test('what cms-sync writes reads back as the same index', () => {
   const text = mediaIndexText(index)
   expect(parseMediaIndex(text)).toEqual(index)
   expect(viaYaml(text)).toEqual(index)
+})
+
+test('a scalar is written plain exactly when the YAML parser reads it back as itself', () => {
+  // The writer asks the parser's schema instead of parsing each scalar: its answers must be the
+  // parser's, for texts made to look like numbers, booleans, nulls, dates and paths.
+  const alphabet = '0123456789eExXoO._-+/:aflsTtrueFALSNnulyYoOinf'
+  let seed = 11
+  const random = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31
+    return seed % n
+  }
+  const word = () => Array.from({ length: 1 + random(8) }, () => alphabet[random(alphabet.length)]).join('')
+  const fixed = ['true', 'True', 'TRUE', 'false', 'null', 'Null', 'NULL', 'yes', 'no', 'on', 'off', 'y', 'n']
+  const more = [
+    '1e5',
+    '1.',
+    '007',
+    '0x1F',
+    '0o17',
+    '+1',
+    '-1',
+    '.5',
+    '2026-11-27',
+    'images/a.png',
+    '_x',
+    'NaN',
+  ]
+  for (const text of [...fixed, ...more, ...Array.from({ length: 3000 }, word)]) {
+    let readsBack = false
+    try {
+      readsBack = parse(text) === text
+    } catch {
+      // Not a plain scalar at all: quoted.
+    }
+    const written = scalar(text)
+    expect(written === text, text).toBe(readsBack && /^[A-Za-z0-9_][A-Za-z0-9._/-]*$/.test(text))
+    expect(parse(written), text).toBe(text)
+  }
 })

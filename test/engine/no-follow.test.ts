@@ -2,10 +2,11 @@
 // the check of every part of a path, the reads with O_NOFOLLOW, the writer's refusals, and the
 // refusal of cms-sync's own files as links.
 
-import { mkdir, mkdtemp, readdir, readFile, symlink, writeFile } from 'node:fs/promises'
+import { lstat, mkdir, mkdtemp, readdir, readFile, readlink, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { expect, test } from 'vitest'
+import { FileAppearedError } from '../../src/util/atomic-write.js'
 import { LocalWriter } from '../../src/workspace/local-writes.js'
 import { readMediaIndex } from '../../src/workspace/media-index.js'
 import {
@@ -62,6 +63,37 @@ test('the writer refuses every write, trash copy and delete through a link, and 
   expect(await readdir(outside)).toEqual(['secret.json'])
   expect(await readFile(path.join(outside, 'secret.json'), 'utf8')).toBe('{"secret":true}\n')
   expect((await readdir(path.join(root, '.cms-sync')).catch(() => [])).length).toBe(0)
+})
+
+test('a new file whose name a link took after the plan saw it free: refused, nothing written through it', async () => {
+  // create() and place() check only the folders; the name is taken with link(), which neither
+  // follows a link in its place nor replaces one, dangling or not.
+  const { root, outside } = await tree()
+  await mkdir(path.join(root, 'media'))
+  await symlink(path.join(outside, 'secret.json'), path.join(root, 'content', 'taken.json'))
+  await symlink(path.join(outside, 'new.json'), path.join(root, 'content', 'dangling.json'))
+  await symlink(path.join(outside, 'new.png'), path.join(root, 'media', 'dangling.png'))
+  const writer = new LocalWriter(root, 'run')
+  await expect(writer.create('content/taken.json', 'server text')).rejects.toBeInstanceOf(FileAppearedError)
+  await expect(writer.create('content/dangling.json', 'server text')).rejects.toBeInstanceOf(
+    FileAppearedError,
+  )
+  const download = path.join(root, 'download.tmp')
+  await writeFile(download, 'bytes')
+  await expect(
+    writer.place('media/dangling.png', download, { sha256: 'x', fresh: true }),
+  ).rejects.toBeInstanceOf(FileAppearedError)
+  expect(await readdir(outside)).toEqual(['secret.json'])
+  expect(await readFile(path.join(outside, 'secret.json'), 'utf8')).toBe('{"secret":true}\n')
+  for (const link of ['content/taken.json', 'content/dangling.json', 'media/dangling.png']) {
+    expect((await lstat(path.join(root, link))).isSymbolicLink(), link).toBe(true)
+    expect(await readlink(path.join(root, link))).toMatch(/outside/)
+  }
+  // A free name is created as before, and a linked folder above it is still refused.
+  await writer.create('content/home.json', 'server text')
+  expect(await readFile(path.join(root, 'content', 'home.json'), 'utf8')).toBe('server text')
+  await symlink(outside, path.join(root, 'schemas'))
+  await expect(writer.create('schemas/new.json', 'x')).rejects.toThrow(/^schemas: a symbolic link/)
 })
 
 test("cms-sync's own files and .cms-sync/ as links: refused before anything is read (exit 2)", async () => {
