@@ -77,6 +77,32 @@ export interface WatchRuns {
   lookAhead(): Promise<void>
 }
 
+export interface WatchRunsOptions {
+  stats: StatWatch
+  /** Whether the watcher is paused (the pause file): only the pull side runs. */
+  paused: () => Promise<boolean>
+  /** Asked at the start of a full request: the deep rescan (read every file, plan everything). */
+  rehash?: () => boolean
+  /**
+   * Pushes a poll found (not a watcher's batch, which the daemon guarded already): true holds
+   * them this time (a checkout under way; the guard may pause).
+   */
+  holdPushes?: (changes: LocalChanges) => Promise<boolean>
+  /** Past this many moved paths a poll plans everything. */
+  floodAt?: number
+  /**
+   * Whether every local change since the last look came as a watcher's event (the watcher is
+   * up, and has not failed): then a poll states no file. Without it every poll takes the stat
+   * look (a caller with no watcher, a watcher past the system's watch limit).
+   */
+  eventsComplete?: () => boolean
+  /**
+   * While paused, each run that planned everything tells what the pause holds now: the paths
+   * with a change to push (none: what it held was restored or reverted, and it may lift).
+   */
+  whilePaused?: (pushing: string[]) => Promise<void>
+}
+
 /**
  * The remote poll's one question: did any listing change since the bases? One conditional
  * request per kind (and media), nothing downloaded or parsed when each answers "not modified".
@@ -105,41 +131,111 @@ function racedPaths(planned: PlannedRun, outcome: Outcome): string[] {
     .map((item) => item.path)
 }
 
+/**
+ * The stat looks for the next full request: taken ahead (by the poller) or by the request itself,
+ * what they found gathered until the request takes it.
+ */
+function createStatLooks(stats: StatWatch, floodAt: number) {
+  let asked = false
+  /** What the looks taken ahead found moved, for the next full request. */
+  let ahead: { moved: Set<string>; overflow: boolean } | undefined
+  let looking: Promise<void> | undefined
+  return {
+    /** The next full request takes the stat look. */
+    ask: () => {
+      asked = true
+    },
+    asked: () => asked,
+    /** A look was taken since the last request took what they found. */
+    taken: () => ahead !== undefined,
+    inFlight: () => looking,
+    take(): Promise<void> {
+      looking ??= (async () => {
+        asked = false
+        try {
+          const look = await stats.look(floodAt)
+          ahead ??= { moved: new Set(), overflow: false }
+          for (const path of look.moved) {
+            if (ahead.moved.size >= floodAt) ahead.overflow = true
+            else ahead.moved.add(path)
+          }
+          ahead.overflow ||= look.overflow
+        } finally {
+          looking = undefined
+        }
+      })()
+      return looking
+    },
+    /** What the looks found (undefined: none was taken), handed over once. */
+    collect() {
+      const seen = ahead
+      ahead = undefined
+      return seen
+    },
+  }
+}
+
+interface RunsState {
+  /** A full run has settled everything as of the last look: polls may plan only what moved. */
+  settled: boolean
+  /** The next full request plans everything (a flood, a restarted watcher). */
+  fullAsked: boolean
+}
+
+const MEDIA_FOLDER = `${FOLDER_OF.media}/`
+
+/** Why a full request must plan everything, or undefined when the paths that moved will do. */
+async function whyFull(
+  request: { moved: ReadonlySet<string>; overflow: boolean; rehash: boolean },
+  /** Read as the question gets to it: a run or a requireFull may come meanwhile. */
+  state: Readonly<RunsState>,
+  opts: Pick<WatchRunsOptions, 'whilePaused' | 'paused'>,
+  deps: Pick<EngineDeps, 'client' | 'codecs' | 'media'>,
+  listings: { asked: boolean; unchanged: boolean },
+): Promise<string | undefined> {
+  const { moved } = request
+  if (!state.settled) return 'no full run has settled the workspace yet'
+  // Whether what the pause holds is still there takes the whole picture.
+  if (moved.size > 0 && opts.whilePaused && (await opts.paused())) return 'paused, and files moved'
+  if (request.rehash) return 'the deep rescan'
+  if (state.fullAsked) return 'asked for'
+  if (request.overflow) return 'a flood of moved files'
+  if (deps.media)
+    for (const path of moved)
+      if (path === MEDIA_INDEX_FILE || path.startsWith(MEDIA_FOLDER)) return 'media moved'
+  listings.asked = true
+  listings.unchanged = await listingsUnchanged(deps)
+  if (!listings.unchanged) return 'a listing changed'
+  return undefined
+}
+
+/**
+ * Pushes a poll found go through the caller's guard first (a checkout under way; the guard may
+ * pause): true holds them this time, and they are planned again by the next poll.
+ */
+async function holdPushes(
+  plan: PlannedRun,
+  hold: NonNullable<WatchRunsOptions['holdPushes']>,
+  held: Set<string>,
+): Promise<boolean> {
+  const pushSide = plan.plan.items.filter((item) => PUSH_SIDE.has(item.action))
+  const changed = pushSide.map((item) => item.path)
+  if (changed.length === 0) return false
+  const holding = await hold({
+    changed,
+    deleted: pushSide.filter((item) => item.action === 'delete-remote').map((item) => item.path),
+  })
+  if (holding) for (const path of changed) held.add(path)
+  return holding
+}
+
 export function createWatchRuns(
   engine: WatchEngine,
   deps: Pick<EngineDeps, 'client' | 'codecs' | 'media' | 'logger'>,
-  opts: {
-    stats: StatWatch
-    /** Whether the watcher is paused (the pause file): only the pull side runs. */
-    paused: () => Promise<boolean>
-    /** Asked at the start of a full request: the deep rescan (read every file, plan everything). */
-    rehash?: () => boolean
-    /**
-     * Pushes a poll found (not a watcher's batch, which the daemon guarded already): true holds
-     * them this time (a checkout under way; the guard may pause).
-     */
-    holdPushes?: (changes: LocalChanges) => Promise<boolean>
-    /** Past this many moved paths a poll plans everything. */
-    floodAt?: number
-    /**
-     * Whether every local change since the last look came as a watcher's event (the watcher is
-     * up, and has not failed): then a poll states no file. Without it every poll takes the stat
-     * look (a caller with no watcher, a watcher past the system's watch limit).
-     */
-    eventsComplete?: () => boolean
-    /**
-     * While paused, each run that planned everything tells what the pause holds now: the paths
-     * with a change to push (none: what it held was restored or reverted, and it may lift).
-     */
-    whilePaused?: (pushing: string[]) => Promise<void>
-  },
+  opts: WatchRunsOptions,
 ): WatchRuns {
   const floodAt = opts.floodAt ?? DEFAULT_MAX_BATCH_BEFORE_FLOOD
-  const mediaFolder = `${FOLDER_OF.media}/`
-  /** A full run has settled everything as of the last look: polls may plan only what moved. */
-  let settled = false
-  let fullAsked = false
-  let lookAsked = false
+  const state: RunsState = { settled: false, fullAsked: false }
   /**
    * Paths the next poll plans again whatever it finds: pushes a run held (not for a pause), and
    * items a run found changed under it (a write that raced another edit): the next plan sees
@@ -147,57 +243,15 @@ export function createWatchRuns(
    * quiet poll would ever look at again.
    */
   const held = new Set<string>()
-  /** What the looks taken ahead found moved, for the next full request. */
-  let ahead: { moved: Set<string>; overflow: boolean } | undefined
-  let looking: Promise<void> | undefined
+  const looks = createStatLooks(opts.stats, floodAt)
 
   /** Whether the next full request takes the stat look (the deep rescan always does). */
   function lookDue(): boolean {
-    return !settled || lookAsked || !(opts.eventsComplete?.() ?? false)
+    return !state.settled || looks.asked() || !(opts.eventsComplete?.() ?? false)
   }
 
   function lookAhead(): Promise<void> {
-    return lookDue() ? look() : Promise.resolve()
-  }
-
-  function look(): Promise<void> {
-    looking ??= (async () => {
-      lookAsked = false
-      try {
-        const look = await opts.stats.look(floodAt)
-        ahead ??= { moved: new Set(), overflow: false }
-        for (const path of look.moved) {
-          if (ahead.moved.size >= floodAt) ahead.overflow = true
-          else ahead.moved.add(path)
-        }
-        ahead.overflow ||= look.overflow
-      } finally {
-        looking = undefined
-      }
-    })()
-    return looking
-  }
-
-  /** Why a full request must plan everything, or undefined when the paths that moved will do. */
-  async function fullNeeded(
-    moved: ReadonlySet<string>,
-    overflow: boolean,
-    rehash: boolean,
-    listings: { asked: boolean; unchanged: boolean },
-  ) {
-    if (!settled) return 'no full run has settled the workspace yet'
-    // Whether what the pause holds is still there takes the whole picture.
-    if (moved.size > 0 && opts.whilePaused && (await opts.paused())) return 'paused, and files moved'
-    if (rehash) return 'the deep rescan'
-    if (fullAsked) return 'asked for'
-    if (overflow) return 'a flood of moved files'
-    if (deps.media)
-      for (const path of moved)
-        if (path === MEDIA_INDEX_FILE || path.startsWith(mediaFolder)) return 'media moved'
-    listings.asked = true
-    listings.unchanged = await listingsUnchanged(deps)
-    if (!listings.unchanged) return 'a listing changed'
-    return undefined
+    return lookDue() ? looks.take() : Promise.resolve()
   }
 
   async function planned(
@@ -209,14 +263,15 @@ export function createWatchRuns(
     // Taken before the run looks at anything (ahead, by the poller, or now): a file that
     // changes from here on moves again. A look taken ahead counts even if the watcher came
     // back meanwhile; none is taken while the watcher's events are complete.
-    await looking
-    if (ahead === undefined && (rehash || lookDue())) await look()
-    const seen = ahead ?? { moved: new Set<string>(), overflow: false }
-    const files = rehash ? 'read' : ahead ? 'stat' : 'events'
-    ahead = undefined
+    await looks.inFlight()
+    if (!looks.taken() && (rehash || lookDue())) await looks.take()
+    const taken = looks.collect()
+    const seen = taken ?? { moved: new Set<string>(), overflow: false }
+    const files = rehash ? 'read' : taken ? 'stat' : 'events'
     const moved = new Set([...paths, ...held, ...seen.moved])
     const listings = { asked: false, unchanged: false }
-    const why = await fullNeeded(moved, seen.overflow || moved.size > floodAt, rehash, listings)
+    const overflow = seen.overflow || moved.size > floodAt
+    const why = await whyFull({ moved, overflow, rehash }, state, opts, deps, listings)
     held.clear()
     const polled = (planned: PollLook['planned']): PollLook => ({
       files,
@@ -244,12 +299,12 @@ export function createWatchRuns(
       // A quiet poll: nothing moved here, no listing changed; what stood (conflicts) stands.
       if (what.look?.planned === 'nothing') return { kind: 'done', retryPaths: [], whole: false, ...look }
       if (what.whole) {
-        settled = false
-        fullAsked = false
+        state.settled = false
+        state.fullAsked = false
       }
       const plan: PlannedRun = await engine.plan(what.paths, { full: what.whole, rehash: what.rehash })
       // A batch that took a full plan read the listings, but settled only its own paths.
-      if (!what.whole && plan.fresh !== true) settled = false
+      if (!what.whole && plan.fresh !== true) state.settled = false
       let pullOnly = await opts.paused()
       // Whether what the pause holds is still there takes a plan of everything: the paths a
       // batch brought while paused (a restore, a checkout back) count as moved for the next poll.
@@ -258,29 +313,20 @@ export function createWatchRuns(
         await opts.whilePaused(
           plan.plan.items.filter((item) => PUSH_SIDE.has(item.action)).map((item) => item.path),
         )
-      if (!pullOnly && context.full && opts.holdPushes) {
-        const pushSide = plan.plan.items.filter((item) => PUSH_SIDE.has(item.action))
-        const changed = pushSide.map((item) => item.path)
-        if (changed.length > 0) {
-          pullOnly = await opts.holdPushes({
-            changed,
-            deleted: pushSide.filter((item) => item.action === 'delete-remote').map((item) => item.path),
-          })
-          if (pullOnly) for (const path of changed) held.add(path)
-        }
-      }
+      if (!pullOnly && context.full && opts.holdPushes)
+        pullOnly = await holdPushes(plan, opts.holdPushes, held)
       const applied = await engine.apply(plan, {
         pullOnly,
         scope: what.whole ? [] : [...what.paths],
         full: what.whole,
         signal: context.signal,
       })
-      if (what.whole && !context.signal.aborted) settled = true
+      if (what.whole && !context.signal.aborted) state.settled = true
       for (const path of racedPaths(plan, applied.outcome)) held.add(path)
       return { kind: 'done', ...applied, whole: what.whole, ...look }
     } catch (error) {
       // What this run had looked at is not settled: the next poll plans everything.
-      settled = false
+      state.settled = false
       if (unreachable(error)) return { kind: 'offline', cause: error }
       throw error
     }
@@ -289,11 +335,9 @@ export function createWatchRuns(
   return {
     run,
     requireFull: () => {
-      fullAsked = true
+      state.fullAsked = true
     },
-    requireLook: () => {
-      lookAsked = true
-    },
+    requireLook: () => looks.ask(),
     lookAhead,
   }
 }

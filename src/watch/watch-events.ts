@@ -89,6 +89,8 @@ function itemEvent(item: ItemReport): WatchEvent | undefined {
   }
 }
 
+export type OutcomeReporter = ReturnType<typeof createOutcomeReporter>
+
 /**
  * Turns run outcomes into events, remembering which conflicts and failures were already told.
  * A full run sees every open conflict, so after one, a conflict it no longer finds is settled

@@ -4,7 +4,7 @@
 import { expect, test } from 'vitest'
 import { describeStop, type GuardStop, rerunFlag } from '../../src/engine/guards.js'
 import { SafetyStopError } from '../../src/engine/plan-and-apply.js'
-import { forWatch } from '../../src/watch/daemon.js'
+import { forWatch } from '../../src/watch/daemon-errors.js'
 
 const stopOf = (stop: GuardStop) => new SafetyStopError(describeStop(stop), rerunFlag(stop))
 
