@@ -83,8 +83,8 @@ function startVerifier(budget: VerifyBudget | undefined, p: Parameters<typeof st
       if (engine.markVerified(item.path, item.sha256, at)) p.saver.unsaved()
       emit({ event: 'verified', path: item.path, same: true })
     },
-    changed: (item) => {
-      emit({ event: 'verified', path: item.path, same: false })
+    changed: (item, told) => {
+      if (!told) emit({ event: 'verified', path: item.path, same: false })
       recheck.add(item.id)
       // The listing looks as before: only a full plan reads the item again.
       p.runs.requireFull()

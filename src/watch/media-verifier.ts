@@ -34,8 +34,12 @@ export interface MediaVerifierOptions {
   hash: (id: string) => Promise<{ sha256: string; size: number } | undefined>
   /** The bytes are the base: record when. */
   verified: (candidate: VerifyCandidate, at: string) => void
-  /** The bytes are not the base (or the item is gone): read it again in a full run. */
-  changed: (candidate: VerifyCandidate) => void
+  /**
+   * The bytes are not the base (or the item is gone): read it again in a full run. `told`: these
+   * same bytes against this same base were found before (an item not taken in yet, a conflict):
+   * nothing new to tell, though the full run is asked for again.
+   */
+  changed: (candidate: VerifyCandidate, told: boolean) => void
   onError: (error: unknown) => void
   now?: () => number
 }
@@ -55,6 +59,8 @@ export function startMediaVerifier(opts: MediaVerifierOptions): MediaVerifier | 
   const spent: { at: number; bytes: number }[] = []
   /** When this daemon last read each item (its verifiedAt moves only when the bytes agreed). */
   const readAt = new Map<string, string>()
+  /** What each item's last read found that was not its base: the base's sha256 and the server's. */
+  const found = new Map<string, string>()
   const poller = startPoller({
     intervalMs: Math.ceil(HOUR_MS / requestsPerHour),
     task: async () => {
@@ -76,8 +82,15 @@ export function startMediaVerifier(opts: MediaVerifierOptions): MediaVerifier | 
       const got = await opts.hash(next.id)
       spent.push({ at, bytes: got?.size ?? next.size })
       readAt.set(next.id, new Date(now()).toISOString())
-      if (got?.sha256 === next.sha256) opts.verified(next, new Date(now()).toISOString())
-      else opts.changed(next)
+      if (got?.sha256 === next.sha256) {
+        found.delete(next.id)
+        opts.verified(next, new Date(now()).toISOString())
+        return
+      }
+      const finding = `${next.sha256} ${got?.sha256 ?? 'gone'}`
+      const told = found.get(next.id) === finding
+      found.set(next.id, finding)
+      opts.changed(next, told)
     },
     onError: (error) => opts.onError(error),
   })

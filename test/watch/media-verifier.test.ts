@@ -31,6 +31,7 @@ function verifierOver(
 ) {
   const reads: string[] = []
   const changed: string[] = []
+  const told: boolean[] = []
   const verifier = startMediaVerifier({
     budget,
     candidates: () => list.map((item) => ({ ...item })),
@@ -42,12 +43,15 @@ function verifierOver(
     verified: (candidate, at) => {
       list.find((i) => i.id === candidate.id)!.verifiedAt = at
     },
-    changed: (candidate) => changed.push(candidate.id),
+    changed: (candidate, again) => {
+      changed.push(candidate.id)
+      told.push(again)
+    },
     onError: (error) => {
       throw error
     },
   })
-  return { reads, changed, verifier }
+  return { reads, changed, told, verifier }
 }
 
 test('requestsPerHour paces the reads; every item is read within items / requestsPerHour hours, oldest first', async () => {
@@ -63,6 +67,20 @@ test('requestsPerHour paces the reads; every item is read within items / request
   // Then the least recently looked at again; m3 (other bytes, not yet taken in) waits its turn.
   await vi.advanceTimersByTimeAsync(HOUR / 5)
   expect(reads.at(-1)).toBe('m0')
+  await verifier?.stop(0)
+})
+
+test('other bytes found again against the same base are not news: told once, the full run asked for each time', async () => {
+  const list = items(2, 1000)
+  const { changed, told, verifier } = verifierOver(list, { requestsPerHour: 60, megabytesPerHour: 100 })
+  list[1]!.id = 'm3'
+  await vi.advanceTimersByTimeAsync((HOUR / 60) * 4)
+  expect(changed).toEqual(['m3', 'm3'])
+  expect(told).toEqual([false, true])
+  // A new base (the full run took the bytes in) that differs again is news again.
+  list[1]!.sha256 = 'sha-new'
+  await vi.advanceTimersByTimeAsync((HOUR / 60) * 2)
+  expect(told.at(-1)).toBe(false)
   await verifier?.stop(0)
 })
 
