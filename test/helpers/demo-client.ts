@@ -20,3 +20,14 @@ export function demoClient(
     ...extra,
   })
 }
+
+/** A content item of the demo project's `page` schema, as the server stores it. */
+export const page = (id: string, title: string) => ({
+  id,
+  parentId: '',
+  schemaId: 'page',
+  sort: 1,
+  isPublished: false,
+  properties: { title },
+  settings: {},
+})

@@ -7,17 +7,7 @@ import { afterEach, describe, expect, test } from 'vitest'
 import { type Emulator, startEmulator } from '../../src/emulator/index.js'
 import type { RemoteClient, RemoteClientOptions } from '../../src/remote/index.js'
 import { type CountingProxy, startCountingProxy } from '../helpers/counting-proxy.js'
-import { demoClient } from '../helpers/demo-client.js'
-
-const page = (id: string, title: string) => ({
-  id,
-  parentId: '',
-  schemaId: 'page',
-  sort: 1,
-  isPublished: false,
-  properties: { title },
-  settings: {},
-})
+import { demoClient, page } from '../helpers/demo-client.js'
 
 const open: Array<{ close(): Promise<void> }> = []
 afterEach(async () => {

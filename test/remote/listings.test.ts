@@ -9,16 +9,8 @@ import { ExitCode } from '../../src/errors/exit-codes.js'
 import type { ListingValidator } from '../../src/remote/client-types.js'
 import { createRemoteClient, type RemoteClient } from '../../src/remote/index.js'
 import { type CountingProxy, startCountingProxy } from '../helpers/counting-proxy.js'
+import { page } from '../helpers/demo-client.js'
 
-const page = (id: string, title: string) => ({
-  id,
-  parentId: '',
-  schemaId: 'page',
-  sort: 1,
-  isPublished: false,
-  properties: { title },
-  settings: {},
-})
 const LISTING = 'GET /api/demo/live/content'
 
 describe.each(['spec', 'upstream'] as const)('%s dialect', (dialect) => {
