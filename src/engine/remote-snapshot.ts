@@ -89,8 +89,8 @@ function isRefusedToken(error: unknown): boolean {
 /**
  * Asks for every kind's listing at once, so they arrive while the run reads the workspace. A
  * failure surfaces where snapshotRemote awaits it; until then it is held, not unhandled. A run
- * that stops early aborts `signal`, so no listing or retry outlives it. `unconditional`: without
- * the kept ETags (watch's deep rescan).
+ * that stops early aborts `signal`, so no listing or retry outlives it. `conditional`: asked with
+ * the validators the state recorded (not for watch's deep rescan, nor a resolve).
  */
 export function requestListings(
   client: RemotePort,

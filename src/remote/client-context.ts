@@ -29,24 +29,19 @@ export interface ClientContext {
 
 export interface ListingsSeen {
   /**
-   * A listing showed an item inherited from, or shared with, a parent project: then an id the
-   * last listing lacked is looked up in a fresh listing before it is read by id (items.ts).
+   * A listing showed an item inherited from, or shared with, a parent project (or answered 304
+   * to a validator recorded when it did): then an id the last listing lacked is looked up in a
+   * fresh listing before it is read by id (items.ts).
    */
   sharesWithParent: boolean
   /** The ids each kind's last accepted listing held. */
   readonly listedIds: Map<RemoteKind, Set<string>>
-  /**
-   * Listings answered 304 since they were last read in full: their ids were not seen, so a by-id
-   * read on a server that asks its parent for misses lists the kind first (items.ts).
-   */
-  readonly unlisted: Set<string>
 }
 
 export function emptySeen(): ListingsSeen {
   return {
     sharesWithParent: false,
     listedIds: new Map(),
-    unlisted: new Set(),
   }
 }
 

@@ -60,11 +60,8 @@ export async function readItem(
 ): Promise<RemoteObject | undefined> {
   if (ctx.capabilities.items.byIdMissAsksParent) {
     const { seen } = ctx
-    // Whether the server shares items with a parent, and which ids it lists, as if every
-    // listing read so far had been parsed.
-    // A listing answered 304 said nothing of its ids, nor whether the server shares with a parent.
-    const unknown = seen.unlisted.size > 0
-    if ((seen.sharesWithParent || unknown) && !seen.listedIds.get(kind)?.has(id)) {
+    // Whether the server shares items with a parent, and which ids each kind's last listing held.
+    if (seen.sharesWithParent && !seen.listedIds.get(kind)?.has(id)) {
       await list(ctx, kind)
       if (!seen.listedIds.get(kind)?.has(id)) return undefined
     }

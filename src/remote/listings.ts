@@ -100,16 +100,16 @@ export async function readListing(
     ...(validator ? { headers: { ...request.headers, 'if-none-match': validator.etag } } : {}),
   })
   if (answer.kind === 'not-modified' && validator) {
-    // The same listing as when the validator was recorded: one that shared nothing with the
-    // parent project still does not, and by-id reads need not list it first (items.ts).
-    if (validator.parent) ctx.seen.unlisted.add(name)
+    // The same listing as when the validator was recorded: one that shared items with the parent
+    // project still does (its ids unseen, by-id reads list it first: items.ts); one that shared
+    // nothing still does not.
+    if (validator.parent) ctx.seen.sharesWithParent = true
     return { answer, unchanged: validator }
   }
   if (answer.kind === 'not-modified')
     // A 304 to a request that named no validator: a broken server or proxy, never "the bases".
     return { answer: await ctx.transport.send(request) }
   if (answer.kind !== 'ok') return { answer }
-  ctx.seen.unlisted.delete(name)
   const { etag } = answer.response.headers
   const url = `${ctx.transport.server}${request.path}`
   return { answer, ...(typeof etag === 'string' && etag !== '' ? { validator: { url, etag } } : {}) }
