@@ -34,11 +34,18 @@ export async function writeFiles(root: string, files: Record<string, string>): P
 
 export async function waitFor(
   condition: () => boolean | Promise<boolean>,
-  { timeoutMs = 5_000, intervalMs = 20, what = 'condition' } = {},
+  {
+    timeoutMs = 5_000,
+    intervalMs = 20,
+    what = 'condition',
+  }: { timeoutMs?: number; intervalMs?: number; what?: string | (() => string) } = {},
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    if (Date.now() > deadline) {
+      const named = typeof what === 'function' ? what() : what // read at the failure: what arrived by then
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${named}`)
+    }
     await sleep(intervalMs)
   }
 }

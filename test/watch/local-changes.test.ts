@@ -241,7 +241,13 @@ describe('watchWorkspace', () => {
       )
       await sleep(30) // the scenario: new paths keep coming for 900 ms, past maxWaitMs, never quiet
     }
-    await waitFor(() => rec.seen().size === n, { what: `${n} paths` })
+    // Whole once quiet is the claim, not how soon: a slow machine gets room, and a failure says
+    // what did arrive.
+    await waitFor(() => rec.seen().size === n, {
+      timeoutMs: 20_000,
+      what: () =>
+        `${n} paths (seen ${rec.seen().size} in ${rec.batches.length} batches, errors: ${rec.errors.map(String).join('; ') || 'none'})`,
+    })
     expect(rec.batches).toHaveLength(1) // not cut by maxWaitMs into slices that each pass the guard
     expect(rec.batches[0]!.info.flood).toBe(true)
   })
