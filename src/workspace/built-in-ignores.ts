@@ -38,13 +38,18 @@ export const LOCAL_JUNK = [
 const NEVER_RESOURCE_NAMES = new Set(NEVER_RESOURCES.map((rule) => rule.slice(0, -1).toLowerCase()))
 const LITTER = new Set(['.ds_store', 'thumbs.db', 'desktop.ini'])
 const JUNK_ENDINGS = ['.swp', '.swx', '~', '.tmp', '___jb_tmp___', '___jb_old___']
+const JUNK_LAST = new Set(['p', 'P', 'x', 'X', '~', '_', 'e', 'E', 'b', 'B', 'i', 'I'])
 
 /** Whether one file or folder name is local junk (LOCAL_JUNK). */
 function isJunkName(name: string): boolean {
+  // Every junk pattern begins with '.' or '#', or ends in one of these (p, x, ~, _) or names
+  // litter (e, b, i); a name that does neither (a.json, photo.png) is settled here.
+  const first = name.charCodeAt(0)
+  if (first !== 46 /* . */ && first !== 35 /* # */ && !JUNK_LAST.has(name.charAt(name.length - 1)))
+    return false
   const n = name.toLowerCase()
   if (LITTER.has(n)) return true
   for (const ending of JUNK_ENDINGS) if (n.endsWith(ending)) return true
-  const first = n.charCodeAt(0)
   if (first === 35 /* # */) return n.length >= 2 && n.endsWith('#')
   if (first !== 46 /* . */) return false
   if (n.startsWith('.#')) return true
@@ -56,16 +61,20 @@ function isJunkName(name: string): boolean {
 
 /**
  * Whether the built-in rules ignore a plain workspace-relative path ('content/a.json', no
- * trailing '/'); `isDir`: the path is a folder.
+ * trailing '/'); `isDir`: the path is a folder; `junk`: the junk rules count (not only the
+ * never-a-resource folders).
  */
-export function builtInIgnores(plainPath: string, isDir: boolean): boolean {
+export function builtInIgnores(plainPath: string, isDir: boolean, junk: boolean): boolean {
   let start = 0
   for (;;) {
     const slash = plainPath.indexOf('/', start)
     const name = slash < 0 ? plainPath.slice(start) : plainPath.slice(start, slash)
     const folder = slash >= 0 || isDir
-    if (folder && NEVER_RESOURCE_NAMES.has(name.toLowerCase())) return true
-    if (isJunkName(name)) return true
+    const first = name.charCodeAt(0)
+    // '.cms-sync', '.git', 'node_modules': a name beginning otherwise is none of them.
+    if (folder && (first === 46 || (first | 32) === 110) && NEVER_RESOURCE_NAMES.has(name.toLowerCase()))
+      return true
+    if (junk && isJunkName(name)) return true
     if (slash < 0) return false
     start = slash + 1
   }

@@ -103,12 +103,13 @@ export function ignoreRulesFrom(root: string, cmsyncignoreText: string): IgnoreR
   const matches = negates
     ? (key: string) => matcher!.ignores(key)
     : (key: string, plain: string, asDir: boolean) =>
-        builtInIgnores(plain, asDir) || (matcher?.ignores(key) ?? false)
-  // Without the junk rules, for the paths a sync tracks (made on first use: most runs track none).
+        builtInIgnores(plain, asDir, true) || (matcher?.ignores(key) ?? false)
+  // Without the junk rules, for the paths a sync tracks: the same split.
   let byChoice: Ignore | undefined
-  const chosen = (p: string) => {
+  const chosen = (key: string, plain: string, asDir: boolean) => {
+    if (!negates) return builtInIgnores(plain, asDir, false) || (matcher?.ignores(key) ?? false)
     byChoice ??= ignore().add(NEVER_RESOURCES).add(userPatterns)
-    return byChoice.ignores(p)
+    return byChoice.ignores(key)
   }
   const absoluteRoot = path.resolve(root)
 
@@ -125,7 +126,7 @@ export function ignoreRulesFrom(root: string, cmsyncignoreText: string): IgnoreR
     const asDir = isDir || normalized.trailingSlash
     // `ignore` matches directory patterns ('drafts/') only against a path ending in '/'.
     const key = asDir ? `${normalized.path}/` : normalized.path
-    if (choiceOnly) return chosen(key)
+    if (choiceOnly) return chosen(key, normalized.path, asDir)
     let ignored = false
     if (!asDir && endsInDigit(normalized.path)) {
       const name = path.posix.basename(normalized.path)
@@ -133,7 +134,8 @@ export function ignoreRulesFrom(root: string, cmsyncignoreText: string): IgnoreR
     }
     ignored ||= matches(key, normalized.path, asDir)
     // A junk-looking path the server has is synced, unless the user chose to ignore it.
-    if (ignored && trackedByRoot.get(absoluteRoot)?.has(normalized.path)) return chosen(key)
+    if (ignored && trackedByRoot.get(absoluteRoot)?.has(normalized.path))
+      return chosen(key, normalized.path, asDir)
     return ignored
   }
 }

@@ -156,6 +156,11 @@ describe('the built-in rules answered without the ignore library', () => {
     const reference = ignoreRulesFrom(root, text + NEVER)
     const differ = paths.filter(([rel, isDir]) => fast.ignores(rel, isDir) !== reference.ignores(rel, isDir))
     expect(differ).toEqual([])
+    const differByChoice = paths.filter(
+      ([rel, isDir]) => fast.ignoresByChoice(rel, isDir) !== reference.ignoresByChoice(rel, isDir),
+    )
+    expect(differByChoice).toEqual([])
+    expect(paths.some(([rel, isDir]) => reference.ignoresByChoice(rel, isDir))).toBe(true)
     expect(paths.length).toBeGreaterThan(5000)
     // Both answers occur: the comparison is not of two constant functions.
     const ignored = paths.filter(([rel, isDir]) => reference.ignores(rel, isDir)).length
