@@ -342,7 +342,7 @@ async function readAndPlan(
   }
   const sides = {
     base: baseItems,
-    local: new Map(scan.entries.map((entry) => [entry.path, entry])),
+    local: byPath(scan.entries),
     remote: snapshot.entries,
     scanProblems: scan.problems,
     remoteProblems: snapshot.problems,
@@ -661,4 +661,11 @@ export async function heldByGuards(
     const out = new Set(items.map((item) => item.path))
     selected = selected.filter((item) => !out.has(item.path))
   }
+}
+
+/** Entries by their path, without a [path, entry] pair allocated for each. */
+function byPath<T extends { path: string }>(entries: readonly T[]): Map<string, T> {
+  const map = new Map<string, T>()
+  for (const entry of entries) map.set(entry.path, entry)
+  return map
 }

@@ -203,7 +203,12 @@ export function plan(
   remote: ReadonlyMap<string, Version>,
   opts: PlanOptions = {},
 ): Plan {
-  const paths = [...new Set([...base.keys(), ...local.keys(), ...remote.keys()])].sort()
+  // One set grown in place: spreading three key lists of 100,000 paths each into arrays first
+  // costs as much again in garbage.
+  const union = new Set(base.keys())
+  for (const path of local.keys()) union.add(path)
+  for (const path of remote.keys()) union.add(path)
+  const paths = [...union].sort()
   const items = paths.map((path): PlanItem => {
     const b = base.get(path)
     const l = local.get(path)

@@ -287,22 +287,41 @@ function basesSide(
   const dated = codec.schedules ? new Set(validator.dated ?? []) : undefined
   for (const known of state.items(codec.kind)) {
     if (ignored(known.path)) continue
-    entries.set(known.path, {
-      kind: codec.kind,
-      id: known.id,
-      path: known.path,
-      hash: known.baseHash,
-      rev: known.remoteRev,
-      complete,
-      inherited: known.inherited === true,
-      ...(dated ? { schedules: dated.has(known.id) } : {}),
-      get object(): JsonObject {
-        throw new ListingFailedError(
-          codec.kind,
-          new Error(`the listing answered 304 and "${known.id}" was read from it; this is a bug in cms-sync`),
-        )
-      },
-    })
+    entries.set(known.path, new BaseAsServerItem(codec.kind, known, complete, dated?.has(known.id)))
+  }
+}
+
+/**
+ * A base standing for its server item under a 304. A class, not an object literal with a getter:
+ * such a literal is a dictionary-mode object with its own closure, some 500 bytes each, about
+ * 55 MB of a no-change status at 100,000 items (heap snapshot); these share one shape.
+ */
+class BaseAsServerItem implements RemoteEntry {
+  readonly id: string
+  readonly path: string
+  readonly hash: string
+  readonly rev: string
+  readonly inherited: boolean
+  readonly schedules?: boolean
+  constructor(
+    readonly kind: Kind,
+    known: ItemState,
+    readonly complete: boolean,
+    schedules: boolean | undefined,
+  ) {
+    this.id = known.id
+    this.path = known.path
+    this.hash = known.baseHash
+    this.rev = known.remoteRev
+    this.inherited = known.inherited === true
+    if (schedules !== undefined) this.schedules = schedules
+  }
+
+  get object(): JsonObject {
+    throw new ListingFailedError(
+      this.kind,
+      new Error(`the listing answered 304 and "${this.id}" was read from it; this is a bug in cms-sync`),
+    )
   }
 }
 

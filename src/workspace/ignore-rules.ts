@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import ignore, { type Ignore } from 'ignore'
+import { builtInIgnores, LOCAL_JUNK, NEVER_RESOURCES } from './built-in-ignores.js'
 import { FOLDER_OF, KINDS } from './kinds.js'
 import { isPlainRelative } from './layout.js'
 
@@ -15,35 +16,6 @@ const COLON = 58
 export const MEDIA_INDEX_FILE = 'media.yaml'
 
 const SYNCED_FOLDERS: ReadonlySet<string> = new Set(KINDS.map((kind) => FOLDER_OF[kind]))
-
-/** Local state, version control and tooling: never resources, whatever the server holds. */
-const NEVER_RESOURCES = ['.cms-sync/', '.git/', 'node_modules/']
-
-/**
- * Local junk: the temp and backup files editors and tools leave for a moment, and operating
- * system litter. These rules keep such files from being uploaded; they never hide what the
- * server has: a path a sync tracks (a server media item named `notes.tmp`, see
- * keepTracked) is synced like any other.
- */
-const LOCAL_JUNK = [
-  // vim: swap files (.x.json.swp, .swo, ...) and backups; its '4913' probe is matched below.
-  '.*.sw[a-p]',
-  '*.swp',
-  '*.swx',
-  '*~',
-  // emacs lock and auto-save files.
-  '.#*',
-  '\\#*#', // a leading '#' starts a comment in gitignore syntax
-  // Generic temp files (VS Code, sublime, many scripts), JetBrains safe-write, LibreOffice locks.
-  '*.tmp',
-  '*___jb_tmp___',
-  '*___jb_old___',
-  '.~lock.*#',
-  // Operating-system litter.
-  '.DS_Store',
-  'Thumbs.db',
-  'desktop.ini',
-]
 
 // write-file-atomic (which many tools use) writes `<name>.<uint32>` and renames it over
 // `<name>`, as util/atomic-write.ts does where it has no temp folder; the number is printed
@@ -118,16 +90,26 @@ export function ignoreRulesFrom(root: string, cmsyncignoreText: string): IgnoreR
     .split(/\r?\n/)
     .map((line) => line.trimEnd())
     .filter((line) => line !== '' && !line.startsWith('#'))
-  // Built-in and user rules in one `ignore` matcher, in order, as gitignore reads them (so a
-  // user's '!' can re-include what the built-in ones ignore). It remembers each path's answer.
-  // Cheap enough for every path of a large workspace (docs/benchmarks.md, "Figures behind code
-  // comments").
-  const matcher: Ignore = ignore().add(NEVER_RESOURCES).add(LOCAL_JUNK).add(userPatterns)
-  // Without the junk rules, for the paths a sync tracks (made on first use: most runs track none).
+  // The built-in rules are answered by character tests (built-in-ignores.ts); the `ignore`
+  // library, a few microseconds a path on first sight, half a second over 100,000 paths,
+  // answers the user's patterns. A user's '!' may re-include what a built-in rule ignores, which
+  // only gitignore's order of rules decides: then one matcher holds both, in that order.
+  const negates = userPatterns.some((pattern) => pattern.startsWith('!'))
+  const matcher: Ignore | undefined = negates
+    ? ignore().add(NEVER_RESOURCES).add(LOCAL_JUNK).add(userPatterns)
+    : userPatterns.length > 0
+      ? ignore().add(userPatterns)
+      : undefined
+  const matches = negates
+    ? (key: string) => matcher!.ignores(key)
+    : (key: string, plain: string, asDir: boolean) =>
+        builtInIgnores(plain, asDir, true) || (matcher?.ignores(key) ?? false)
+  // Without the junk rules, for the paths a sync tracks: the same split.
   let byChoice: Ignore | undefined
-  const chosen = (p: string) => {
+  const chosen = (key: string, plain: string, asDir: boolean) => {
+    if (!negates) return builtInIgnores(plain, asDir, false) || (matcher?.ignores(key) ?? false)
     byChoice ??= ignore().add(NEVER_RESOURCES).add(userPatterns)
-    return byChoice.ignores(p)
+    return byChoice.ignores(key)
   }
   const absoluteRoot = path.resolve(root)
 
@@ -144,15 +126,16 @@ export function ignoreRulesFrom(root: string, cmsyncignoreText: string): IgnoreR
     const asDir = isDir || normalized.trailingSlash
     // `ignore` matches directory patterns ('drafts/') only against a path ending in '/'.
     const key = asDir ? `${normalized.path}/` : normalized.path
-    if (choiceOnly) return chosen(key)
+    if (choiceOnly) return chosen(key, normalized.path, asDir)
     let ignored = false
     if (!asDir && endsInDigit(normalized.path)) {
       const name = path.posix.basename(normalized.path)
       ignored = ATOMIC_WRITER_TEMP.test(name) || name === VIM_WRITE_PROBE
     }
-    ignored ||= matcher.ignores(key)
+    ignored ||= matches(key, normalized.path, asDir)
     // A junk-looking path the server has is synced, unless the user chose to ignore it.
-    if (ignored && trackedByRoot.get(absoluteRoot)?.has(normalized.path)) return chosen(key)
+    if (ignored && trackedByRoot.get(absoluteRoot)?.has(normalized.path))
+      return chosen(key, normalized.path, asDir)
     return ignored
   }
 }

@@ -8,6 +8,8 @@ export type { StatSnapshot }
 
 /** The fields of the state's record of an item (ItemState) that the scans read. */
 export interface KnownFile {
+  /** The item's id as the record holds it. */
+  id?: string
   baseHash: string
   stat?: StatSnapshot
   /** media only: the bytes' sha256. */

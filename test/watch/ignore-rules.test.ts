@@ -89,6 +89,86 @@ describe('ignore rules', () => {
   })
 })
 
+describe('the built-in rules answered without the ignore library', () => {
+  // A '!' that matches nothing puts every rule in the library's one matcher, in gitignore's
+  // order: the reference the character tests must equal, name for name.
+  const NEVER = '\n!zz-matches-nothing'
+  const prefixes = ['', '.', '#', '.#', '.~lock.', '~', 'a', 'A.', '..']
+  const stems = ['', 'home.json', 'x', 'DS_Store', 'Thumbs', '.git', 'node_modules', 'sw']
+  const endings = [
+    '',
+    '.swp',
+    '.SWP',
+    '.swa',
+    '.swP',
+    '.swq',
+    '.swo',
+    '.sw',
+    '~',
+    '#',
+    '.tmp',
+    '.TMP',
+    '.tmp.json',
+    '___jb_tmp___',
+    '___JB_old___',
+    '.json',
+    '.swx',
+    '.db',
+    '.ini',
+  ]
+  const specials = [
+    '.DS_Store',
+    '.ds_store',
+    'Thumbs.db',
+    'THUMBS.DB',
+    'desktop.ini',
+    'Desktop.INI',
+    '.git',
+    '.GIT',
+    'node_modules',
+    'Node_Modules',
+    '.cms-sync',
+    '.CMS-SYNC',
+    '#',
+    '##',
+    '.~lock.#',
+    '.~lock.x#',
+    '..swa',
+    '.swa',
+    '.a.swa',
+    '.#',
+    '.',
+  ]
+  const names = [...specials]
+  for (const prefix of prefixes)
+    for (const stem of stems) for (const ending of endings) names.push(`${prefix}${stem}${ending}`)
+  const paths: [string, boolean][] = []
+  for (const name of new Set(names.filter((n) => n !== '' && n !== '.' && n !== '..'))) {
+    paths.push([`content/${name}`, false], [`media/${name}`, true], [`media/${name}/a.png`, false])
+    paths.push([`media/photos/${name}`, false], [`${name}/content/a.json`, false])
+  }
+
+  test.each([
+    ['no .cmsyncignore', ''],
+    ['a .cmsyncignore without a negation', 'drafts/\n*.bak\n/media/raw'],
+  ])('%s: every generated name is ignored as the library ignores it', (_what, text) => {
+    const fast = ignoreRulesFrom(root, text)
+    const reference = ignoreRulesFrom(root, text + NEVER)
+    const differ = paths.filter(([rel, isDir]) => fast.ignores(rel, isDir) !== reference.ignores(rel, isDir))
+    expect(differ).toEqual([])
+    const differByChoice = paths.filter(
+      ([rel, isDir]) => fast.ignoresByChoice(rel, isDir) !== reference.ignoresByChoice(rel, isDir),
+    )
+    expect(differByChoice).toEqual([])
+    expect(paths.some(([rel, isDir]) => reference.ignoresByChoice(rel, isDir))).toBe(true)
+    expect(paths.length).toBeGreaterThan(5000)
+    // Both answers occur: the comparison is not of two constant functions.
+    const ignored = paths.filter(([rel, isDir]) => reference.ignores(rel, isDir)).length
+    expect(ignored).toBeGreaterThan(paths.length / 4)
+    expect(ignored).toBeLessThan(paths.length)
+  })
+})
+
 describe('built-in junk rules and the paths a sync tracks', () => {
   test("a junk-looking path the server has is synced (and its folders walked); the user's rules still hold", () => {
     const tracking = path.resolve('/ws-tracked')
