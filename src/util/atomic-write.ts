@@ -12,7 +12,10 @@
 // synced folders for the scan, the watcher or git to see, and the next run under the lock
 // knows them as ours by name and removes them (temp-files.ts). Without one, or where the
 // rename crosses file systems (EXDEV), the temp file is the target's sibling,
-// `<name>.<ten digits>`, a form the ignore rules skip.
+// `<name>.<ten digits>`, a form the ignore rules skip. Across file systems its name is first
+// recorded in the temp folder (`sibling-<pid>-<n>`, holding the temp file's path), and the record
+// removed once the temp file is gone: the next run finds what a kill left from the temp folder
+// alone, without reading every synced folder.
 //
 // Both writers return the written file's stat, taken from the open handle: the path may be
 // edited again the moment it appears, and the stat cache must vouch for our bytes, not those.
@@ -86,6 +89,11 @@ export function tempName(kind: string): string {
   return `${kind}-${process.pid}-${tempSuffix()}`
 }
 
+/** The writer's own options: where the fallback across file systems records its sibling temp file. */
+interface Options extends WriteOptions {
+  recordIn?: string
+}
+
 /** Temp folders made so far (one mkdir per folder and process). */
 const tempDirs = new Set<string>()
 
@@ -113,15 +121,17 @@ const closeFd = promisify(close)
 function openTemp(
   target: string,
   mode: number | undefined,
-  opts: WriteOptions,
-): { temp: string; fd: number } {
+  opts: Options,
+): { temp: string; fd: number; record?: string } {
   if (opts.tempDir) tempDirReady(opts.tempDir)
   let remade = false
   for (;;) {
     const temp = opts.tempDir ? path.join(opts.tempDir, tempName('write')) : `${target}.${tempSuffix()}`
+    const record = opts.recordIn === undefined ? undefined : recordSibling(opts.recordIn, temp)
     try {
-      return { temp, fd: openSync(temp, 'wx', mode ?? 0o666) }
+      return { temp, fd: openSync(temp, 'wx', mode ?? 0o666), ...(record ? { record } : {}) }
     } catch (error) {
+      if (record) rmSync(record, { force: true })
       const code = (error as NodeJS.ErrnoException).code
       // The temp folder went away since it was made (.cms-sync/ removed): made again, once.
       if (code === 'ENOENT' && opts.tempDir && !remade) {
@@ -135,17 +145,31 @@ function openTemp(
   }
 }
 
+/** Notes in `dir` that `temp` is about to be made, before it is: returns the record's path. */
+function recordSibling(dir: string, temp: string): string {
+  tempDirReady(dir)
+  const record = path.join(dir, tempName('sibling'))
+  writeFileSync(record, temp, { flag: 'wx' })
+  return record
+}
+
+/** The temp file is gone (renamed, linked or removed): so goes its record, if it has one. */
+function dropRecord(written: { record?: string }): void {
+  if (written.record) rmSync(written.record, { force: true })
+}
+
 /** Writes `text` (or bytes) to a fresh temp file for `target`; returns its name and stat, closed. */
 async function writeTemp(
   target: string,
   text: string | Uint8Array,
   mode: number | undefined,
-  opts: WriteOptions,
-): Promise<{ temp: string; stat: StatSnapshot }> {
+  opts: Options,
+): Promise<{ temp: string; stat: StatSnapshot; record?: string }> {
   let temp = ''
+  let record: string | undefined
   let fd: number | undefined
   try {
-    ;({ temp, fd } = openTemp(target, mode, opts))
+    ;({ temp, fd, record } = openTemp(target, mode, opts))
     let info: Stats
     if (isSmall(text, opts)) {
       writeFileSync(fd, text)
@@ -158,10 +182,15 @@ async function writeTemp(
       await closeFd(fd)
     }
     fd = undefined
-    return { temp, stat: { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino } }
+    return {
+      temp,
+      stat: { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino },
+      ...(record ? { record } : {}),
+    }
   } catch (error) {
     if (fd !== undefined) closeSync(fd)
     if (temp) rmSync(temp, { force: true })
+    if (record) rmSync(record, { force: true })
     throw naming(error, target)
   }
 }
@@ -191,7 +220,7 @@ const crossDevice = (error: unknown) => (error as NodeJS.ErrnoException).code ==
 export async function writeFileAtomically(
   file: string,
   text: string | Uint8Array,
-  opts: WriteOptions = {},
+  opts: Options = {},
 ): Promise<StatSnapshot> {
   // Through a link, the file it points at is replaced and the link kept, as editors do.
   const target = await realpath(file).catch(() => file)
@@ -206,10 +235,12 @@ export async function writeFileAtomically(
     await rename(written.temp, target)
   } catch (error) {
     await rm(written.temp, { force: true })
+    dropRecord(written)
     if (opts.tempDir && crossDevice(error))
-      return writeFileAtomically(file, text, { ...opts, tempDir: undefined })
+      return writeFileAtomically(file, text, { ...opts, tempDir: undefined, recordIn: opts.tempDir })
     throw error
   }
+  dropRecord(written)
   return written.stat
 }
 
@@ -252,15 +283,18 @@ export function claimName(source: string, file: string): void {
 export async function createFileAtomically(
   file: string,
   text: string,
-  opts: WriteOptions = {},
+  opts: Options = {},
 ): Promise<StatSnapshot> {
   const written = await writeTemp(file, text, undefined, opts)
   try {
     claimName(written.temp, file)
   } catch (error) {
-    if (!(opts.tempDir && crossDevice(error))) throw error
+    // claimName removed the temp file whatever happened (an EXDEV link leaves it: removed here).
     rmSync(written.temp, { force: true })
-    return createFileAtomically(file, text, { ...opts, tempDir: undefined })
+    dropRecord(written)
+    if (!(opts.tempDir && crossDevice(error))) throw error
+    return createFileAtomically(file, text, { ...opts, tempDir: undefined, recordIn: opts.tempDir })
   }
+  dropRecord(written)
   return written.stat
 }
