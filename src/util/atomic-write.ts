@@ -29,6 +29,8 @@
 import {
   close,
   closeSync,
+  constants,
+  copyFileSync,
   existsSync,
   fstat,
   fstatSync,
@@ -36,12 +38,15 @@ import {
   linkSync,
   mkdirSync,
   openSync,
+  readFileSync,
   renameSync,
   rmSync,
   type Stats,
+  statSync,
   unlinkSync,
   writeFile as writeFileCallback,
   writeFileSync,
+  writeSync,
 } from 'node:fs'
 import { chmod, chown, realpath, rename, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
@@ -297,4 +302,63 @@ export async function createFileAtomically(
   }
   dropRecord(written)
   return written.stat
+}
+
+const sameStat = (a: StatSnapshot, b: Stats) =>
+  a.size === b.size && a.mtimeMs === b.mtimeMs && a.ino === b.ino
+
+/**
+ * Replaces `file` with a copy of itself in which each patch's bytes overwrite as many bytes at
+ * its offset, atomically (a temp file in `tempDir`, then rename): a large file that changes in a
+ * few places is copied by the kernel instead of read and written whole. `expect` is the file
+ * the patches were found in: undefined is returned, and nothing written, when the file is
+ * another now (replaced since, or changed in place).
+ */
+export async function patchFileAtomically(
+  file: string,
+  patches: readonly { offset: number; bytes: Uint8Array }[],
+  opts: { tempDir: string; expect: StatSnapshot },
+): Promise<StatSnapshot | undefined> {
+  const before = statSync(file, { throwIfNoEntry: false })
+  if (before === undefined || !sameStat(opts.expect, before)) return undefined
+  if (ownedByOther(before)) return patchInMemory(file, patches, opts)
+  tempDirReady(opts.tempDir)
+  const temp = path.join(opts.tempDir, tempName('write'))
+  let fd: number | undefined
+  try {
+    copyFileSync(file, temp, constants.COPYFILE_EXCL)
+    // Replaced between the check and the copy: the copy may be of another file.
+    const copied = statSync(file, { throwIfNoEntry: false })
+    if (copied === undefined || !sameStat(opts.expect, copied)) {
+      rmSync(temp, { force: true })
+      return undefined
+    }
+    fd = openSync(temp, 'r+')
+    for (const patch of patches) writeSync(fd, patch.bytes, 0, patch.bytes.length, patch.offset)
+    await fsyncFd(fd)
+    const info = fstatSync(fd)
+    closeSync(fd)
+    fd = undefined
+    await chmod(temp, before.mode)
+    await rename(temp, file)
+    return { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino }
+  } catch (error) {
+    if (fd !== undefined) closeSync(fd)
+    rmSync(temp, { force: true })
+    if (crossDevice(error)) return patchInMemory(file, patches, opts)
+    throw naming(error, file)
+  }
+}
+
+/** patchFileAtomically by reading the file (one owned by another user, a temp folder on another file system). */
+async function patchInMemory(
+  file: string,
+  patches: readonly { offset: number; bytes: Uint8Array }[],
+  opts: { tempDir: string; expect: StatSnapshot },
+): Promise<StatSnapshot | undefined> {
+  const bytes = readFileSync(file)
+  const now = statSync(file, { throwIfNoEntry: false })
+  if (now === undefined || !sameStat(opts.expect, now)) return undefined
+  for (const patch of patches) bytes.set(patch.bytes, patch.offset)
+  return writeFileAtomically(file, bytes, { tempDir: opts.tempDir })
 }

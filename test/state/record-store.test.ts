@@ -187,3 +187,55 @@ test('a state.json of version 2 is converted by the first save, and its lock kno
   expect(await readFile(lockFilePath(root), 'utf8')).toBe(text)
   expect((await StateStore.open(root))!.lockUnmoved()).toBe(true)
 })
+
+test('a save whose lines keep their length patches a copy of the lock in place; one that adds, removes or lengthens a line splices', async () => {
+  const root = await tempRoot()
+  await savedStore(root)
+  const check = async (change: (store: StateStore) => Promise<void>) => {
+    const store = (await StateStore.open(root))!
+    expect(store.lockUnmoved()).toBe(true)
+    await change(store)
+    await store.flush()
+    const all = (await loadState(root))!
+    expect(await readFile(lockFilePath(root), 'utf8')).toBe(lockText(target, Object.values(all.items)))
+    // Known by its stat at the next run, however it was written.
+    expect((await StateStore.open(root))!.lockUnmoved()).toBe(true)
+    expect(readdirSync(path.join(root, '.cms-sync', 'tmp'))).toEqual([])
+  }
+  // A new revision of the same length: the lines stay where they are.
+  await check(async (store) => {
+    await store.commit(item('page-0', 'r2'))
+    await store.commit(item('page-1999', 'r2'))
+    await store.commit(item('s2', 'r2'))
+  })
+  // Longer, added, removed.
+  await check(async (store) => {
+    await store.commit(item('page-5', 'r22'))
+    await store.commit(item('page-5a'))
+    await store.forget('content/page-6.json')
+  })
+  // The first and the last line, with a line of another length elsewhere in the same save.
+  await check(async (store) => {
+    await store.commit(item('common', 'r3', true))
+    await store.commit(item('s1', 'r3'))
+    await store.commit(item('page-7', 'r'))
+  })
+})
+
+test('a lock git rewrote after the run found it its own is made whole from the state, never spliced into', async () => {
+  const root = await tempRoot()
+  await savedStore(root)
+  const store = (await StateStore.open(root))!
+  expect(store.lockUnmoved()).toBe(true)
+  // While the run works, git writes the lock: a merge that left a conflict at the line the save changes.
+  const text = await readFile(lockFilePath(root), 'utf8')
+  const ours = lineOf(item('page-9'))
+  await writeFile(
+    lockFilePath(root),
+    text.replace(ours, `<<<<<<< HEAD\n${ours}\n=======\n${lineOf(item('page-9', 'theirs'))}\n>>>>>>> theirs`),
+  )
+  await store.commit(item('page-9', 'r2'))
+  await store.flush()
+  expect(await readFile(lockFilePath(root), 'utf8')).toBe(store.lockText())
+  expect((await StateStore.open(root))!.lockUnmoved()).toBe(true)
+})
