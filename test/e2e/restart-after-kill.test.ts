@@ -4,7 +4,7 @@
 // test/reliability/disk-and-process.test.ts kills real processes for the same two cases.
 
 import { existsSync } from 'node:fs'
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { link, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
@@ -85,6 +85,33 @@ describe.each(['spec', 'upstream'] as const)('a restart after a kill (%s dialect
       '{"torn":',
     )
     expect(await readFile(w.file(`.cms-sync/trash/${trash}/cms-sync.lock.123456`), 'utf8')).toBe('torn')
+  })
+
+  test('a kill while the lock is written, after the state was saved, leaves the old lock whole: the next run plans no conflict and writes it again', async () => {
+    const w = keep(await syncedWorld(dialect))
+    // The lock and the note of its stat as they stand before the push: a kill -9 while the push
+    // writes its lock (a copy in .cms-sync/tmp/, not yet renamed) leaves them so.
+    const kept = path.join(w.root, '.cms-sync', 'lock-before')
+    await link(w.file('cms-sync.lock'), kept)
+    const seen = await readFile(w.file('.cms-sync/state/lock-seen.json'))
+    await w.editJson('content/home.json', { properties: { title: 'pushed, lock not written' } })
+    expect((await w.cli('push', 'content/home.json')).exitCode).toBe(0)
+    const written = await readFile(w.file('cms-sync.lock'), 'utf8')
+    await rename(kept, w.file('cms-sync.lock'))
+    await writeFile(w.file('.cms-sync/state/lock-seen.json'), seen)
+    await writeFile(w.file('.cms-sync/tmp/write-999999999-7'), written.slice(0, 100))
+    expect(await readFile(w.file('cms-sync.lock'), 'utf8')).not.toBe(written)
+
+    const status = await w.cli('--json', 'status')
+    expect(status.json.clean, status.stdout).toBe(true)
+    const sync = await w.cli('--json', 'sync')
+    expect(sync.exitCode, sync.stderr).toBe(0)
+    expect(sync.json.conflicts).toEqual([])
+    expect(await readFile(w.file('cms-sync.lock'), 'utf8')).toBe(written)
+    expect(await readdir(w.file('.cms-sync/tmp'))).toEqual([])
+    expect((await w.server.get('content', 'home'))?.properties).toMatchObject({
+      title: 'pushed, lock not written',
+    })
   })
 
   test('a run of named files clears the temp files a killed run recorded, and reads no synced folder for others', async () => {
