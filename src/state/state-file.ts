@@ -592,7 +592,7 @@ export class StateStore {
       this.lockIsOurs = false
     }
     const whole = Buffer.from(this.lockText())
-    this.lockOnDisk ??= readLockBytesSync(this.root)
+    this.lockOnDisk = readLockBytesSync(this.root)
     return this.lockOnDisk?.equals(whole) ? undefined : { bytes: whole }
   }
 
