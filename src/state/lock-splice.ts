@@ -9,7 +9,8 @@
 // fixed widths) does not even read the lock: the search reads the few pages it visits from the
 // file (FileBytes), and the writer copies the file and overwrites those lines where they stand
 // (util/atomic-write.ts patchFileAtomically). At 100,000 items the lock is 23 MB; reading,
-// splicing and writing it from memory cost a one-file push more than its two requests.
+// splicing, hashing and writing it from memory cost a one-file push more than its two requests
+// (docs/benchmarks.md, "After: the lock written where it changed").
 
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs'
 import type { StatSnapshot } from '../util/atomic-write.js'

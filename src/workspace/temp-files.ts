@@ -10,7 +10,8 @@
 // are moved to .cms-sync/trash/, not deleted. The writer records each one's path in .cms-sync/tmp/
 // (`sibling-<pid>-<n>`) before it makes it, so the records alone find what a killed run left: a
 // run of named files reads no synced folder for them (at 100,000 files a readdir of content/ cost
-// a one-file push more than its requests). A run of the whole workspace also looks through the
+// a one-file push more than its requests: docs/benchmarks.md, "After: the lock written where it
+// changed"). A run of the whole workspace also looks through the
 // synced folders for such names no record gives (an older version's, or write-file-atomic's).
 import { lstatSync, readFileSync } from 'node:fs'
 import { mkdir, readdir, rename, rm } from 'node:fs/promises'
