@@ -79,6 +79,11 @@ export class FileBytes implements LockBytes {
     closeSync(this.fd)
   }
 
+  /** How many pages were read so far (each once). */
+  get pagesRead(): number {
+    return this.pages.size
+  }
+
   private page(number: number): Buffer {
     let page = this.pages.get(number)
     if (!page) {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, expect, test } from 'vitest'
 import { lineOf, lockFilePath, lockText } from '../../src/state/committed-base.js'
-import { spliceLock } from '../../src/state/lock-splice.js'
+import { FileBytes, lockPatches, spliceLock } from '../../src/state/lock-splice.js'
 import { bucketOf, indexPath, readIndex, stateDirPath } from '../../src/state/record-store.js'
 import { type ItemState, loadState, StateStore } from '../../src/state/state-file.js'
 
@@ -238,4 +238,39 @@ test('a lock git rewrote after the run found it its own is made whole from the s
   await store.flush()
   expect(await readFile(lockFilePath(root), 'utf8')).toBe(store.lockText())
   expect((await StateStore.open(root))!.lockUnmoved()).toBe(true)
+})
+
+test('lockPatches finds the changed lines by reading a few pages of the lock file, and gives what spliceLock gives', async () => {
+  const root = await tempRoot()
+  const many = Array.from({ length: 50_000 }, (_, n) => item(`p-${n}`))
+  const text = Buffer.from(lockText(target, many))
+  await writeFile(lockFilePath(root), text)
+  const changes = [
+    { path: 'content/p-0.json', line: lineOf(item('p-0', 'r2')) },
+    { path: 'content/p-42345.json', line: lineOf(item('p-42345', 'r3')) },
+    { path: 'content/p-9999.json', line: lineOf(item('p-9999')) },
+  ]
+  const file = FileBytes.open(lockFilePath(root))!
+  try {
+    const patches = lockPatches(file, changes)!
+    expect(patches).toHaveLength(2)
+    // 7 MB in 64 KB pages: a binary search per line, not a read of the whole.
+    expect(file.pagesRead).toBeLessThan(30)
+    expect(text.length / (64 * 1024)).toBeGreaterThan(100)
+    const patched = Buffer.from(text)
+    for (const patch of patches) patched.set(patch.bytes, patch.offset)
+    expect(patched.toString()).toBe(spliceLock(text, changes)!.toString())
+  } finally {
+    file.close()
+  }
+  // A line of another length, an added or a removed one: not a patch.
+  for (const change of [
+    { path: 'content/p-5.json', line: lineOf(item('p-5', 'r22')) },
+    { path: 'content/p-5a.json', line: lineOf(item('p-5a')) },
+    { path: 'content/p-5.json', line: undefined },
+  ]) {
+    const again = FileBytes.open(lockFilePath(root))!
+    expect(lockPatches(again, [change])).toBeUndefined()
+    again.close()
+  }
 })
