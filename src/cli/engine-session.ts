@@ -113,9 +113,12 @@ export async function withEngine<T>(
   try {
     // Runs that may add to .cms-sync/trash/ also prune it, holding the lock as they do.
     if (release) await pruneOldTrash(ws)
-    // What a killed run left (temp files) goes before anything looks at the workspace.
+    // What a killed run left (temp files) goes before anything looks at the workspace; a run of
+    // named paths reads no synced folder for it (temp-files.ts).
     if (release) {
-      const cleaned = await (await import('../workspace/temp-files.js')).cleanLeftTempFiles(ws.root)
+      const cleaned = await (await import('../workspace/temp-files.js')).cleanLeftTempFiles(ws.root, {
+        folders: scope.length === 0,
+      })
       if (cleaned.length > 0) ws.logger.info({ paths: cleaned }, 'temp files a stopped run left were removed')
     }
     // --rebind (pull, push, sync) lets the token go to a server the workspace is not bound to yet.

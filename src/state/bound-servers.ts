@@ -57,7 +57,7 @@ async function headServer(file: string): Promise<string | null | undefined> {
   return undefined
 }
 
-/** The sha256 of the lock the state's last save wrote, as its index records it. */
+/** The id of the lock the state's last save wrote, as its index records it. */
 async function indexLock(root: string): Promise<string | undefined> {
   try {
     const lock = (JSON.parse(await readFile(statePath(root), 'utf8')) as { lock?: unknown }).lock

@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { CliError, ExitCode } from '../errors/exit-codes.js'
-import { type StatSnapshot, writeFileAtomically } from '../util/atomic-write.js'
+import { patchFileAtomically, type StatSnapshot, writeFileAtomically } from '../util/atomic-write.js'
 import { firstDuplicateKey } from '../workspace/duplicate-keys.js'
 import { decodeId } from '../workspace/file-names.js'
 import { FOLDER_OF, isBytes, KINDS, type Kind } from '../workspace/kinds.js'
@@ -96,6 +96,19 @@ export async function writeLock(root: string, text: string | Uint8Array): Promis
   refuseLinks(root, LOCK_FILE)
   // The temp file out of the workspace's top folder, where git would see one a kill left.
   return writeFileAtomically(lockFilePath(root), text, { tempDir: tempDirOf(root) })
+}
+
+/**
+ * Writes the lock with its lines changed in place (lock-splice.ts lockPatches), atomically;
+ * undefined, and nothing written, when the lock is no longer the file `expect` describes.
+ */
+export async function patchLock(
+  root: string,
+  patches: readonly { offset: number; bytes: Uint8Array }[],
+  expect: StatSnapshot,
+): Promise<StatSnapshot | undefined> {
+  refuseLinks(root, LOCK_FILE)
+  return patchFileAtomically(lockFilePath(root), patches, { tempDir: tempDirOf(root), expect })
 }
 
 /** The bytes of cms-sync.lock, or undefined when the workspace has none (a save takes them with its records). */

@@ -51,7 +51,10 @@ export interface StateIndex {
   target: Target
   buckets: number
   kinds: Partial<Record<Kind, KindRecord>>
-  /** The sha256 of the cms-sync.lock text the last save wrote (absent: none yet). */
+  /**
+   * An id of the cms-sync.lock the last save wrote, noted with its stat beside the index
+   * (state-file.ts lockSeenUnmoved); absent: the lock is not the records' own. Older versions: its sha256.
+   */
   lock?: string
   /** The file of each bucket that holds records, by bucket number. */
   files: Record<string, string>

@@ -4,11 +4,11 @@
 // without the rest (record-store.ts says how, and why not a log). Written atomically and only
 // after the server confirmed, so it never claims a write the server did not get.
 
-import { createHash } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import { readFileSync, statSync } from 'node:fs'
 import { readFile, rm } from 'node:fs/promises'
 import { CliError } from '../errors/exit-codes.js'
-import { writeFileAtomically } from '../util/atomic-write.js'
+import { type StatSnapshot, writeFileAtomically } from '../util/atomic-write.js'
 import { Durability } from '../workspace/durability.js'
 import { isBytes, type Kind } from '../workspace/kinds.js'
 import { syncDirPath } from '../workspace/layout.js'
@@ -18,11 +18,12 @@ import {
   lineOf,
   lockFilePath,
   lockTextOfLines,
+  patchLock,
   readLockBytesSync,
   writeLock,
 } from './committed-base.js'
 import type { ItemState, Target } from './item-state.js'
-import { spliceLock } from './lock-splice.js'
+import { FileBytes, type LockChange, type LockPatch, lockPatches, spliceLock } from './lock-splice.js'
 import type { PushJournal } from './push-journal.js'
 import {
   BUCKETS,
@@ -140,35 +141,52 @@ export function sameTarget(a: Target, b: Target): boolean {
 const LOCK_SEEN = 'lock-seen.json'
 
 interface LockSeen {
-  sha256: string
+  /** The id of the lock the save wrote, as the index records it (older versions: `sha256`, its digest). */
+  id?: string
+  sha256?: string
   size: number
   mtimeMs: number
   ino: number
 }
 
-const sha256 = (text: string | Uint8Array) => createHash('sha256').update(text).digest('hex')
+/**
+ * An id for the lock a save writes, recorded in the index and beside the lock's stat. Not a digest
+ * of the text: a save that patches the lock in place never holds the text to hash (lock-splice.ts).
+ */
+const newLockId = () => randomUUID()
 
 /**
- * Whether cms-sync.lock is, by its stat, the file a save wrote whose sha256 the index records as
- * `indexLock` (then its text is the one the state's records make, target line included).
+ * cms-sync.lock's stat when it is, by that stat, the file the save that the index records as
+ * `indexLock` wrote (then its text is the one the state's records make, target line included).
  */
-export function lockSeenUnmoved(root: string, indexLock: string | undefined): boolean {
-  if (indexLock === undefined) return false
+function lockSeenStat(root: string, indexLock: string | undefined): StatSnapshot | undefined {
+  if (indexLock === undefined) return undefined
   let seen: LockSeen
   try {
     seen = JSON.parse(readFileSync(stateDirPath(root, LOCK_SEEN), 'utf8')) as LockSeen
   } catch {
-    return false
+    return undefined
   }
   const stat = statSync(lockFilePath(root), { throwIfNoEntry: false })
-  return (
-    seen.sha256 === indexLock &&
+  const same =
+    (seen.id ?? seen.sha256) === indexLock &&
     stat !== undefined &&
     stat.size === seen.size &&
     stat.mtimeMs === seen.mtimeMs &&
     stat.ino === seen.ino
-  )
+  return same ? { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino } : undefined
 }
+
+/** Whether cms-sync.lock is, by its stat, the file the save the index records as `indexLock` wrote. */
+export function lockSeenUnmoved(root: string, indexLock: string | undefined): boolean {
+  return lockSeenStat(root, indexLock) !== undefined
+}
+
+const sameStat = (a: StatSnapshot | undefined, b: StatSnapshot | undefined) =>
+  a !== undefined && b !== undefined && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ino === b.ino
+
+/** What a save writes to cms-sync.lock: the changed lines where they stand, or the whole text. */
+type LockWrite = { patches: LockPatch[]; expect: StatSnapshot } | { bytes: Buffer }
 
 /**
  * The state of a run: its records are read bucket by bucket as items are asked for (get() of one
@@ -221,10 +239,12 @@ export class StateStore {
   private digest: string | undefined
   /**
    * The lock on disk is the text this store's records make (the last save wrote it), so a save
-   * splices its changed lines in; otherwise (git moved it, or there is none) a save makes it whole.
+   * puts its changed lines in; otherwise (git moved it, or there is none) a save makes it whole.
    */
   private lockIsOurs = false
-  /** The lock's bytes on disk, once read or written. */
+  /** The lock's stat while it is ours: a lock with another (git wrote it since) is not. */
+  private lockStat: StatSnapshot | undefined
+  /** The lock's bytes on disk, while a save needs them (a splice, a comparison); not kept after it. */
   private lockOnDisk: Buffer | undefined
   /** lock-seen.json holds the lock's stat as it is (read or written by this store). */
   private lockSeen = false
@@ -511,24 +531,26 @@ export class StateStore {
    * Synchronous: two small calls on the way of every run.
    */
   lockUnmoved(): boolean {
-    const same = lockSeenUnmoved(this.root, this.index.lock)
-    if (same) {
+    const stat = lockSeenStat(this.root, this.index.lock)
+    if (stat) {
       this.lockIsOurs = true
       this.lockSeen = true
+      this.lockStat = stat
     }
-    return same
+    return stat !== undefined
   }
 
-  /** Whether `text`, cms-sync.lock as read, is the lock these records make (the last save's). */
+  /**
+   * Whether `text`, cms-sync.lock as read, is the lock these records make: compared with the lock
+   * made whole. Only where the stat did not say so (git wrote the same text again, a state
+   * converted from state.json, a kill before the lock's stat was noted), so rarely.
+   */
   recognizeLock(text: string): boolean {
-    const ours =
-      this.index.lock === undefined
-        ? // A state converted from state.json knows no lock of its own: it is compared whole, once.
-          text === this.lockText()
-        : sha256(text) === this.index.lock
+    const ours = text === this.lockText()
     if (ours) {
       this.lockIsOurs = true
-      this.lockOnDisk = Buffer.from(text)
+      const stat = statSync(lockFilePath(this.root), { throwIfNoEntry: false })
+      this.lockStat = stat && { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino }
     }
     return ours
   }
@@ -549,24 +571,48 @@ export class StateStore {
   }
 
   /**
-   * The lock's next text, taken with the records a save writes: the changed lines spliced into
-   * the lock this store wrote, or the whole lock made again. Undefined: no line changed.
+   * What the save writes to the lock, taken with the records: the changed lines written where
+   * they stand (same lengths: the lock is not even read, lock-splice.ts), spliced into the lock
+   * this store wrote, or the whole lock made again. Undefined: no line changed.
    */
-  private nextLock(paths: ReadonlySet<string>): Buffer | undefined {
+  private nextLock(paths: ReadonlySet<string>): LockWrite | undefined {
+    if (this.lockIsOurs) {
+      const stat = statSync(lockFilePath(this.root), { throwIfNoEntry: false })
+      // Written since by someone else (git): no longer the text the records make.
+      if (!sameStat(this.lockStat, stat && { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino }))
+        this.lockIsOurs = false
+    }
     if (this.lockIsOurs) {
       if (paths.size === 0) return undefined
-      this.lockOnDisk ??= readLockBytesSync(this.root)
-      if (this.lockOnDisk !== undefined) {
-        const changes = [...paths].map((path) => {
-          const item = this.lockItemAt(path)
-          return { path, line: item ? lineOf(item) : undefined }
-        })
-        return spliceLock(this.lockOnDisk, changes)
+      const changes: LockChange[] = [...paths].map((path) => {
+        const item = this.lockItemAt(path)
+        return { path, line: item ? lineOf(item) : undefined }
+      })
+      const file = FileBytes.open(lockFilePath(this.root))
+      if (file !== undefined) {
+        try {
+          if (sameStat(this.lockStat, file.stat)) {
+            const patches = lockPatches(file, changes)
+            if (patches !== undefined) return patches.length > 0 ? { patches, expect: file.stat } : undefined
+          }
+        } finally {
+          file.close()
+        }
       }
+      const bytes = readLockBytesSync(this.root)
+      const now = statSync(lockFilePath(this.root), { throwIfNoEntry: false })
+      if (
+        bytes !== undefined &&
+        sameStat(this.lockStat, now && { size: now.size, mtimeMs: now.mtimeMs, ino: now.ino })
+      ) {
+        const spliced = spliceLock(bytes, changes)
+        return spliced && { bytes: spliced }
+      }
+      this.lockIsOurs = false
     }
     const whole = Buffer.from(this.lockText())
-    this.lockOnDisk ??= readLockBytesSync(this.root)
-    return this.lockOnDisk?.equals(whole) ? undefined : whole
+    this.lockOnDisk = readLockBytesSync(this.root)
+    return this.lockOnDisk?.equals(whole) ? undefined : { bytes: whole }
   }
 
   /**
@@ -588,27 +634,25 @@ export class StateStore {
       const records = this.buckets.get(number)
       buckets.set(number, records?.size ? JSON.stringify([...records.values()]) : undefined)
     }
-    const wasOurs = this.lockIsOurs
-    let lock: Buffer | undefined
+    let lock: LockWrite | undefined
     try {
       lock = this.nextLock(paths)
     } catch (error) {
       this.unsave(dirty, paths)
       throw error
     }
+    const wasOurs = this.lockIsOurs
     // While the lock keeps its own line for an item the state disagrees with (alternates), its
     // text is not the one the state's records make: it must never pass as the store's own, or the
     // next run would skip reading it and plan against the state alone (an older checkout's line
     // would stop being a conflict and the state's base would push the old file back).
     const own = this.alternates.size === 0
-    // The sha256 of the lock as it will be: a lock made whole and found equal is the store's too.
-    const lockSha = !own
+    // The id of the lock as it will be: a lock made whole and found equal is the store's too.
+    const lockId = !own
       ? undefined
-      : lock !== undefined
-        ? sha256(lock)
-        : wasOurs && this.index.lock !== undefined
-          ? this.index.lock
-          : sha256(this.lockOnDisk ?? Buffer.alloc(0))
+      : lock === undefined && wasOurs && this.index.lock !== undefined
+        ? this.index.lock
+        : newLockId()
     const kinds: StateIndex['kinds'] = {}
     for (const [kind, record] of this.kinds) if (record.count > 0) kinds[kind] = { ...record }
     const { validators: _saved, lock: _lock, ...index } = this.index
@@ -616,7 +660,7 @@ export class StateStore {
     const next: StateIndex = {
       ...index,
       kinds,
-      ...(lockSha === undefined ? {} : { lock: lockSha }),
+      ...(lockId === undefined ? {} : { lock: lockId }),
       ...validators,
     }
     const covered = this.unsaved
@@ -644,19 +688,31 @@ export class StateStore {
       // The lock after the state: a crash between the two leaves the lock one step behind,
       // which the next run sees as a disagreement (a conflict at worst), never as a base it lacks.
       if (lock !== undefined) {
-        const stat = await writeLock(this.root, lock)
-        this.lockOnDisk = lock
-        this.lockIsOurs = own
-        if (lockSha !== undefined) await this.noteLockSeen(lockSha, stat)
-      } else if (this.lockOnDisk !== undefined && own) {
-        this.lockIsOurs = true
-        // Known by its text this time (a converted state, a lock git put back): by its stat next time.
         const stat =
-          indexChanged && !this.lockSeen
-            ? statSync(lockFilePath(this.root), { throwIfNoEntry: false })
-            : undefined
-        if (stat?.size === this.lockOnDisk.length && lockSha !== undefined)
-          await this.noteLockSeen(lockSha, stat)
+          'patches' in lock
+            ? await patchLock(this.root, lock.patches, lock.expect)
+            : await writeLock(this.root, lock.bytes)
+        this.lockOnDisk = undefined
+        // undefined: git wrote the lock while the lines were found; the next save makes it whole.
+        this.lockIsOurs = own && stat !== undefined
+        this.lockStat = stat
+        if (lockId !== undefined && stat !== undefined) await this.noteLockSeen(lockId, stat)
+      } else if (own && (this.lockIsOurs || this.lockOnDisk !== undefined)) {
+        // Not written: the lock is the records' own, or was found equal to them just now.
+        let stat = this.lockStat
+        if (!this.lockIsOurs) {
+          const found = statSync(lockFilePath(this.root), { throwIfNoEntry: false })
+          stat =
+            found !== undefined && found.size === this.lockOnDisk?.length
+              ? { size: found.size, mtimeMs: found.mtimeMs, ino: found.ino }
+              : undefined
+        }
+        this.lockIsOurs = true
+        this.lockStat = stat
+        this.lockOnDisk = undefined
+        // Known by its text this time (a converted state, a lock git put back): by its stat next time.
+        if (indexChanged && !this.lockSeen && stat !== undefined && lockId !== undefined)
+          await this.noteLockSeen(lockId, stat)
       }
       // Pushes the saved state now holds need no journal entry.
       await this.pushes?.drop(needless)
@@ -675,11 +731,8 @@ export class StateStore {
   }
 
   /** Notes the lock's stat beside the index, for lockUnmoved(). */
-  private async noteLockSeen(
-    sha: string,
-    stat: { size: number; mtimeMs: number; ino: number },
-  ): Promise<void> {
-    const seen: LockSeen = { sha256: sha, size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino }
+  private async noteLockSeen(id: string, stat: StatSnapshot): Promise<void> {
+    const seen: LockSeen = { id, size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino }
     // Without an fsync: lost, the next run reads the lock once more to know it.
     await writeFileAtomically(stateDirPath(this.root, LOCK_SEEN), JSON.stringify(seen), {
       fsync: false,

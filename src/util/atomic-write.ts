@@ -12,7 +12,10 @@
 // synced folders for the scan, the watcher or git to see, and the next run under the lock
 // knows them as ours by name and removes them (temp-files.ts). Without one, or where the
 // rename crosses file systems (EXDEV), the temp file is the target's sibling,
-// `<name>.<ten digits>`, a form the ignore rules skip.
+// `<name>.<ten digits>`, a form the ignore rules skip. Across file systems its name is first
+// recorded in the temp folder (`sibling-<pid>-<n>`, holding the temp file's path), and the record
+// removed once the temp file is gone: the next run finds what a kill left from the temp folder
+// alone, without reading every synced folder.
 //
 // Both writers return the written file's stat, taken from the open handle: the path may be
 // edited again the moment it appears, and the stat cache must vouch for our bytes, not those.
@@ -26,6 +29,8 @@
 import {
   close,
   closeSync,
+  constants,
+  copyFileSync,
   existsSync,
   fstat,
   fstatSync,
@@ -33,12 +38,15 @@ import {
   linkSync,
   mkdirSync,
   openSync,
+  readFileSync,
   renameSync,
   rmSync,
   type Stats,
+  statSync,
   unlinkSync,
   writeFile as writeFileCallback,
   writeFileSync,
+  writeSync,
 } from 'node:fs'
 import { chmod, chown, realpath, rename, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
@@ -86,6 +94,11 @@ export function tempName(kind: string): string {
   return `${kind}-${process.pid}-${tempSuffix()}`
 }
 
+/** The writer's own options: where the fallback across file systems records its sibling temp file. */
+interface Options extends WriteOptions {
+  recordIn?: string
+}
+
 /** Temp folders made so far (one mkdir per folder and process). */
 const tempDirs = new Set<string>()
 
@@ -113,15 +126,17 @@ const closeFd = promisify(close)
 function openTemp(
   target: string,
   mode: number | undefined,
-  opts: WriteOptions,
-): { temp: string; fd: number } {
+  opts: Options,
+): { temp: string; fd: number; record?: string } {
   if (opts.tempDir) tempDirReady(opts.tempDir)
   let remade = false
   for (;;) {
     const temp = opts.tempDir ? path.join(opts.tempDir, tempName('write')) : `${target}.${tempSuffix()}`
+    const record = opts.recordIn === undefined ? undefined : recordSibling(opts.recordIn, temp)
     try {
-      return { temp, fd: openSync(temp, 'wx', mode ?? 0o666) }
+      return { temp, fd: openSync(temp, 'wx', mode ?? 0o666), ...(record ? { record } : {}) }
     } catch (error) {
+      if (record) rmSync(record, { force: true })
       const code = (error as NodeJS.ErrnoException).code
       // The temp folder went away since it was made (.cms-sync/ removed): made again, once.
       if (code === 'ENOENT' && opts.tempDir && !remade) {
@@ -135,17 +150,31 @@ function openTemp(
   }
 }
 
+/** Notes in `dir` that `temp` is about to be made, before it is: returns the record's path. */
+function recordSibling(dir: string, temp: string): string {
+  tempDirReady(dir)
+  const record = path.join(dir, tempName('sibling'))
+  writeFileSync(record, temp, { flag: 'wx' })
+  return record
+}
+
+/** The temp file is gone (renamed, linked or removed): so goes its record, if it has one. */
+function dropRecord(written: { record?: string }): void {
+  if (written.record) rmSync(written.record, { force: true })
+}
+
 /** Writes `text` (or bytes) to a fresh temp file for `target`; returns its name and stat, closed. */
 async function writeTemp(
   target: string,
   text: string | Uint8Array,
   mode: number | undefined,
-  opts: WriteOptions,
-): Promise<{ temp: string; stat: StatSnapshot }> {
+  opts: Options,
+): Promise<{ temp: string; stat: StatSnapshot; record?: string }> {
   let temp = ''
+  let record: string | undefined
   let fd: number | undefined
   try {
-    ;({ temp, fd } = openTemp(target, mode, opts))
+    ;({ temp, fd, record } = openTemp(target, mode, opts))
     let info: Stats
     if (isSmall(text, opts)) {
       writeFileSync(fd, text)
@@ -158,10 +187,15 @@ async function writeTemp(
       await closeFd(fd)
     }
     fd = undefined
-    return { temp, stat: { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino } }
+    return {
+      temp,
+      stat: { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino },
+      ...(record ? { record } : {}),
+    }
   } catch (error) {
     if (fd !== undefined) closeSync(fd)
     if (temp) rmSync(temp, { force: true })
+    if (record) rmSync(record, { force: true })
     throw naming(error, target)
   }
 }
@@ -191,7 +225,7 @@ const crossDevice = (error: unknown) => (error as NodeJS.ErrnoException).code ==
 export async function writeFileAtomically(
   file: string,
   text: string | Uint8Array,
-  opts: WriteOptions = {},
+  opts: Options = {},
 ): Promise<StatSnapshot> {
   // Through a link, the file it points at is replaced and the link kept, as editors do.
   const target = await realpath(file).catch(() => file)
@@ -206,10 +240,12 @@ export async function writeFileAtomically(
     await rename(written.temp, target)
   } catch (error) {
     await rm(written.temp, { force: true })
+    dropRecord(written)
     if (opts.tempDir && crossDevice(error))
-      return writeFileAtomically(file, text, { ...opts, tempDir: undefined })
+      return writeFileAtomically(file, text, { ...opts, tempDir: undefined, recordIn: opts.tempDir })
     throw error
   }
+  dropRecord(written)
   return written.stat
 }
 
@@ -252,15 +288,77 @@ export function claimName(source: string, file: string): void {
 export async function createFileAtomically(
   file: string,
   text: string,
-  opts: WriteOptions = {},
+  opts: Options = {},
 ): Promise<StatSnapshot> {
   const written = await writeTemp(file, text, undefined, opts)
   try {
     claimName(written.temp, file)
   } catch (error) {
-    if (!(opts.tempDir && crossDevice(error))) throw error
+    // claimName removed the temp file whatever happened (an EXDEV link leaves it: removed here).
     rmSync(written.temp, { force: true })
-    return createFileAtomically(file, text, { ...opts, tempDir: undefined })
+    dropRecord(written)
+    if (!(opts.tempDir && crossDevice(error))) throw error
+    return createFileAtomically(file, text, { ...opts, tempDir: undefined, recordIn: opts.tempDir })
   }
+  dropRecord(written)
   return written.stat
+}
+
+const sameStat = (a: StatSnapshot, b: Stats) =>
+  a.size === b.size && a.mtimeMs === b.mtimeMs && a.ino === b.ino
+
+/**
+ * Replaces `file` with a copy of itself in which each patch's bytes overwrite as many bytes at
+ * its offset, atomically (a temp file in `tempDir`, then rename): a large file that changes in a
+ * few places is copied by the kernel instead of read and written whole. `expect` is the file
+ * the patches were found in: undefined is returned, and nothing written, when the file is
+ * another now (replaced since, or changed in place).
+ */
+export async function patchFileAtomically(
+  file: string,
+  patches: readonly { offset: number; bytes: Uint8Array }[],
+  opts: { tempDir: string; expect: StatSnapshot },
+): Promise<StatSnapshot | undefined> {
+  const before = statSync(file, { throwIfNoEntry: false })
+  if (before === undefined || !sameStat(opts.expect, before)) return undefined
+  if (ownedByOther(before)) return patchInMemory(file, patches, opts)
+  tempDirReady(opts.tempDir)
+  const temp = path.join(opts.tempDir, tempName('write'))
+  let fd: number | undefined
+  try {
+    copyFileSync(file, temp, constants.COPYFILE_EXCL)
+    // Replaced between the check and the copy: the copy may be of another file.
+    const copied = statSync(file, { throwIfNoEntry: false })
+    if (copied === undefined || !sameStat(opts.expect, copied)) {
+      rmSync(temp, { force: true })
+      return undefined
+    }
+    fd = openSync(temp, 'r+')
+    for (const patch of patches) writeSync(fd, patch.bytes, 0, patch.bytes.length, patch.offset)
+    await fsyncFd(fd)
+    const info = fstatSync(fd)
+    closeSync(fd)
+    fd = undefined
+    await chmod(temp, before.mode)
+    await rename(temp, file)
+    return { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino }
+  } catch (error) {
+    if (fd !== undefined) closeSync(fd)
+    rmSync(temp, { force: true })
+    if (crossDevice(error)) return patchInMemory(file, patches, opts)
+    throw naming(error, file)
+  }
+}
+
+/** patchFileAtomically by reading the file (one owned by another user, a temp folder on another file system). */
+async function patchInMemory(
+  file: string,
+  patches: readonly { offset: number; bytes: Uint8Array }[],
+  opts: { tempDir: string; expect: StatSnapshot },
+): Promise<StatSnapshot | undefined> {
+  const bytes = readFileSync(file)
+  const now = statSync(file, { throwIfNoEntry: false })
+  if (now === undefined || !sameStat(opts.expect, now)) return undefined
+  for (const patch of patches) bytes.set(patch.bytes, patch.offset)
+  return writeFileAtomically(file, bytes, { tempDir: opts.tempDir })
 }

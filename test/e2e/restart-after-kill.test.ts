@@ -4,7 +4,9 @@
 // test/reliability/disk-and-process.test.ts kills real processes for the same two cases.
 
 import { existsSync } from 'node:fs'
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { link, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { createMediaApi } from '../../src/remote/media.js'
 import { copyRecord, copyState, homePushedThenKilled, putState } from '../helpers/state-files.js'
@@ -83,5 +85,64 @@ describe.each(['spec', 'upstream'] as const)('a restart after a kill (%s dialect
       '{"torn":',
     )
     expect(await readFile(w.file(`.cms-sync/trash/${trash}/cms-sync.lock.123456`), 'utf8')).toBe('torn')
+  })
+
+  test('a kill while the lock is written, after the state was saved, leaves the old lock whole: the next run plans no conflict and writes it again', async () => {
+    const w = keep(await syncedWorld(dialect))
+    // The lock and the note of its stat as they stand before the push: a kill -9 while the push
+    // writes its lock (a copy in .cms-sync/tmp/, not yet renamed) leaves them so.
+    const kept = path.join(w.root, '.cms-sync', 'lock-before')
+    await link(w.file('cms-sync.lock'), kept)
+    const seen = await readFile(w.file('.cms-sync/state/lock-seen.json'))
+    await w.editJson('content/home.json', { properties: { title: 'pushed, lock not written' } })
+    expect((await w.cli('push', 'content/home.json')).exitCode).toBe(0)
+    const written = await readFile(w.file('cms-sync.lock'), 'utf8')
+    await rename(kept, w.file('cms-sync.lock'))
+    await writeFile(w.file('.cms-sync/state/lock-seen.json'), seen)
+    await writeFile(w.file('.cms-sync/tmp/write-999999999-7'), written.slice(0, 100))
+    expect(await readFile(w.file('cms-sync.lock'), 'utf8')).not.toBe(written)
+
+    const status = await w.cli('--json', 'status')
+    expect(status.json.clean, status.stdout).toBe(true)
+    const sync = await w.cli('--json', 'sync')
+    expect(sync.exitCode, sync.stderr).toBe(0)
+    expect(sync.json.conflicts).toEqual([])
+    expect(await readFile(w.file('cms-sync.lock'), 'utf8')).toBe(written)
+    expect(await readdir(w.file('.cms-sync/tmp'))).toEqual([])
+    expect((await w.server.get('content', 'home'))?.properties).toMatchObject({
+      title: 'pushed, lock not written',
+    })
+  })
+
+  test('a run of named files clears the temp files a killed run recorded, and reads no synced folder for others', async () => {
+    const w = keep(await syncedWorld(dialect))
+    // As a write across file systems leaves it when killed (test/engine/atomic-write.test.ts):
+    // its temp file beside the target, and in .cms-sync/tmp/ the record of its name made before it.
+    await mkdir(w.file('.cms-sync/tmp'), { recursive: true })
+    await writeFile(w.file('content/home.json.1234567891'), '{"torn":')
+    await writeFile(w.file('.cms-sync/tmp/sibling-999999999-1'), w.file('content/home.json.1234567891'))
+    // A record naming a file outside the workspace (not ours to move) leaves that file alone.
+    const outside = await mkdtemp(path.join(tmpdir(), 'cms-sync-outside-'))
+    await writeFile(path.join(outside, 'notes.json.1234567892'), 'not ours')
+    await writeFile(w.file('.cms-sync/tmp/sibling-999999999-2'), path.join(outside, 'notes.json.1234567892'))
+    // One no record names (an older version's): left to the next run that reads the whole folder.
+    await writeFile(w.file('content/home.json.1234567890'), '{"older":')
+    await w.editJson('content/home.json', { properties: { title: 'edited' } })
+
+    const push = await w.cli('push', 'content/home.json')
+    expect(push.exitCode, push.stderr).toBe(0)
+    expect((await w.server.get('content', 'home'))?.properties).toMatchObject({ title: 'edited' })
+    expect(existsSync(w.file('content/home.json.1234567891'))).toBe(false)
+    expect(await readdir(w.file('.cms-sync/tmp'))).toEqual([])
+    const trash = (await readdir(w.file('.cms-sync/trash'))).find((n) => n.endsWith('-left-temp-files'))
+    expect(await readFile(w.file(`.cms-sync/trash/${trash}/content/home.json.1234567891`), 'utf8')).toBe(
+      '{"torn":',
+    )
+    expect(await readFile(path.join(outside, 'notes.json.1234567892'), 'utf8')).toBe('not ours')
+    await rm(outside, { recursive: true, force: true })
+    expect(existsSync(w.file('content/home.json.1234567890'))).toBe(true)
+
+    expect((await w.cli('pull')).exitCode).toBe(0)
+    expect(existsSync(w.file('content/home.json.1234567890'))).toBe(false)
   })
 })

@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process'
+import { statSync } from 'node:fs'
 import {
   chmod,
   chown,
@@ -153,4 +155,62 @@ describe.each([
     )
     expect(await readdir(dir)).toEqual([])
   })
+})
+
+// A temp folder on another file system than the target (a workspace folder that is a mount)
+// makes the writer fall back to a temp file beside the target, where the synced folders are.
+const otherDevice = '/dev/shm'
+const crossDevice = (() => {
+  try {
+    return statSync(otherDevice).dev !== statSync(tmpdir()).dev
+  } catch {
+    return false
+  }
+})()
+
+describe.runIf(crossDevice)('a write across file systems', () => {
+  let dir: string
+  let tempDir: string
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'cms-sync-across-'))
+    tempDir = await mkdtemp(path.join(otherDevice, 'cms-sync-across-tmp-'))
+  })
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true })
+    await rm(tempDir, { recursive: true, force: true })
+  })
+
+  test('writes the file whole and leaves nothing in either folder', async () => {
+    await writeFileAtomically(path.join(dir, 'a.json'), 'a', { tempDir })
+    await createFileAtomically(path.join(dir, 'b.json'), 'b', { tempDir })
+    expect((await readdir(dir)).sort()).toEqual(['a.json', 'b.json'])
+    expect(await readFile(path.join(dir, 'a.json'), 'utf8')).toBe('a')
+    expect(await readdir(tempDir)).toEqual([])
+  })
+
+  test('killed mid-write, its temp file beside the target is named in the temp folder', async () => {
+    const target = path.join(dir, 'home.json')
+    const script = path.join(dir, 'writer.mts')
+    const module = path.resolve(import.meta.dirname, '../../src/util/atomic-write.ts')
+    await writeFile(
+      script,
+      `import { writeFileAtomically } from ${JSON.stringify(module)}\n` +
+        `await writeFileAtomically(${JSON.stringify(target)}, Buffer.alloc(1024 * 1024 * 1024, 120), { tempDir: ${JSON.stringify(tempDir)} })\n`,
+    )
+    const child = spawn(process.execPath, ['--import', 'tsx', script], { stdio: 'ignore' })
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    // Killed once its temp file beside the target holds bytes: the write is under way.
+    for (;;) {
+      const temp = (await readdir(dir)).find((name) => name.startsWith('home.json.'))
+      if (temp && (await stat(path.join(dir, temp))).size > 0) break
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+    child.kill('SIGKILL')
+    await exited
+    const temp = (await readdir(dir)).find((name) => name.startsWith('home.json.'))
+    expect(temp).toMatch(/^home\.json\.\d{10}$/)
+    const records = await readdir(tempDir)
+    expect(records).toEqual([expect.stringMatching(new RegExp(`^sibling-${child.pid}-\\d+$`))])
+    expect(await readFile(path.join(tempDir, records[0]!), 'utf8')).toBe(path.join(dir, temp!))
+  }, 60_000)
 })

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, expect, test } from 'vitest'
 import { lineOf, lockFilePath, lockText } from '../../src/state/committed-base.js'
-import { spliceLock } from '../../src/state/lock-splice.js'
+import { FileBytes, lockPatches, spliceLock } from '../../src/state/lock-splice.js'
 import { bucketOf, indexPath, readIndex, stateDirPath } from '../../src/state/record-store.js'
 import { type ItemState, loadState, StateStore } from '../../src/state/state-file.js'
 
@@ -186,4 +186,91 @@ test('a state.json of version 2 is converted by the first save, and its lock kno
   expect((await loadState(root))?.items).toEqual(items)
   expect(await readFile(lockFilePath(root), 'utf8')).toBe(text)
   expect((await StateStore.open(root))!.lockUnmoved()).toBe(true)
+})
+
+test('a save whose lines keep their length patches a copy of the lock in place; one that adds, removes or lengthens a line splices', async () => {
+  const root = await tempRoot()
+  await savedStore(root)
+  const check = async (change: (store: StateStore) => Promise<void>) => {
+    const store = (await StateStore.open(root))!
+    expect(store.lockUnmoved()).toBe(true)
+    await change(store)
+    await store.flush()
+    const all = (await loadState(root))!
+    expect(await readFile(lockFilePath(root), 'utf8')).toBe(lockText(target, Object.values(all.items)))
+    // Known by its stat at the next run, however it was written.
+    expect((await StateStore.open(root))!.lockUnmoved()).toBe(true)
+    expect(readdirSync(path.join(root, '.cms-sync', 'tmp'))).toEqual([])
+  }
+  // A new revision of the same length: the lines stay where they are.
+  await check(async (store) => {
+    await store.commit(item('page-0', 'r2'))
+    await store.commit(item('page-1999', 'r2'))
+    await store.commit(item('s2', 'r2'))
+  })
+  // Longer, added, removed.
+  await check(async (store) => {
+    await store.commit(item('page-5', 'r22'))
+    await store.commit(item('page-5a'))
+    await store.forget('content/page-6.json')
+  })
+  // The first and the last line, with a line of another length elsewhere in the same save.
+  await check(async (store) => {
+    await store.commit(item('common', 'r3', true))
+    await store.commit(item('s1', 'r3'))
+    await store.commit(item('page-7', 'r'))
+  })
+})
+
+test('a lock git rewrote after the run found it its own is made whole from the state, never spliced into', async () => {
+  const root = await tempRoot()
+  await savedStore(root)
+  const store = (await StateStore.open(root))!
+  expect(store.lockUnmoved()).toBe(true)
+  // While the run works, git writes the lock: a merge that left a conflict at the line the save changes.
+  const text = await readFile(lockFilePath(root), 'utf8')
+  const ours = lineOf(item('page-9'))
+  await writeFile(
+    lockFilePath(root),
+    text.replace(ours, `<<<<<<< HEAD\n${ours}\n=======\n${lineOf(item('page-9', 'theirs'))}\n>>>>>>> theirs`),
+  )
+  await store.commit(item('page-9', 'r2'))
+  await store.flush()
+  expect(await readFile(lockFilePath(root), 'utf8')).toBe(store.lockText())
+  expect((await StateStore.open(root))!.lockUnmoved()).toBe(true)
+})
+
+test('lockPatches finds the changed lines by reading a few pages of the lock file, and gives what spliceLock gives', async () => {
+  const root = await tempRoot()
+  const many = Array.from({ length: 50_000 }, (_, n) => item(`p-${n}`))
+  const text = Buffer.from(lockText(target, many))
+  await writeFile(lockFilePath(root), text)
+  const changes = [
+    { path: 'content/p-0.json', line: lineOf(item('p-0', 'r2')) },
+    { path: 'content/p-42345.json', line: lineOf(item('p-42345', 'r3')) },
+    { path: 'content/p-9999.json', line: lineOf(item('p-9999')) },
+  ]
+  const file = FileBytes.open(lockFilePath(root))!
+  try {
+    const patches = lockPatches(file, changes)!
+    expect(patches).toHaveLength(2)
+    // 7 MB in 64 KB pages: a binary search per line, not a read of the whole.
+    expect(file.pagesRead).toBeLessThan(30)
+    expect(text.length / (64 * 1024)).toBeGreaterThan(100)
+    const patched = Buffer.from(text)
+    for (const patch of patches) patched.set(patch.bytes, patch.offset)
+    expect(patched.toString()).toBe(spliceLock(text, changes)!.toString())
+  } finally {
+    file.close()
+  }
+  // A line of another length, an added or a removed one: not a patch.
+  for (const change of [
+    { path: 'content/p-5.json', line: lineOf(item('p-5', 'r22')) },
+    { path: 'content/p-5a.json', line: lineOf(item('p-5a')) },
+    { path: 'content/p-5.json', line: undefined },
+  ]) {
+    const again = FileBytes.open(lockFilePath(root))!
+    expect(lockPatches(again, [change])).toBeUndefined()
+    again.close()
+  }
 })
