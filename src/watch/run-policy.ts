@@ -106,7 +106,8 @@ export interface WatchRunsOptions {
 /**
  * The remote poll's one question: did any listing change since the bases? One conditional
  * request per kind (and media), nothing downloaded or parsed when each answers "not modified".
- * False when it cannot tell (no listing read yet, a client that cannot ask).
+ * False when it cannot tell (no listing read yet, a client that cannot ask). It stops at the
+ * first listing that changed, whose answer the client keeps for the full run that follows.
  */
 export async function listingsUnchanged(
   deps: Pick<EngineDeps, 'client' | 'codecs' | 'media'>,
@@ -329,6 +330,10 @@ export function createWatchRuns(
       state.settled = false
       if (unreachable(error)) return { kind: 'offline', cause: error }
       throw error
+    } finally {
+      // A changed listing the check read is for this run's plan only (it took it, or failed
+      // before it could): a later run must never plan on it, stale.
+      if (context.full) deps.client.forgetCheckedListings?.()
     }
   }
 
