@@ -297,8 +297,12 @@ export function createWatchRuns(
     try {
       const what = await planned(paths, context.full)
       const look = what.look ? { look: what.look } : {}
-      // A quiet poll: nothing moved here, no listing changed; what stood (conflicts) stands.
-      if (what.look?.planned === 'nothing') return { kind: 'done', retryPaths: [], whole: false, ...look }
+      // A quiet poll: nothing moved here, no listing changed; what stood (conflicts) stands. The
+      // daemon is idle: it lets go of the state's records the last runs read (docs/watch.md).
+      if (what.look?.planned === 'nothing') {
+        engine.dropSavedRecords()
+        return { kind: 'done', retryPaths: [], whole: false, ...look }
+      }
       if (what.whole) {
         state.settled = false
         state.fullAsked = false

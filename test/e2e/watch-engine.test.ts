@@ -21,6 +21,10 @@ afterEach(async () => {
 })
 
 async function engineFor(w: World, paused = false, rehash?: () => boolean) {
+  return (await engineAndRuns(w, paused, rehash)).runs
+}
+
+async function engineAndRuns(w: World, paused = false, rehash?: () => boolean) {
   client = await createRemoteClient({
     server: w.proxy.url,
     project: 'demo',
@@ -44,11 +48,13 @@ async function engineFor(w: World, paused = false, rehash?: () => boolean) {
     CODECS.map((codec) => codec.kind),
     (rel, isDir) => rules.ignores(rel, isDir),
   )
-  return createWatchRuns(createWatchEngine(deps), deps, {
+  const engine = createWatchEngine(deps)
+  const runs = createWatchRuns(engine, deps, {
     stats,
     paused: async () => paused,
     ...(rehash ? { rehash } : {}),
   })
+  return { engine, runs }
 }
 
 async function runFor(w: World, paused = false) {
@@ -220,4 +226,33 @@ test('a look taken ahead of the poll is what the poll plans from; a change after
   // The next look finds it (the push changed the listing, so that poll plans everything).
   await runs.run(new Set(), context(true))
   expect(await world.server.get('content', 'news')).toMatchObject({ properties: { title: 'after the look' } })
+})
+
+test('an idle daemon holds no record of the state in memory: a quiet poll lets go of what the full run read, never of an unsaved change', async () => {
+  world = await syncedWorld('spec')
+  const { engine, runs } = await engineAndRuns(world)
+  await runs.run(new Set(), context(true)) // the start-up reconcile reads every base
+  expect(engine.recordsInMemory()).toBeGreaterThan(0)
+  expect(await runs.run(new Set(), context(true))).toMatchObject({ look: { planned: 'nothing' } })
+  expect(engine.recordsInMemory()).toBe(0)
+  // The media verifier's tick reads no record either.
+  expect(engine.mediaToVerify()).toEqual([])
+  expect(engine.recordsInMemory()).toBe(0)
+
+  // An edit-only run leaves its record unsaved (the save timer saves it): kept until saved.
+  await world.editJson('content/home.json', { properties: { title: 'edited' } })
+  expect(await runs.run(new Set(['content/home.json']), context())).toMatchObject({
+    outcome: { applied: [{ path: 'content/home.json', action: 'push' }] },
+  })
+  engine.dropSavedRecords()
+  expect(engine.recordsInMemory()).toBeGreaterThan(0)
+  await engine.saveState()
+  engine.dropSavedRecords()
+  expect(engine.recordsInMemory()).toBe(0)
+  // Read again from disk when asked: the push is a base, nothing is left to do.
+  expect(await runs.run(new Set(['content/home.json']), context())).toMatchObject({
+    outcome: { applied: [] },
+  })
+  const status = await world.cli('--json', 'status')
+  expect(status.json.changes).toEqual([])
 })

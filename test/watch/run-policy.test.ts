@@ -26,6 +26,7 @@ function standIn(results: Array<(items: PlanItem[]) => Outcome>) {
       planned.push({ paths: [...paths].sort(), full: how.full })
       return { plan: { items: [...paths].map((p) => item(p, 'push')) }, fresh: true } as unknown as PlannedRun
     },
+    dropSavedRecords() {},
     async apply(run: PlannedRun) {
       const next = results.shift() ?? (() => ({ applied: [], conflicts: [], failed: [] }))
       return { retryPaths: [], outcome: next(run.plan.items) }
