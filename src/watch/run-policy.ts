@@ -101,7 +101,17 @@ export interface WatchRunsOptions {
    * with a change to push (none: what it held was restored or reverted, and it may lift).
    */
   whilePaused?: (pushing: string[]) => Promise<void>
+  /**
+   * A quiet poll this long after the last run that planned something lets go of the state's
+   * saved records (IDLE_RELEASE_MS): an editing session keeps them for the full polls its own
+   * pushes bring, an idle daemon holds none.
+   */
+  releaseAfterMs?: number
+  now?: () => number
 }
+
+/** How long a daemon runs nothing before it lets go of the state's records. */
+export const IDLE_RELEASE_MS = 60_000
 
 /**
  * The remote poll's one question: did any listing change since the bases? One conditional
@@ -245,6 +255,10 @@ export function createWatchRuns(
    */
   const held = new Set<string>()
   const looks = createStatLooks(opts.stats, floodAt)
+  const now = opts.now ?? Date.now
+  const releaseAfterMs = opts.releaseAfterMs ?? IDLE_RELEASE_MS
+  /** When a run last planned something (a batch, or a poll that did more than ask). */
+  let lastPlanned = now()
 
   /** Whether the next full request takes the stat look (the deep rescan always does). */
   function lookDue(): boolean {
@@ -297,12 +311,13 @@ export function createWatchRuns(
     try {
       const what = await planned(paths, context.full)
       const look = what.look ? { look: what.look } : {}
-      // A quiet poll: nothing moved here, no listing changed; what stood (conflicts) stands. The
-      // daemon is idle: it lets go of the state's records the last runs read (docs/watch.md).
+      // A quiet poll: nothing moved here, no listing changed; what stood (conflicts) stands.
+      // Idle for a while now: it lets go of the state's records the last runs read (docs/watch.md).
       if (what.look?.planned === 'nothing') {
-        engine.dropSavedRecords()
+        if (now() - lastPlanned >= releaseAfterMs) engine.dropSavedRecords()
         return { kind: 'done', retryPaths: [], whole: false, ...look }
       }
+      lastPlanned = now()
       if (what.whole) {
         state.settled = false
         state.fullAsked = false

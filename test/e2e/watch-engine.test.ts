@@ -24,7 +24,12 @@ async function engineFor(w: World, paused = false, rehash?: () => boolean) {
   return (await engineAndRuns(w, paused, rehash)).runs
 }
 
-async function engineAndRuns(w: World, paused = false, rehash?: () => boolean) {
+async function engineAndRuns(
+  w: World,
+  paused = false,
+  rehash?: () => boolean,
+  idle?: { releaseAfterMs: number; now: () => number },
+) {
   client = await createRemoteClient({
     server: w.proxy.url,
     project: 'demo',
@@ -53,6 +58,7 @@ async function engineAndRuns(w: World, paused = false, rehash?: () => boolean) {
     stats,
     paused: async () => paused,
     ...(rehash ? { rehash } : {}),
+    ...idle,
   })
   return { engine, runs }
 }
@@ -228,11 +234,21 @@ test('a look taken ahead of the poll is what the poll plans from; a change after
   expect(await world.server.get('content', 'news')).toMatchObject({ properties: { title: 'after the look' } })
 })
 
-test('an idle daemon holds no record of the state in memory: a quiet poll lets go of what the full run read, never of an unsaved change', async () => {
+test('an idle daemon holds no record of the state in memory: a quiet poll a minute after the last run lets go of what it read, never of an unsaved change', async () => {
   world = await syncedWorld('spec')
-  const { engine, runs } = await engineAndRuns(world)
+  let clock = 0
+  const { engine, runs } = await engineAndRuns(world, false, undefined, {
+    releaseAfterMs: 60_000,
+    now: () => clock,
+  })
   await runs.run(new Set(), context(true)) // the start-up reconcile reads every base
   expect(engine.recordsInMemory()).toBeGreaterThan(0)
+  // A quiet poll soon after: an editing session's next full poll would read them all again.
+  clock = 59_999
+  expect(await runs.run(new Set(), context(true))).toMatchObject({ look: { planned: 'nothing' } })
+  expect(engine.recordsInMemory()).toBeGreaterThan(0)
+  // A minute of nothing: idle, it lets go.
+  clock = 60_000
   expect(await runs.run(new Set(), context(true))).toMatchObject({ look: { planned: 'nothing' } })
   expect(engine.recordsInMemory()).toBe(0)
   // The media verifier's tick reads no record either.
