@@ -102,16 +102,15 @@ export interface WatchRunsOptions {
    */
   whilePaused?: (pushing: string[]) => Promise<void>
   /**
-   * A quiet poll this long after the last run that planned something lets go of the state's
-   * saved records (IDLE_RELEASE_MS): an editing session keeps them for the full polls its own
-   * pushes bring, an idle daemon holds none.
+   * A quiet poll lets go of the state's saved records, unless a watcher's batch ran within this
+   * long (EDITING_MS): an editing session keeps them for the full polls its own pushes bring.
    */
-  releaseAfterMs?: number
+  editingMs?: number
   now?: () => number
 }
 
-/** How long a daemon runs nothing before it lets go of the state's records. */
-export const IDLE_RELEASE_MS = 60_000
+/** How long after a watcher's batch the daemon counts as in an editing session. */
+export const EDITING_MS = 60_000
 
 /**
  * The remote poll's one question: did any listing change since the bases? One conditional
@@ -256,9 +255,9 @@ export function createWatchRuns(
   const held = new Set<string>()
   const looks = createStatLooks(opts.stats, floodAt)
   const now = opts.now ?? Date.now
-  const releaseAfterMs = opts.releaseAfterMs ?? IDLE_RELEASE_MS
-  /** When a run last planned something (a batch, or a poll that did more than ask). */
-  let lastPlanned = now()
+  const editingMs = opts.editingMs ?? EDITING_MS
+  /** When the last watcher's batch ran (none yet: the start-up reconcile's records go at once). */
+  let lastBatch = Number.NEGATIVE_INFINITY
 
   /** Whether the next full request takes the stat look (the deep rescan always does). */
   function lookDue(): boolean {
@@ -312,12 +311,13 @@ export function createWatchRuns(
       const what = await planned(paths, context.full)
       const look = what.look ? { look: what.look } : {}
       // A quiet poll: nothing moved here, no listing changed; what stood (conflicts) stands.
-      // Idle for a while now: it lets go of the state's records the last runs read (docs/watch.md).
+      // Unless someone is editing, the daemon lets go of the state's records the last runs read
+      // (docs/watch.md, "Memory follows the change").
       if (what.look?.planned === 'nothing') {
-        if (now() - lastPlanned >= releaseAfterMs) engine.dropSavedRecords()
+        if (now() - lastBatch >= editingMs) engine.dropSavedRecords()
         return { kind: 'done', retryPaths: [], whole: false, ...look }
       }
-      lastPlanned = now()
+      if (!context.full) lastBatch = now()
       if (what.whole) {
         state.settled = false
         state.fullAsked = false

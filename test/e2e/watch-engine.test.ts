@@ -28,7 +28,7 @@ async function engineAndRuns(
   w: World,
   paused = false,
   rehash?: () => boolean,
-  idle?: { releaseAfterMs: number; now: () => number },
+  idle?: { editingMs: number; now: () => number },
 ) {
   client = await createRemoteClient({
     server: w.proxy.url,
@@ -234,36 +234,39 @@ test('a look taken ahead of the poll is what the poll plans from; a change after
   expect(await world.server.get('content', 'news')).toMatchObject({ properties: { title: 'after the look' } })
 })
 
-test('an idle daemon holds no record of the state in memory: a quiet poll a minute after the last run lets go of what it read, never of an unsaved change', async () => {
+test('an idle daemon holds no record of the state in memory: a quiet poll lets go of what the runs read, unless someone is editing, and never of an unsaved change', async () => {
   world = await syncedWorld('spec')
   let clock = 0
   const { engine, runs } = await engineAndRuns(world, false, undefined, {
-    releaseAfterMs: 60_000,
+    editingMs: 60_000,
     now: () => clock,
   })
   await runs.run(new Set(), context(true)) // the start-up reconcile reads every base
   expect(engine.recordsInMemory()).toBeGreaterThan(0)
-  // A quiet poll soon after: an editing session's next full poll would read them all again.
-  clock = 59_999
-  expect(await runs.run(new Set(), context(true))).toMatchObject({ look: { planned: 'nothing' } })
-  expect(engine.recordsInMemory()).toBeGreaterThan(0)
-  // A minute of nothing: idle, it lets go.
-  clock = 60_000
+  clock = 10_000
   expect(await runs.run(new Set(), context(true))).toMatchObject({ look: { planned: 'nothing' } })
   expect(engine.recordsInMemory()).toBe(0)
   // The media verifier's tick reads no record either.
   expect(engine.mediaToVerify()).toEqual([])
   expect(engine.recordsInMemory()).toBe(0)
 
-  // An edit-only run leaves its record unsaved (the save timer saves it): kept until saved.
+  // An edit (a watcher's batch) leaves its record unsaved (the save timer saves it): kept.
   await world.editJson('content/home.json', { properties: { title: 'edited' } })
+  clock = 20_000
   expect(await runs.run(new Set(['content/home.json']), context())).toMatchObject({
     outcome: { applied: [{ path: 'content/home.json', action: 'push' }] },
   })
   engine.dropSavedRecords()
   expect(engine.recordsInMemory()).toBeGreaterThan(0)
-  await engine.saveState()
-  engine.dropSavedRecords()
+  // Its push changed the listing: the next poll plans everything (and saves).
+  clock = 30_000
+  expect(await runs.run(new Set(), context(true))).toMatchObject({ whole: true })
+  // Within a minute of the edit, an editing session: the next full poll would read them all again.
+  clock = 79_999
+  expect(await runs.run(new Set(), context(true))).toMatchObject({ look: { planned: 'nothing' } })
+  expect(engine.recordsInMemory()).toBeGreaterThan(0)
+  clock = 80_000
+  expect(await runs.run(new Set(), context(true))).toMatchObject({ look: { planned: 'nothing' } })
   expect(engine.recordsInMemory()).toBe(0)
   // Read again from disk when asked: the push is a base, nothing is left to do.
   expect(await runs.run(new Set(['content/home.json']), context())).toMatchObject({
