@@ -16,6 +16,11 @@ export interface RemotePort {
   listing?(kind: Kind, opts?: { signal?: AbortSignal; conditional?: boolean }): Promise<ListingRead>
   /** Whether the kind's listing is still the one its bases equal (one 304); false when not known. */
   listingUnchanged?(kind: Kind): Promise<boolean>
+  /**
+   * A check that found a listing changed kept its answer for the full run that follows (one
+   * download, not two); this drops what that run did not take, so nothing reads it later.
+   */
+  forgetCheckedListings?(): void
   /** Where the listings' validators are recorded and dropped (the run's StateStore). */
   useValidators?(validators: ValidatorRecord | undefined): void
   /** The item, or undefined when the server does not have it. */

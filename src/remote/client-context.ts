@@ -2,6 +2,7 @@
 // path, the dialect's row, and what the listings read so far say about the server.
 
 import type { Logger } from 'pino'
+import type { Answer } from './answer.js'
 import type { Capabilities } from './capabilities.js'
 import type { ListingValidators, RemoteObject } from './client-types.js'
 import { NATIVE_SCHEMA_IDS, type RemoteKind, ROUTE_WORDS, SEGMENT } from './dialect.js'
@@ -23,8 +24,19 @@ export interface ClientContext {
   readonly listMaxBytes: number
   /** Where the validators of the listings the bases equal are recorded (the run's state). */
   validators: ListingValidators | undefined
+  /**
+   * A listing check's 200 (listings.ts `listingUnchangedSince`): the changed listing, read and
+   * parsed once, for the full run that follows to take instead of asking again.
+   */
+  checked: CheckedListing | undefined
   /** What the listings read so far say (listings.ts keeps it, items.ts reads it). */
   readonly seen: ListingsSeen
+}
+
+export interface CheckedListing {
+  name: string
+  path: string
+  answer: Answer
 }
 
 export interface ListingsSeen {

@@ -114,6 +114,11 @@ export interface RemoteClient {
    * answered 304 (watch's quiet poll). False when no validator is recorded.
    */
   listingUnchanged(kind: RemoteKind): Promise<boolean>
+  /**
+   * Drops the changed listing a check read for the full run that follows (listingUnchanged
+   * keeps a 200's answer): a run that did not take it must never read it later, stale.
+   */
+  forgetCheckedListings(): void
   /** Where the validators are recorded from now on (the run's state); undefined: none. */
   useValidators(validators: ListingValidators | undefined): void
   get(kind: RemoteKind, id: string): Promise<RemoteObject | undefined>

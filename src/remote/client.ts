@@ -14,6 +14,7 @@ import { clearExportedFormEntries, clearFormEntries, formEntries } from './form-
 import { createTransport, type HttpRequest, type Transport } from './http.js'
 import { get, put, remove, syncCall } from './items.js'
 import {
+  forgetCheckedListings,
   forgetListing,
   list,
   listing,
@@ -78,6 +79,7 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     maxRetries: opts.maxRetries ?? 4,
     listMaxBytes: opts.listMaxBytes ?? DEFAULT_LIST_MAX_BYTES,
     validators: undefined,
+    checked: undefined,
     seen: emptySeen(),
   }
   const token = tokenCheck(transport, opts.token || undefined)
@@ -89,6 +91,7 @@ export async function createRemoteClient(opts: RemoteClientOptions): Promise<Rem
     list: (kind, listOpts) => list(ctx, kind, listOpts),
     listing: (kind, listOpts) => listing(ctx, kind, listOpts),
     listingUnchanged: (kind) => listingUnchanged(ctx, kind),
+    forgetCheckedListings: () => forgetCheckedListings(ctx),
     useValidators: (validators) => {
       ctx.validators = validators
     },

@@ -39,24 +39,29 @@ function hasParentCopy(item: RemoteObject): boolean {
 /**
  * Whether the listing `name` at `path` is still the one the bases equal: one request with
  * If-None-Match of the recorded validator, answered 304. False when no validator is recorded
- * (nothing is known to be the bases) or the listing changed; nothing is downloaded either way
- * beyond the answer's status (a 200's body is drained, not kept).
+ * (nothing is known to be the bases) or the listing changed. A 200 is the changed listing itself:
+ * read once (capped like any listing) and kept for the full run that follows, which takes it
+ * instead of asking again (`readListing`), so a remote change costs one download of the listing,
+ * not two (docs/remote-client.md, "Conditional listings"). Only the last check's answer is kept.
  */
 export async function listingUnchangedSince(
   ctx: ClientContext,
   name: string,
   path: string,
 ): Promise<boolean> {
+  ctx.checked = undefined
   const validator = usableValidator(ctx, name, path)
   if (!validator) return false
   const answer = await ctx.transport.send({
     method: 'GET',
     path,
     headers: { 'if-none-match': validator.etag },
-    sink: drain,
+    maxBytes: ctx.listMaxBytes,
   })
   if (answer.kind === 'not-modified') return true
   if (answer.kind === 'retry' || answer.kind === 'ambiguous') throw answer.error
+  // A failure (a 4xx, a body over the cap) is not kept: the full run asks again and says why.
+  if (answer.kind === 'ok') ctx.checked = { name, path, answer }
   return false
 }
 
@@ -65,8 +70,17 @@ export function listingUnchanged(ctx: ClientContext, kind: RemoteKind): Promise<
   return listingUnchangedSince(ctx, SEGMENT[kind], `${ctx.P}/${SEGMENT[kind]}`)
 }
 
-async function drain(body: AsyncIterable<Buffer>): Promise<void> {
-  for await (const _chunk of body);
+/** Drops a check's answer that no run took: read later, it would be a stale listing. */
+export function forgetCheckedListings(ctx: ClientContext): void {
+  ctx.checked = undefined
+}
+
+/** The check's answer for `path`, taken once; undefined when the last check kept none for it. */
+function takeChecked(ctx: ClientContext, path: string): Answer | undefined {
+  const checked = ctx.checked
+  if (checked?.path !== path) return undefined
+  ctx.checked = undefined
+  return checked.answer
 }
 
 /** The recorded validator of `name`, when it was recorded for this very URL. */
@@ -94,6 +108,9 @@ export async function readListing(
   request: HttpRequest,
   conditional: boolean,
 ): Promise<ListingAnswer> {
+  const checked = takeChecked(ctx, request.path)
+  // The listing the check just read in full: as good as a fresh unconditional read.
+  if (checked) return { answer: checked, ...validatorOf(ctx, request.path, checked) }
   const validator = conditional ? usableValidator(ctx, name, request.path) : undefined
   const answer = await ctx.transport.send({
     ...request,
@@ -109,10 +126,15 @@ export async function readListing(
   if (answer.kind === 'not-modified')
     // A 304 to a request that named no validator: a broken server or proxy, never "the bases".
     return { answer: await ctx.transport.send(request) }
-  if (answer.kind !== 'ok') return { answer }
+  return { answer, ...validatorOf(ctx, request.path, answer) }
+}
+
+/** A 200's ETag with its URL, when the server sent one. */
+function validatorOf(ctx: ClientContext, path: string, answer: Answer): { validator?: ListingValidator } {
+  if (answer.kind !== 'ok') return {}
   const { etag } = answer.response.headers
-  const url = `${ctx.transport.server}${request.path}`
-  return { answer, ...(typeof etag === 'string' && etag !== '' ? { validator: { url, etag } } : {}) }
+  const url = `${ctx.transport.server}${path}`
+  return typeof etag === 'string' && etag !== '' ? { validator: { url, etag } } : {}
 }
 
 /**
@@ -122,6 +144,7 @@ export async function readListing(
  */
 export function forgetListing(ctx: ClientContext, name: string): void {
   ctx.validators?.dropValidator(name)
+  if (ctx.checked?.name === name) ctx.checked = undefined
 }
 
 export async function list(

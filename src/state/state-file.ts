@@ -376,6 +376,24 @@ export class StateStore {
     return this.bucket(this.bucketNumber(path)).get(path)
   }
 
+  /** How many records are held in memory: read since the last release, or changed and not saved. */
+  get inMemory(): number {
+    let count = 0
+    for (const records of this.buckets.values()) count += records.size
+    return count
+  }
+
+  /**
+   * Lets go of the records a save holds on disk (each bucket with no unsaved change); they are
+   * read again when asked for. For a holder that lives long (watch, between its runs): its memory
+   * then follows what changed, not the size of the workspace. Nothing while a save is under way:
+   * until it ends, the index names the files it replaces.
+   */
+  release(): void {
+    if (this.saving) return
+    for (const number of [...this.buckets.keys()]) if (!this.dirty.has(number)) this.buckets.delete(number)
+  }
+
   /** The validator of the listing `name`'s bases equal, if one is recorded. */
   validatorOf(name: string): ListingValidator | undefined {
     const validator = this.validators[name]

@@ -75,8 +75,13 @@ export function startMediaVerifier(opts: MediaVerifierOptions): MediaVerifier | 
         const verified = c.verifiedAt ?? ''
         return read > verified ? read : verified
       }
-      candidates.sort((a, b) => lookedAt(a).localeCompare(lookedAt(b)))
-      const next = candidates[0]!
+      // One pass for the oldest: a tick reads one item, so ordering them all would be waste.
+      let next = candidates[0]!
+      let nextAt = lookedAt(next)
+      for (const candidate of candidates) {
+        const at = lookedAt(candidate)
+        if (at < nextAt) [next, nextAt] = [candidate, at]
+      }
       const used = spent.reduce((sum, s) => sum + s.bytes, 0)
       if (used > 0 && used + next.size > byteBudget) return
       const got = await opts.hash(next.id)

@@ -101,12 +101,22 @@ export interface WatchRunsOptions {
    * with a change to push (none: what it held was restored or reverted, and it may lift).
    */
   whilePaused?: (pushing: string[]) => Promise<void>
+  /**
+   * A quiet poll lets go of the state's saved records, unless a watcher's batch ran within this
+   * long (EDITING_MS): an editing session keeps them for the full polls its own pushes bring.
+   */
+  editingMs?: number
+  now?: () => number
 }
+
+/** How long after a watcher's batch the daemon counts as in an editing session. */
+export const EDITING_MS = 60_000
 
 /**
  * The remote poll's one question: did any listing change since the bases? One conditional
  * request per kind (and media), nothing downloaded or parsed when each answers "not modified".
- * False when it cannot tell (no listing read yet, a client that cannot ask).
+ * False when it cannot tell (no listing read yet, a client that cannot ask). It stops at the
+ * first listing that changed, whose answer the client keeps for the full run that follows.
  */
 export async function listingsUnchanged(
   deps: Pick<EngineDeps, 'client' | 'codecs' | 'media'>,
@@ -244,6 +254,10 @@ export function createWatchRuns(
    */
   const held = new Set<string>()
   const looks = createStatLooks(opts.stats, floodAt)
+  const now = opts.now ?? Date.now
+  const editingMs = opts.editingMs ?? EDITING_MS
+  /** When the last watcher's batch ran (none yet: the start-up reconcile's records go at once). */
+  let lastBatch = Number.NEGATIVE_INFINITY
 
   /** Whether the next full request takes the stat look (the deep rescan always does). */
   function lookDue(): boolean {
@@ -297,7 +311,13 @@ export function createWatchRuns(
       const what = await planned(paths, context.full)
       const look = what.look ? { look: what.look } : {}
       // A quiet poll: nothing moved here, no listing changed; what stood (conflicts) stands.
-      if (what.look?.planned === 'nothing') return { kind: 'done', retryPaths: [], whole: false, ...look }
+      // Unless someone is editing, the daemon lets go of the state's records the last runs read
+      // (docs/watch.md, "Memory follows the change").
+      if (what.look?.planned === 'nothing') {
+        if (now() - lastBatch >= editingMs) engine.dropSavedRecords()
+        return { kind: 'done', retryPaths: [], whole: false, ...look }
+      }
+      if (!context.full) lastBatch = now()
       if (what.whole) {
         state.settled = false
         state.fullAsked = false
@@ -329,6 +349,10 @@ export function createWatchRuns(
       state.settled = false
       if (unreachable(error)) return { kind: 'offline', cause: error }
       throw error
+    } finally {
+      // A changed listing the check read is for this run's plan only (it took it, or failed
+      // before it could): a later run must never plan on it, stale.
+      if (context.full) deps.client.forgetCheckedListings?.()
     }
   }
 

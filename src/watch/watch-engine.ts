@@ -69,12 +69,45 @@ export interface WatchEngine {
   /** Items the state tracks; undefined before the first run. */
   tracked(): number | undefined
   /**
-   * The synced media whose server bytes the listing cannot vouch for (no revision: upstream),
-   * with what re-reading them should find and when that was last checked.
+   * Lets go of the state's records a save holds on disk (an idle daemon holds none: they are
+   * read again by the next run that asks); unsaved changes stay until saved.
    */
-  mediaToVerify(): { id: string; path: string; sha256: string; size: number; verifiedAt: string | null }[]
+  dropSavedRecords(): void
+  /** How many of the state's records are in memory now. */
+  recordsInMemory(): number
+  /**
+   * The synced media whose server bytes the listing cannot vouch for (no revision: upstream),
+   * with what re-reading them should find and when that was last checked. Taken after each run
+   * that planned everything (media change in no other run), so asking reads no record.
+   */
+  mediaToVerify(): MediaToVerify[]
   /** The server's bytes of `path` were read just now and are `sha256`: recorded if that is still its base. */
   markVerified(path: string, sha256: string, at: string): boolean
+}
+
+export interface MediaToVerify {
+  id: string
+  path: string
+  sha256: string
+  size: number
+  verifiedAt: string | null
+}
+
+/** The synced media the listing cannot vouch for (no revision: upstream); reads every record. */
+function unvouchedMedia(store: StateStore): MediaToVerify[] {
+  return store.items('media').flatMap((item) =>
+    item.media && item.remoteRev === ''
+      ? [
+          {
+            id: item.id,
+            path: item.path,
+            sha256: item.media.sha256,
+            size: item.stat?.size ?? 0,
+            verifiedAt: item.verifiedAt ?? null,
+          },
+        ]
+      : [],
+  )
 }
 
 /**
@@ -98,6 +131,8 @@ export function createWatchEngine(
   } = {},
 ): WatchEngine {
   let store: StateStore | undefined
+  /** The media the verifier re-reads, as the last run that planned everything left them. */
+  let toVerify: MediaToVerify[] = []
 
   async function saveState(): Promise<void> {
     await store?.flush()
@@ -142,7 +177,10 @@ export function createWatchEngine(
         ...(opts.deferPublish ? { deferPublish: opts.deferPublish } : {}),
       })
     } finally {
-      if (planned.fresh) opts.onUnsaved?.() // a full run saves at its end
+      if (planned.fresh)
+        opts.onUnsaved?.() // a full run saves at its end
+      // Media change only in runs that planned everything (an edit-only plan of media is one).
+      else if (store) toVerify = unvouchedMedia(store)
     }
     const retryPaths = outcome.failed
       .filter((f) => f.code !== undefined && TRANSIENT.has(f.code))
@@ -157,14 +195,23 @@ export function createWatchEngine(
     leaves?: Readonly<Record<string, readonly string[]>>
   }): Promise<Outcome> {
     const store = await open()
-    if (request.command === 'again') return pushAgain(store, request.scope)
-    if (request.command === 'restore') return restoreEdits(deps, request.scope, { store })
-    const leaves = new Map(Object.entries(request.leaves ?? {}))
-    return resolveConflicts(deps, { scope: request.scope, keep: request.keep, leaves }, { store })
+    try {
+      if (request.command === 'again') return await pushAgain(store, request.scope)
+      if (request.command === 'restore') return await restoreEdits(deps, request.scope, { store })
+      const leaves = new Map(Object.entries(request.leaves ?? {}))
+      return await resolveConflicts(deps, { scope: request.scope, keep: request.keep, leaves }, { store })
+    } finally {
+      toVerify = unvouchedMedia(store)
+    }
   }
 
   async function release(scope: string[]): Promise<Outcome> {
-    return releaseHeld(deps, scope, { store: await open() })
+    const store = await open()
+    try {
+      return await releaseHeld(deps, scope, { store })
+    } finally {
+      toVerify = unvouchedMedia(store)
+    }
   }
 
   /** push --again on the daemon's state: the files get our reverted leaves back, then are pushed. */
@@ -193,23 +240,13 @@ export function createWatchEngine(
     },
     saveState,
     tracked: () => store?.size,
-    mediaToVerify: () =>
-      (store?.items('media') ?? []).flatMap((item) =>
-        item.media && item.remoteRev === ''
-          ? [
-              {
-                id: item.id,
-                path: item.path,
-                sha256: item.media.sha256,
-                size: item.stat?.size ?? 0,
-                verifiedAt: item.verifiedAt ?? null,
-              },
-            ]
-          : [],
-      ),
+    dropSavedRecords: () => store?.release(),
+    recordsInMemory: () => store?.inMemory ?? 0,
+    mediaToVerify: () => toVerify,
     markVerified: (path, sha256, at) => {
       if (store?.get(path)?.media?.sha256 !== sha256) return false
       store.verified(path, at)
+      toVerify = toVerify.map((item) => (item.path === path ? { ...item, verifiedAt: at } : item))
       return true
     },
   }

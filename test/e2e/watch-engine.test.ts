@@ -21,6 +21,15 @@ afterEach(async () => {
 })
 
 async function engineFor(w: World, paused = false, rehash?: () => boolean) {
+  return (await engineAndRuns(w, paused, rehash)).runs
+}
+
+async function engineAndRuns(
+  w: World,
+  paused = false,
+  rehash?: () => boolean,
+  idle?: { editingMs: number; now: () => number },
+) {
   client = await createRemoteClient({
     server: w.proxy.url,
     project: 'demo',
@@ -44,11 +53,14 @@ async function engineFor(w: World, paused = false, rehash?: () => boolean) {
     CODECS.map((codec) => codec.kind),
     (rel, isDir) => rules.ignores(rel, isDir),
   )
-  return createWatchRuns(createWatchEngine(deps), deps, {
+  const engine = createWatchEngine(deps)
+  const runs = createWatchRuns(engine, deps, {
     stats,
     paused: async () => paused,
     ...(rehash ? { rehash } : {}),
+    ...idle,
   })
+  return { engine, runs }
 }
 
 async function runFor(w: World, paused = false) {
@@ -220,4 +232,46 @@ test('a look taken ahead of the poll is what the poll plans from; a change after
   // The next look finds it (the push changed the listing, so that poll plans everything).
   await runs.run(new Set(), context(true))
   expect(await world.server.get('content', 'news')).toMatchObject({ properties: { title: 'after the look' } })
+})
+
+test('an idle daemon holds no record of the state in memory: a quiet poll lets go of what the runs read, unless someone is editing, and never of an unsaved change', async () => {
+  world = await syncedWorld('spec')
+  let clock = 0
+  const { engine, runs } = await engineAndRuns(world, false, undefined, {
+    editingMs: 60_000,
+    now: () => clock,
+  })
+  await runs.run(new Set(), context(true)) // the start-up reconcile reads every base
+  expect(engine.recordsInMemory()).toBeGreaterThan(0)
+  clock = 10_000
+  expect(await runs.run(new Set(), context(true))).toMatchObject({ look: { planned: 'nothing' } })
+  expect(engine.recordsInMemory()).toBe(0)
+  // The media verifier's tick reads no record either.
+  expect(engine.mediaToVerify()).toEqual([])
+  expect(engine.recordsInMemory()).toBe(0)
+
+  // An edit (a watcher's batch) leaves its record unsaved (the save timer saves it): kept.
+  await world.editJson('content/home.json', { properties: { title: 'edited' } })
+  clock = 20_000
+  expect(await runs.run(new Set(['content/home.json']), context())).toMatchObject({
+    outcome: { applied: [{ path: 'content/home.json', action: 'push' }] },
+  })
+  engine.dropSavedRecords()
+  expect(engine.recordsInMemory()).toBeGreaterThan(0)
+  // Its push changed the listing: the next poll plans everything (and saves).
+  clock = 30_000
+  expect(await runs.run(new Set(), context(true))).toMatchObject({ whole: true })
+  // Within a minute of the edit, an editing session: the next full poll would read them all again.
+  clock = 79_999
+  expect(await runs.run(new Set(), context(true))).toMatchObject({ look: { planned: 'nothing' } })
+  expect(engine.recordsInMemory()).toBeGreaterThan(0)
+  clock = 80_000
+  expect(await runs.run(new Set(), context(true))).toMatchObject({ look: { planned: 'nothing' } })
+  expect(engine.recordsInMemory()).toBe(0)
+  // Read again from disk when asked: the push is a base, nothing is left to do.
+  expect(await runs.run(new Set(['content/home.json']), context())).toMatchObject({
+    outcome: { applied: [] },
+  })
+  const status = await world.cli('--json', 'status')
+  expect(status.json.changes).toEqual([])
 })

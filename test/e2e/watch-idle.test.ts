@@ -137,3 +137,22 @@ test('a server whose listings answer 304 to everything cannot hide a remote chan
     expect.objectContaining({ listings: 'changed' }),
   )
 })
+
+test('a remote change a quiet poll finds costs one download of that listing: the check hands its answer to the full run', async () => {
+  const { w, d } = await watched()
+  await pollNumber(d, polls(d.events).length + 1)
+  const from = w.proxy.answered.length
+  const polled = polls(d.events).length
+  await w.setContent('news', { properties: { title: 'changed on the server' } })
+  await d.waitForEvent({ event: 'pulled', path: 'content/news.json' })
+  expect(await w.readJson('content/news.json')).toMatchObject({
+    properties: { title: 'changed on the server' },
+  })
+  expect(polls(d.events).slice(polled)).toContainEqual(
+    expect.objectContaining({ listings: 'changed', planned: 'everything' }),
+  )
+  // The poll's check asked content with its ETag and got the new listing: the full run that
+  // followed read that answer, not the listing again.
+  const content = w.proxy.answered.slice(from).filter((r) => /^GET \/api\/demo\/live\/content /.test(r))
+  expect(content.filter((r) => r.endsWith(' 200'))).toEqual(['GET /api/demo/live/content 200'])
+})

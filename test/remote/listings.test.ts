@@ -115,6 +115,55 @@ describe.each(['spec', 'upstream'] as const)('%s dialect', (dialect) => {
     expect(await client.listingUnchanged('content')).toBe(false)
   })
 
+  test("a check that found the listing changed hands its answer to the next read, once; one dropped or behind the tool's own write is asked again", async () => {
+    recorded.set('content', (await client.listing('content')).validator!)
+    const elsewhere = async (id: string, title: string) => {
+      const other = await createRemoteClient({
+        server: em.url,
+        project: 'demo',
+        environment: 'live',
+        token: em.token(),
+        dialect,
+        rateLimit: { requestsPerSecond: 500, concurrency: 1 },
+      })
+      try {
+        await other.put('content', id, page(id, title))
+      } finally {
+        await other.close()
+      }
+    }
+    const asked = () => proxy.answered.filter((line) => line.startsWith(LISTING)).length
+    await elsewhere('home', 'Edited elsewhere')
+    let before = asked()
+    expect(await client.listingUnchanged('content')).toBe(false)
+    const taken = await client.listing('content', { conditional: true })
+    // One request: the check's 200, read by the listing that followed.
+    expect(asked() - before).toBe(1)
+    expect(taken.items()).toEqual([expect.objectContaining({ properties: { title: 'Edited elsewhere' } })])
+    expect(taken.validator?.etag).not.toBe(recorded.get('content')?.etag)
+    // Taken once: the next read asks again.
+    before = asked()
+    await client.listing('content', { conditional: true })
+    expect(asked() - before).toBe(1)
+
+    // Dropped (no run took it): the next read asks, and sees what changed since.
+    expect(await client.listingUnchanged('content')).toBe(false)
+    client.forgetCheckedListings()
+    await elsewhere('about', 'About')
+    before = asked()
+    const fresh = await client.listing('content', { conditional: true })
+    expect(asked() - before).toBe(1)
+    expect(fresh.items().map((item) => item.id)).toEqual(['home', 'about'])
+
+    // The tool's own write to the kind drops it too.
+    recorded.set('content', (await client.listing('content')).validator!)
+    await elsewhere('news', 'News')
+    expect(await client.listingUnchanged('content')).toBe(false)
+    await client.put('content', 'contact', page('contact', 'Contact'))
+    const own = await client.listing('content', { conditional: true })
+    expect(own.items().map((item) => item.id)).toEqual(['home', 'about', 'news', 'contact'])
+  })
+
   test('a listing the server keeps failing is a safety stop (exit 4) that names the listing, never an empty list', async () => {
     proxy.override = (method, route) =>
       method === 'GET' && route === '/api/demo/live/content' ? { status: 503, body: 'down' } : undefined

@@ -26,6 +26,7 @@ function standIn(results: Array<(items: PlanItem[]) => Outcome>) {
       planned.push({ paths: [...paths].sort(), full: how.full })
       return { plan: { items: [...paths].map((p) => item(p, 'push')) }, fresh: true } as unknown as PlannedRun
     },
+    dropSavedRecords() {},
     async apply(run: PlannedRun) {
       const next = results.shift() ?? (() => ({ applied: [], conflicts: [], failed: [] }))
       return { retryPaths: [], outcome: next(run.plan.items) }
@@ -152,4 +153,36 @@ test('while the watcher’s events may be incomplete every poll states every fil
   for (let poll = 0; poll < 3; poll++)
     expect(await runs.run(new Set(), { full: true, signal })).toMatchObject({ look: { files: 'stat' } })
   expect(counter.looks).toBe(looks + 3)
+})
+
+test('a changed listing the check kept is dropped once the full run is over, even one whose plan failed before it took it', async () => {
+  const steps: string[] = []
+  let changed = false
+  const server = {
+    ...quietServer,
+    client: {
+      listingUnchanged: async () => {
+        steps.push(changed ? 'check: changed' : 'check: unchanged')
+        return !changed
+      },
+      forgetCheckedListings: () => steps.push('dropped'),
+    },
+  } as unknown as typeof quietServer
+  const { engine } = standIn([])
+  let failing = false
+  const failingPlan = {
+    ...engine,
+    plan: async (paths: ReadonlySet<string>, how: { full: boolean }) => {
+      steps.push('plan')
+      if (failing) throw new Error('the state could not be read')
+      return engine.plan(paths, how)
+    },
+  } as WatchEngine
+  const runs = createWatchRuns(failingPlan, server, { stats: nothingMoves, paused: async () => false })
+  await runs.run(new Set(), { full: true, signal }) // the start-up reconcile
+  steps.length = 0
+  changed = true
+  failing = true
+  await expect(runs.run(new Set(), { full: true, signal })).rejects.toThrow(/state could not be read/)
+  expect(steps).toEqual(['check: changed', 'plan', 'dropped'])
 })
