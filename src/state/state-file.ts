@@ -380,7 +380,7 @@ export class StateStore {
   get inMemory(): number {
     let count = 0
     for (const records of this.buckets.values()) count += records.size
-    return count
+    return Math.max(count, this.loaded.size)
   }
 
   /**
@@ -391,7 +391,12 @@ export class StateStore {
    */
   release(): void {
     if (this.saving) return
-    for (const number of [...this.buckets.keys()]) if (!this.dirty.has(number)) this.buckets.delete(number)
+    for (const [number, records] of [...this.buckets]) {
+      if (this.dirty.has(number)) continue
+      this.buckets.delete(number)
+      for (const path of records.keys()) this.loaded.delete(path)
+    }
+    this.allLoaded = false
   }
 
   /** The validator of the listing `name`'s bases equal, if one is recorded. */
