@@ -8,7 +8,7 @@
 //   npm run bench -- --only watch --repeat 1 [--content 10000 --edits 200 --idle-seconds 60]
 
 import { spawn } from 'node:child_process'
-import { readFile, writeFile } from 'node:fs/promises'
+import { readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { names } from '../../src/emulator/store.js'
 import type { BenchContext } from '../context.js'
@@ -20,15 +20,29 @@ const POLLER = path.resolve(import.meta.dirname, '..', 'baselines', 'poller.mjs'
 /** watch.pollSeconds as the bench's workspaces leave it (the default). */
 const POLL_SECONDS = 10
 
-const TICKS_PER_SECOND = 100
 /** How often RSS is sampled during the idle period (its peak is the figure). */
 const RSS_SAMPLE_MS = 1000
 
-async function cpuTicks(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8')
-  // Fields after the command name (which may hold spaces): utime is the 14th, stime the 15th.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return Number(fields[11]) + Number(fields[12])
+/**
+ * CPU seconds a process has used, from the scheduler's nanosecond count of each of its threads
+ * (/proc/<pid>/task/<tid>/schedstat). The clock-tick count of /proc/<pid>/stat (10 ms steps)
+ * was too coarse for an idle minute: the bare poller used 3 to 7 ticks in one, so the ratio
+ * was mostly rounding. Falls back to the ticks where schedstat is missing.
+ */
+async function cpuSeconds(pid: number): Promise<number> {
+  try {
+    let ns = 0
+    for (const tid of await readdir(`/proc/${pid}/task`)) {
+      const line = await readFile(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').catch(() => '0')
+      ns += Number(line.split(' ')[0])
+    }
+    return ns / 1e9
+  } catch {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8')
+    // Fields after the command name (which may hold spaces): utime is the 14th, stime the 15th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / 100
+  }
 }
 
 async function rssMb(pid: number): Promise<number> {
@@ -153,7 +167,7 @@ export async function measureWatch(
       let pollerStderr = ''
       try {
         const pids = [child.pid!, poller.pid]
-        const ticksBefore = await Promise.all(pids.map(cpuTicks))
+        const cpuBefore = await Promise.all(pids.map(cpuSeconds))
         const idleStart = performance.now()
         const peak = await Promise.all(pids.map(rssMb))
         while (performance.now() - idleStart < idleSeconds * 1000) {
@@ -161,9 +175,9 @@ export async function measureWatch(
           const now = await Promise.all(pids.map(rssMb))
           for (let i = 0; i < pids.length; i++) peak[i] = Math.max(peak[i]!, now[i]!)
         }
-        const ticksAfter = await Promise.all(pids.map(cpuTicks))
+        const cpuAfter = await Promise.all(pids.map(cpuSeconds))
         const seconds = (performance.now() - idleStart) / 1000
-        const percent = (i: number) => ((ticksAfter[i]! - ticksBefore[i]!) / TICKS_PER_SECOND / seconds) * 100
+        const percent = (i: number) => ((cpuAfter[i]! - cpuBefore[i]!) / seconds) * 100
         idle = {
           cpuPercent: percent(0),
           peakRss: peak[0]!,
