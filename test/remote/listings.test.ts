@@ -95,10 +95,8 @@ describe.each(['spec', 'upstream'] as const)('%s dialect', (dialect) => {
     expect(after.items().map((item) => item.id)).toEqual(['home', 'about'])
   })
 
-  test('listingUnchanged: false with no validator, true while nothing changed, false once someone else changed it', async () => {
-    expect(await client.listingUnchanged('content')).toBe(false)
-    recorded.set('content', (await client.listing('content')).validator!)
-    expect(await client.listingUnchanged('content')).toBe(true)
+  /** Another client (a teammate, the CMS's editor) changes an item: the listing moves under us. */
+  async function editElsewhere(id: string, title: string): Promise<void> {
     const other = await createRemoteClient({
       server: em.url,
       project: 'demo',
@@ -108,32 +106,24 @@ describe.each(['spec', 'upstream'] as const)('%s dialect', (dialect) => {
       rateLimit: { requestsPerSecond: 500, concurrency: 1 },
     })
     try {
-      await other.put('content', 'home', page('home', 'Edited elsewhere'))
+      await other.put('content', id, page(id, title))
     } finally {
       await other.close()
     }
+  }
+
+  test('listingUnchanged: false with no validator, true while nothing changed, false once someone else changed it', async () => {
+    expect(await client.listingUnchanged('content')).toBe(false)
+    recorded.set('content', (await client.listing('content')).validator!)
+    expect(await client.listingUnchanged('content')).toBe(true)
+    await editElsewhere('home', 'Edited elsewhere')
     expect(await client.listingUnchanged('content')).toBe(false)
   })
 
   test("a check that found the listing changed hands its answer to the next read, once; one dropped or behind the tool's own write is asked again", async () => {
     recorded.set('content', (await client.listing('content')).validator!)
-    const elsewhere = async (id: string, title: string) => {
-      const other = await createRemoteClient({
-        server: em.url,
-        project: 'demo',
-        environment: 'live',
-        token: em.token(),
-        dialect,
-        rateLimit: { requestsPerSecond: 500, concurrency: 1 },
-      })
-      try {
-        await other.put('content', id, page(id, title))
-      } finally {
-        await other.close()
-      }
-    }
     const asked = () => proxy.answered.filter((line) => line.startsWith(LISTING)).length
-    await elsewhere('home', 'Edited elsewhere')
+    await editElsewhere('home', 'Edited elsewhere')
     let before = asked()
     expect(await client.listingUnchanged('content')).toBe(false)
     const taken = await client.listing('content', { conditional: true })
@@ -149,7 +139,7 @@ describe.each(['spec', 'upstream'] as const)('%s dialect', (dialect) => {
     // Dropped (no run took it): the next read asks, and sees what changed since.
     expect(await client.listingUnchanged('content')).toBe(false)
     client.forgetCheckedListings()
-    await elsewhere('about', 'About')
+    await editElsewhere('about', 'About')
     before = asked()
     const fresh = await client.listing('content', { conditional: true })
     expect(asked() - before).toBe(1)
@@ -157,7 +147,7 @@ describe.each(['spec', 'upstream'] as const)('%s dialect', (dialect) => {
 
     // The tool's own write to the kind drops it too.
     recorded.set('content', (await client.listing('content')).validator!)
-    await elsewhere('news', 'News')
+    await editElsewhere('news', 'News')
     expect(await client.listingUnchanged('content')).toBe(false)
     await client.put('content', 'contact', page('contact', 'Contact'))
     const own = await client.listing('content', { conditional: true })
