@@ -111,7 +111,10 @@ export async function openState(
   // it, and its stat says so without reading it; it is parsed and joined only when it says
   // something else (git moved it, a fresh clone).
   const lockFile = saved?.lockUnmoved() ? undefined : await readLockText(deps.root)
-  const lock = lockFile === undefined || saved?.recognizeLock(lockFile) ? undefined : parseLock(lockFile)
+  const lock =
+    lockFile === undefined || saved?.recognizeLock(lockFile.text, lockFile.stat)
+      ? undefined
+      : parseLock(lockFile.text)
   // Either record binds the workspace: the state on this machine, the lock in every clone.
   stopUnlessOk(targetGuard(saved?.target, deps.target, rebind))
   stopUnlessOk(targetGuard(lock?.target, deps.target, rebind))

@@ -11,8 +11,8 @@
 // make of a line (a conflict region, the same item twice after a union merge) is never
 // trusted: such an item has no base here, which gives a conflict at worst, never an overwrite.
 
-import { readFileSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
+import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs'
+import { type FileHandle, open } from 'node:fs/promises'
 import path from 'node:path'
 import { CliError, ExitCode } from '../errors/exit-codes.js'
 import { patchFileAtomically, type StatSnapshot, writeFileAtomically } from '../util/atomic-write.js'
@@ -121,13 +121,43 @@ export function readLockBytesSync(root: string): Buffer | undefined {
   }
 }
 
-/** The text of cms-sync.lock, or undefined when the workspace has none. */
-export async function readLockText(root: string): Promise<string | undefined> {
+/**
+ * The lock's bytes with the stat of the very file they were read from (the open file's, not the
+ * path's a moment later): git may put another file in its place while the bytes are compared,
+ * and only this stat tells the file compared from the one there now.
+ */
+export function readLockSync(root: string): { bytes: Buffer; stat: StatSnapshot } | undefined {
+  let fd: number
   try {
-    return await readFile(lockFilePath(root), 'utf8')
+    fd = openSync(lockFilePath(root), 'r')
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     throw error
+  }
+  try {
+    const info = fstatSync(fd)
+    const bytes = readFileSync(fd)
+    return { bytes, stat: { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino } }
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/** The text of cms-sync.lock with the stat of the file it was read from, or undefined when the workspace has none. */
+export async function readLockText(root: string): Promise<{ text: string; stat: StatSnapshot } | undefined> {
+  let handle: FileHandle
+  try {
+    handle = await open(lockFilePath(root), 'r')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw error
+  }
+  try {
+    const info = await handle.stat()
+    const text = await handle.readFile('utf8')
+    return { text, stat: { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino } }
+  } finally {
+    await handle.close()
   }
 }
 

@@ -20,6 +20,7 @@ import {
   lockTextOfLines,
   patchLock,
   readLockBytesSync,
+  readLockSync,
   writeLock,
 } from './committed-base.js'
 import type { ItemState, Target } from './item-state.js'
@@ -246,6 +247,8 @@ export class StateStore {
   private lockStat: StatSnapshot | undefined
   /** The lock's bytes on disk, while a save needs them (a splice, a comparison); not kept after it. */
   private lockOnDisk: Buffer | undefined
+  /** The stat of the file `lockOnDisk` was read from. */
+  private lockOnDiskStat: StatSnapshot | undefined
   /** lock-seen.json holds the lock's stat as it is (read or written by this store). */
   private lockSeen = false
   /** The first save also removes what older saves or versions left (record-store.ts removeUnnamed). */
@@ -568,14 +571,15 @@ export class StateStore {
    * made whole. Only where the stat did not say so (git wrote the same text again, a state
    * converted from state.json, a kill before the lock's stat was noted), so rarely.
    */
-  recognizeLock(text: string): boolean {
-    const ours = text === this.lockText()
-    if (ours) {
-      this.lockIsOurs = true
-      const stat = statSync(lockFilePath(this.root), { throwIfNoEntry: false })
-      this.lockStat = stat && { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino }
-    }
-    return ours
+  recognizeLock(text: string, readFrom: StatSnapshot): boolean {
+    if (text !== this.lockText()) return false
+    // Only while the lock there is still the file the text came from: git may have written
+    // another in its place while the records' text was made, and that one is not ours.
+    const now = statSync(lockFilePath(this.root), { throwIfNoEntry: false })
+    if (!sameStat(readFrom, now && { size: now.size, mtimeMs: now.mtimeMs, ino: now.ino })) return false
+    this.lockIsOurs = true
+    this.lockStat = readFrom
+    return true
   }
 
   private async changed(): Promise<void> {
@@ -634,7 +638,9 @@ export class StateStore {
       this.lockIsOurs = false
     }
     const whole = Buffer.from(this.lockText())
-    this.lockOnDisk = readLockBytesSync(this.root)
+    const onDisk = readLockSync(this.root)
+    this.lockOnDisk = onDisk?.bytes
+    this.lockOnDiskStat = onDisk?.stat
     return this.lockOnDisk?.equals(whole) ? undefined : { bytes: whole }
   }
 
@@ -716,6 +722,7 @@ export class StateStore {
             ? await patchLock(this.root, lock.patches, lock.expect)
             : await writeLock(this.root, lock.bytes)
         this.lockOnDisk = undefined
+        this.lockOnDiskStat = undefined
         // undefined: git wrote the lock while the lines were found; the next save makes it whole.
         this.lockIsOurs = own && stat !== undefined
         this.lockStat = stat
@@ -724,15 +731,15 @@ export class StateStore {
         // Not written: the lock is the records' own, or was found equal to them just now.
         let stat = this.lockStat
         if (!this.lockIsOurs) {
+          // Still the file found equal: git may have put another in its place since.
           const found = statSync(lockFilePath(this.root), { throwIfNoEntry: false })
-          stat =
-            found !== undefined && found.size === this.lockOnDisk?.length
-              ? { size: found.size, mtimeMs: found.mtimeMs, ino: found.ino }
-              : undefined
+          const now = found && { size: found.size, mtimeMs: found.mtimeMs, ino: found.ino }
+          stat = sameStat(this.lockOnDiskStat, now) ? now : undefined
         }
         this.lockIsOurs = true
         this.lockStat = stat
         this.lockOnDisk = undefined
+        this.lockOnDiskStat = undefined
         // Known by its text this time (a converted state, a lock git put back): by its stat next time.
         if (indexChanged && !this.lockSeen && stat !== undefined && lockId !== undefined)
           await this.noteLockSeen(lockId, stat)

@@ -2,12 +2,12 @@
 // a get() reads its bucket alone, a save writes the buckets it changed and then the index that
 // names them (the commit), and cms-sync.lock gets the changed lines in their places, or nothing.
 
-import { existsSync, readdirSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs'
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, expect, test } from 'vitest'
-import { lineOf, lockFilePath, lockText } from '../../src/state/committed-base.js'
+import { lineOf, lockFilePath, lockText, readLockText } from '../../src/state/committed-base.js'
 import { FileBytes, lockPatches, spliceLock } from '../../src/state/lock-splice.js'
 import { bucketOf, indexPath, readIndex, stateDirPath } from '../../src/state/record-store.js'
 import { type ItemState, loadState, StateStore } from '../../src/state/state-file.js'
@@ -125,7 +125,9 @@ test('a lock git moved is joined, not spliced: the next save makes it whole', as
   await writeFile(lockFilePath(root), moved)
   const store = (await StateStore.open(root))!
   expect(store.lockUnmoved()).toBe(false)
-  expect(store.recognizeLock(moved)).toBe(false)
+  const read = (await readLockText(root))!
+  expect(read.text).toBe(moved)
+  expect(store.recognizeLock(read.text, read.stat)).toBe(false)
   store.alternates.set('content/page-5.json', { ...item('page-5', 'theirs'), fromLock: true })
   await store.commit(item('page-9', 'r2'))
   await store.flush()
@@ -134,6 +136,48 @@ test('a lock git moved is joined, not spliced: the next save makes it whole', as
   expect(written).toBe(store.lockText())
   expect(written).toContain(lineOf(item('page-5', 'theirs')))
   expect(written).not.toContain('# hi')
+})
+
+/** git puts another lock in place (a checkout of an older commit): one line, same length, a new file. */
+function gitWritesLock(root: string, text: string): void {
+  const older = text.replace(lineOf(item('page-5')), lineOf(item('page-5', 'r0')))
+  expect(older.length).toBe(text.length)
+  writeFileSync(`${lockFilePath(root)}.git`, older)
+  renameSync(`${lockFilePath(root)}.git`, lockFilePath(root))
+}
+
+test("a lock git replaces after the run read it is not taken for the records' own, nor noted as such", async () => {
+  const root = await tempRoot()
+  await savedStore(root)
+  // The lock's stat not noted (a kill before it was): the run reads the lock and compares it.
+  await rm(stateDirPath(root, 'lock-seen.json'), { force: true })
+  const store = (await StateStore.open(root))!
+  expect(store.lockUnmoved()).toBe(false)
+  const read = (await readLockText(root))!
+  gitWritesLock(root, read.text) // while the run compares what it read with its records
+  expect(store.recognizeLock(read.text, read.stat)).toBe(false)
+  await store.commit(item('page-9', 'r2'))
+  await store.flush()
+  // Not spliced into git's file: the lock is the records' again, and the next run may trust it.
+  expect(await readFile(lockFilePath(root), 'utf8')).toBe(store.lockText())
+})
+
+test('a lock found equal to the records and replaced by git before the save ends is not noted as theirs', async () => {
+  const root = await tempRoot()
+  await savedStore(root)
+  await rm(stateDirPath(root, 'lock-seen.json'), { force: true })
+  // Saved only when flushed, so the save starts here.
+  const store = (await StateStore.open(root, { items: 1000, ms: Number.POSITIVE_INFINITY }))!
+  const text = await readFile(lockFilePath(root), 'utf8')
+  // A save with nothing for the lock: it reads the lock, finds it equal, and writes none.
+  await store.commit({ ...item('page-9'), stat: { size: 11, mtimeMs: 2, ino: 3 } })
+  const saving = store.flush()
+  gitWritesLock(root, text) // while the save writes the records
+  await saving
+  const next = (await StateStore.open(root))!
+  // Not vouched for by its stat: the next run reads git's lock and finds its line.
+  expect(next.lockUnmoved()).toBe(false)
+  expect((await readLockText(root))!.text).toContain(lineOf(item('page-5', 'r0')))
 })
 
 test('spliceLock gives the text made whole, for lines replaced, added before, between and after, and removed', () => {
@@ -179,7 +223,8 @@ test('a state.json of version 2 is converted by the first save, and its lock kno
   await writeFile(lockFilePath(root), text)
   const store = (await StateStore.open(root))!
   expect(store.lockUnmoved()).toBe(false)
-  expect(store.recognizeLock(text)).toBe(true)
+  const read = (await readLockText(root))!
+  expect(store.recognizeLock(read.text, read.stat)).toBe(true)
   // The first save converts, even where nothing changed since (a push of nothing, a pull of nothing).
   await store.flush()
   expect(existsSync(path.join(root, '.cms-sync', 'state.json'))).toBe(false)
