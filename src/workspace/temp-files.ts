@@ -13,7 +13,7 @@
 // a one-file push more than its requests: docs/benchmarks.md, "After: the lock written where it
 // changed"). A run of the whole workspace also looks through the
 // synced folders for such names no record gives (an older version's, or write-file-atomic's).
-import { lstatSync, readFileSync } from 'node:fs'
+import { lstatSync, readFileSync, realpathSync } from 'node:fs'
 import { mkdir, readdir, rename, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { processIsAlive } from '../util/process-alive.js'
@@ -35,17 +35,24 @@ const SIBLING = /^(?:.+\.json|media\.yaml|cms-sync\.lock)\.\d{5,}$/
 const RECORD = /^sibling-\d+-/
 
 /** The temp file a record names, workspace-relative: only one inside the workspace, reached without a link, named as ours. */
-function recordedSibling(root: string, record: string): string | undefined {
+function recordedSibling(root: string, realRoot: string, record: string): string | undefined {
   let named: string
   try {
     named = readFileSync(record, 'utf8')
   } catch {
     return undefined
   }
-  const rel = path.relative(root, named).split(path.sep).join('/')
-  if (rel === '' || rel.startsWith('../') || rel === '..' || path.isAbsolute(rel)) return undefined
+  // The writer records the path with links resolved; the workspace may be named through one.
+  const rel = inside(root, named) ?? inside(realRoot, named)
+  if (rel === undefined) return undefined
   if (!/\.\d{10}$/.test(rel) || linkOnPath(root, rel) !== undefined) return undefined
   return rel
+}
+
+/** `file` relative to `folder` (forward slashes), or undefined when it is not inside it. */
+function inside(folder: string, file: string): string | undefined {
+  const rel = path.relative(folder, file).split(path.sep).join('/')
+  return rel === '' || rel.startsWith('../') || rel === '..' || path.isAbsolute(rel) ? undefined : rel
 }
 
 async function names(dir: string): Promise<string[]> {
@@ -72,6 +79,7 @@ export async function cleanLeftTempFiles(
   const tmp = tempDirOf(root)
   // Through a linked .cms-sync/ this would delete files elsewhere.
   refuseLinks(root, `${SYNC_DIR}/tmp`)
+  const realRoot = realpathSync.native(root)
   const trash = syncDirPath(root, 'trash', `${now.toISOString().replace(/[:.]/g, '-')}-left-temp-files`)
   const keep = async (rel: string) => {
     await mkdir(path.dirname(path.join(trash, rel)), { recursive: true })
@@ -82,7 +90,7 @@ export async function cleanLeftTempFiles(
     const pid = Number(OURS.exec(name)?.[1])
     if (!Number.isSafeInteger(pid) || processIsAlive(pid)) continue
     // The temp file goes before its record: a kill in between leaves the record, found again.
-    const sibling = RECORD.test(name) ? recordedSibling(root, path.join(tmp, name)) : undefined
+    const sibling = RECORD.test(name) ? recordedSibling(root, realRoot, path.join(tmp, name)) : undefined
     if (sibling !== undefined && lstatSync(path.join(root, sibling), { throwIfNoEntry: false }))
       await keep(sibling)
     await rm(path.join(tmp, name), { recursive: true, force: true })

@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process'
-import { statSync } from 'node:fs'
+import { existsSync, realpathSync, statSync } from 'node:fs'
 import {
   chmod,
   chown,
   lstat,
+  mkdir,
   mkdtemp,
   readdir,
   readFile,
@@ -17,6 +18,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import { createFileAtomically, FileAppearedError, writeFileAtomically } from '../../src/util/atomic-write.js'
+import { cleanLeftTempFiles } from '../../src/workspace/temp-files.js'
 
 describe('writeFileAtomically', () => {
   let dir: string
@@ -213,4 +215,24 @@ describe.runIf(crossDevice)('a write across file systems', () => {
     expect(records).toEqual([expect.stringMatching(new RegExp(`^sibling-${child.pid}-\\d+$`))])
     expect(await readFile(path.join(tempDir, records[0]!), 'utf8')).toBe(path.join(dir, temp!))
   }, 60_000)
+})
+
+test('a temp file a killed write recorded is swept when the workspace is named through a link', async () => {
+  const real = realpathSync(await mkdtemp(path.join(tmpdir(), 'cms-sync-linked-')))
+  const link = `${real}-link`
+  await symlink(real, link)
+  try {
+    await mkdir(path.join(real, 'content'), { recursive: true })
+    await mkdir(path.join(real, '.cms-sync', 'tmp'), { recursive: true })
+    const temp = path.join(real, 'content', 'home.json.1234567891')
+    await writeFile(temp, '{"torn":')
+    // The writer records the temp file's path with links resolved; no process has pid 999999999.
+    await writeFile(path.join(real, '.cms-sync', 'tmp', 'sibling-999999999-1'), temp)
+    const cleaned = await cleanLeftTempFiles(link, { folders: false })
+    expect(cleaned).toContain('content/home.json.1234567891')
+    expect(existsSync(temp)).toBe(false)
+  } finally {
+    await rm(link, { force: true })
+    await rm(real, { recursive: true, force: true })
+  }
 })
