@@ -345,7 +345,7 @@ async function readAndPlan(
   }
   const sides = {
     base: baseItems,
-    local: byPath(scan.entries),
+    local: mapByPath(scan.entries),
     remote: snapshot.entries,
     scanProblems: scan.problems,
     remoteProblems: snapshot.problems,
@@ -667,7 +667,7 @@ export async function heldByGuards(
 }
 
 /** Entries by their path, without a [path, entry] pair allocated for each. */
-function byPath<T extends { path: string }>(entries: readonly T[]): Map<string, T> {
+function mapByPath<T extends { path: string }>(entries: readonly T[]): Map<string, T> {
   const map = new Map<string, T>()
   for (const entry of entries) map.set(entry.path, entry)
   return map

@@ -111,16 +111,6 @@ export async function patchLock(
   return patchFileAtomically(lockFilePath(root), patches, { tempDir: tempDirOf(root), expect })
 }
 
-/** The bytes of cms-sync.lock, or undefined when the workspace has none (a save takes them with its records). */
-export function readLockBytesSync(root: string): Buffer | undefined {
-  try {
-    return readFileSync(lockFilePath(root))
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-    throw error
-  }
-}
-
 /**
  * The lock's bytes with the stat of the very file they were read from (the open file's, not the
  * path's a moment later): git may put another file in its place while the bytes are compared,

@@ -19,7 +19,6 @@ import {
   lockFilePath,
   lockTextOfLines,
   patchLock,
-  readLockBytesSync,
   readLockSync,
   writeLock,
 } from './committed-base.js'
@@ -381,9 +380,8 @@ export class StateStore {
 
   /** How many records are held in memory: read since the last release, or changed and not saved. */
   get inMemory(): number {
-    let count = 0
-    for (const records of this.buckets.values()) count += records.size
-    return Math.max(count, this.loaded.size)
+    // `loaded` holds every record of the buckets read, no more: the two are kept together.
+    return this.loaded.size
   }
 
   /**
@@ -626,13 +624,9 @@ export class StateStore {
           file.close()
         }
       }
-      const bytes = readLockBytesSync(this.root)
-      const now = statSync(lockFilePath(this.root), { throwIfNoEntry: false })
-      if (
-        bytes !== undefined &&
-        sameStat(this.lockStat, now && { size: now.size, mtimeMs: now.mtimeMs, ino: now.ino })
-      ) {
-        const spliced = spliceLock(bytes, changes)
+      const read = readLockSync(this.root)
+      if (read !== undefined && sameStat(this.lockStat, read.stat)) {
+        const spliced = spliceLock(read.bytes, changes)
         return spliced && { bytes: spliced }
       }
       this.lockIsOurs = false
