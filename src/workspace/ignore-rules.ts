@@ -90,9 +90,9 @@ export function ignoreRulesFrom(root: string, cmsyncignoreText: string): IgnoreR
     .split(/\r?\n/)
     .map((line) => line.trimEnd())
     .filter((line) => line !== '' && !line.startsWith('#'))
-  // The built-in rules are answered by character tests (built-in-ignores.ts); the `ignore`
-  // library, a few microseconds a path on first sight, half a second over 100,000 paths,
-  // answers the user's patterns. A user's '!' may re-include what a built-in rule ignores, which
+  // The built-in rules are answered by character tests (built-in-ignores.ts), a quarter of what
+  // the `ignore` library takes on a path's first sight (docs/benchmarks.md, "Figures behind code
+  // comments"); the library answers the user's patterns. A user's '!' may re-include what a built-in rule ignores, which
   // only gitignore's order of rules decides: then one matcher holds both, in that order.
   const negates = userPatterns.some((pattern) => pattern.startsWith('!'))
   const matcher: Ignore | undefined = negates
