@@ -146,13 +146,15 @@ describe.each(['spec', 'upstream'] as const)('watch edit-only runs (%s dialect)'
   test('a poll over a quiet workspace is one 304 per kind; a server edit is still pulled', async () => {
     const w = await world(dialect)
     const d = await watched(w, 1)
-    const runsLogged = async () =>
-      (await readFile(w.file('.cms-sync/logs/cms-sync.log'), 'utf8')).split('"msg":"run finished"').length - 1
-    const before = await runsLogged()
+    // The daemon tells each full request's end, after its run (if any): a `polled` event saying
+    // what it looked at and what it planned. The log file is appended in batches, behind them.
+    const eventsFrom = d.events.length
+    const polls = () => d.events.slice(eventsFrom).filter((e) => e.event === 'polled')
     const requests = requestsFrom(w)
     const answeredFrom = w.proxy.answered.length
-    await waitFor(() => requests().filter(isListing).length >= 4, { what: 'two polls', timeoutMs: 8_000 })
-    expect(await runsLogged()).toBe(before) // listed, found nothing new: no plan, no run
+    await waitFor(() => polls().length >= 2, { what: 'two polls', timeoutMs: 8_000 })
+    // Listed, found nothing new: no plan, no run.
+    expect(polls().map((e) => [e.listings, e.planned])).toEqual(polls().map(() => ['unchanged', 'nothing']))
     expect(requests().filter((r) => !isListing(r) && !r.endsWith('/media') && !r.endsWith('/forms'))).toEqual(
       [],
     )
@@ -162,8 +164,12 @@ describe.each(['spec', 'upstream'] as const)('watch edit-only runs (%s dialect)'
     expect(polled.filter((a) => !a.endsWith(' 304'))).toEqual([])
 
     await w.setContent('shop', { properties: { title: 'changed on the server' } })
-    await d.waitForEvent({ event: 'pulled', path: 'content/shop.json' })
-    expect(await runsLogged()).toBeGreaterThan(before)
+    const found = await d.waitForEvent({ event: 'polled', listings: 'changed' })
+    expect(found.planned).not.toBe('nothing')
+    expect(d.events).toContainEqual(expect.objectContaining({ event: 'pulled', path: 'content/shop.json' }))
+    expect(((await w.readJson('content/shop.json')).properties as { title: string }).title).toBe(
+      'changed on the server',
+    )
   })
 
   test('an edit of an inherited item makes the child its own copy first; the parent keeps its own', async () => {
