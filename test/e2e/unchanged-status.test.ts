@@ -7,7 +7,7 @@
 // "The full run" here is the same status with the recorded validators taken out of the state:
 // every listing read and compared in full, every item planned.
 
-import { mkdir, readFile, utimes, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, utimes, writeFile } from 'node:fs/promises'
 import { afterEach, describe, expect, test } from 'vitest'
 import { setPause } from '../../src/watch/mass-change.js'
 import { runBuilt } from '../helpers/built-cli.js'
@@ -145,6 +145,40 @@ describe.each(['spec', 'upstream'] as const)('a no-change status without a plan 
     const same = await expectSameAnswers(world)
     expect(same.skipped).toBe(false)
     expect(same.json.changes).toContainEqual(expect.objectContaining({ action }))
+  })
+
+  test.each([
+    [
+      'a deploy left pending in the state',
+      async (w: World) => {
+        // As a failed publish records it: the content write stands, the publish is still to do.
+        const dir = w.file('.cms-sync/state')
+        for (const name of await readdir(dir)) {
+          if (name === 'index.json' || !name.endsWith('.json')) continue
+          const records = JSON.parse(await readFile(`${dir}/${name}`, 'utf8')) as Array<
+            Record<string, unknown>
+          >
+          if (!Array.isArray(records)) continue
+          const home = records.find((record) => record.path === 'content/home.json')
+          if (!home) continue
+          home.deploy = 'publish'
+          await writeFile(`${dir}/${name}`, JSON.stringify(records))
+        }
+      },
+    ],
+    [
+      'a push a killed run may have landed (an open journal entry)',
+      async (w: World) => {
+        const line = JSON.stringify({ path: 'content/home.json', hash: 'f'.repeat(64) })
+        await writeFile(w.file('.cms-sync/pushes.jsonl'), `${line}\n`)
+      },
+    ],
+  ] as const)('%s: planned in full, the same both ways', async (_what, change) => {
+    world = await syncedWorld(dialect)
+    await settled(world)
+    await change(world)
+    const same = await expectSameAnswers(world)
+    expect(same.skipped).toBe(false)
   })
 
   test("a stray file in a kind folder is the full run's to report", async () => {
