@@ -1,6 +1,7 @@
 // A whole-workspace `status` that finds nothing changed, told without planning every item. When
 // every listing answered 304 to the validator the state recorded (the server side is the bases,
-// item for item), every file under the kind folders has its record's stat (so its bytes are the
+// item for item; media's may also be read in full and name exactly the media bases, as a pull
+// leaves it unrecorded), every file under the kind folders has its record's stat (so its bytes are the
 // base, as the scan's stat cache trusts), no file is new or gone, and nothing is pending beside the
 // records (a lock that disagrees, a push a killed run landed, a media upload, a deploy, a conflict
 // copy, an inherited item), the plan the full run would make is empty. That comparison is all
