@@ -23,6 +23,16 @@ export async function heldNow(
   const pushing = changesOf(planned.plan)
     .filter((item) => PUSH_SIDE.has(item.action))
     .map((item) => item.path)
+  return heldWithPause(guarded, pause, pushing, scope)
+}
+
+/** The guards' held changes and the pause (holding `pushing`, the paths it holds now), within `scope`. */
+export function heldWithPause(
+  guarded: readonly HeldChange[],
+  pause: PauseInfo | undefined,
+  pushing: readonly string[],
+  scope: readonly string[],
+): HeldChange[] {
   return (
     [...(pause ? [heldByPause(pause, pushing)] : []), ...guarded]
       .map((h) => {

@@ -5,12 +5,14 @@
 // the node read by id, which carries the dates its list leaves out).
 
 import { readFile } from 'node:fs/promises'
-import type { PlannedRun } from '../engine/plan-apply-types.js'
 import { inScope } from '../engine/plan-apply-types.js'
+import type { RemoteEntry } from '../engine/remote-snapshot.js'
 import type { RemoteClient } from '../remote/client.js'
 import { projectPath } from '../remote/dialect.js'
+import type { JsonObject } from '../workspace/codec.js'
 import { contentCodec } from '../workspace/content-codec.js'
 import { absolute } from '../workspace/layout.js'
+import type { LocalEntry } from '../workspace/scan.js'
 
 export interface ScheduledChange {
   kind: 'content'
@@ -58,11 +60,20 @@ async function serverDates(
   return FIELDS.map(([type, field]) => ({ type, date: node?.[field] }))
 }
 
+/** What the schedule reads of a run: its server and local sides (a plan's, or a run that found nothing changed). */
+export interface ScheduleSides {
+  remote: ReadonlyMap<
+    string,
+    Pick<RemoteEntry, 'kind' | 'id' | 'path' | 'hash' | 'complete' | 'schedules'> & { object?: JsonObject }
+  >
+  local: ReadonlyMap<string, Pick<LocalEntry, 'kind' | 'id' | 'path' | 'hash'>>
+}
+
 /** Scheduled changes after `now` for the content in scope, soonest first. */
 export async function upcomingSchedule(
   client: RemoteClient,
   root: string,
-  run: PlannedRun,
+  run: ScheduleSides,
   scope: readonly string[],
   now: number = Date.now(),
 ): Promise<ScheduledChange[]> {

@@ -8,7 +8,7 @@ import type { HeldChange } from '../engine/held.js'
 import type { ConflictLeaf } from '../engine/merge/merge-json.js'
 import type { ItemReport } from '../engine/outcome.js'
 import { publishBlocked } from '../engine/publish-plan.js'
-import type { RevertedLeaf } from '../state/recent-pushes.js'
+import type { RecentPushes, RevertedLeaf } from '../state/recent-pushes.js'
 import type { PauseInfo } from '../watch/mass-change.js'
 import type { EngineSession } from './engine-session.js'
 import type { ScheduledChange } from './scheduled.js'
@@ -71,11 +71,11 @@ export async function readStatus(
 ): Promise<StatusRead> {
   const { deps, scope, client, ws } = session
   const [
-    { planRun, inScope, checkScope },
+    { planRun, planUnlessUnchanged, inScope, checkScope },
     { changesOf },
     { probeStatus },
     { predictFailures },
-    { heldNow },
+    { heldNow, heldWithPause },
     { RecentPushes },
     { revertedLeaves },
     { unverifiedMedia },
@@ -89,18 +89,41 @@ export async function readStatus(
     import('../engine/own-pushes.js'),
     import('../engine/media/media-verified.js'),
   ])
+  // The whole workspace: when the listings' 304s and the files' stats show nothing changed, the
+  // answer comes from that comparison (engine/unchanged-run.ts), with no plan of every item.
   // Files named alone are planned alone (plan-edits.ts), unless one is deleted: what watch holds
   // of a deletion is decided by the guards over every deletion of the workspace (held below).
-  const planning = planRun(deps, { scope }).then(async (narrow) =>
-    narrow.fresh && narrow.plan.items.some((item) => item.action === 'delete-remote')
-      ? planRun(deps, {})
-      : narrow,
-  )
+  const planning =
+    scope.length === 0
+      ? planUnlessUnchanged(deps)
+      : planRun(deps, { scope }).then(async (narrow) =>
+          narrow.fresh && narrow.plan.items.some((item) => item.action === 'delete-remote')
+            ? planRun(deps, {})
+            : narrow,
+        )
   // The token, the pause and the schedule, asked for while the listings are read.
   const probing = probeStatus({ client, root: ws.root, scope, anonymous: opts.anonymous === true }, planning)
   // A plan that fails is reported as such, not as the probe that waited for it.
   probing.catch(() => {})
-  const planned = await planning
+  const run = await planning
+  if ('unchanged' in run) {
+    const { tokenRefused, watchPaused, scheduled } = await probing
+    const recent = await RecentPushes.load(ws.root)
+    return {
+      changes: [],
+      problems: [],
+      notSynced: [],
+      reverted: revertedList(recent, scope, inScope),
+      unverified: run.unverified,
+      inherited: [],
+      scheduled,
+      watchPaused,
+      held: heldWithPause([], watchPaused, [], scope),
+      tokenRefused,
+      ...(opts.anonymous ? { anonymous: true as const } : {}),
+    }
+  }
+  const planned = run
   await planned.media?.dispose()
   checkScope(planned, scope)
   const { tokenRefused, watchPaused, scheduled } = await probing
@@ -178,17 +201,7 @@ export async function readStatus(
     (path) => !inScope(path, scope) || changed.has(path),
   )
   // Our pushes an editor's stale save put back, already pulled: told until pushed again.
-  const reverted = recent
-    .reverted()
-    .filter(([path]) => inScope(path, scope))
-    .map(([path, push]) => ({
-      path,
-      kind: push.kind,
-      id: push.id,
-      at: push.reverted.at,
-      leaves: push.reverted.leaves,
-      ...(push.reverted.trash ? { trash: push.reverted.trash } : {}),
-    }))
+  const reverted = revertedList(recent, scope, inScope)
   return {
     changes,
     problems,
@@ -202,6 +215,25 @@ export async function readStatus(
     tokenRefused,
     ...(opts.anonymous ? { anonymous: true as const } : {}),
   }
+}
+
+/** Our pushes an editor's stale save put back, already pulled: told until pushed again. */
+function revertedList(
+  recent: RecentPushes,
+  scope: readonly string[],
+  inScope: (path: string, scope: readonly string[]) => boolean,
+): StatusRead['reverted'] {
+  return recent
+    .reverted()
+    .filter(([path]) => inScope(path, scope))
+    .map(([path, push]) => ({
+      path,
+      kind: push.kind,
+      id: push.id,
+      at: push.reverted.at,
+      leaves: push.reverted.leaves,
+      ...(push.reverted.trash ? { trash: push.reverted.trash } : {}),
+    }))
 }
 
 /** The `status --json` document (design.md). */

@@ -3,11 +3,10 @@
 // the token check and the pause file cost no wait of their own; the schedule needs the plan (it
 // asks only about items whose file or server copy names a date) and follows it.
 
-import type { PlannedRun } from '../engine/plan-apply-types.js'
 import { RemoteError, withoutNextStep } from '../remote/errors.js'
 import type { RemoteClient } from '../remote/index.js'
 import { type PauseInfo, readPause } from '../watch/mass-change.js'
-import { type ScheduledChange, upcomingSchedule } from './scheduled.js'
+import { type ScheduledChange, type ScheduleSides, upcomingSchedule } from './scheduled.js'
 
 export interface StatusProbes {
   /** Why the server refuses the token; undefined when it takes it, or when none was checked. */
@@ -40,7 +39,7 @@ async function tokenRefusal(client: RemoteClient): Promise<string | undefined> {
  */
 export async function probeStatus(
   session: { client: RemoteClient; root: string; scope: readonly string[]; anonymous: boolean },
-  planning: Promise<PlannedRun>,
+  planning: Promise<ScheduleSides>,
 ): Promise<StatusProbes> {
   const { client, root, scope, anonymous } = session
   const [tokenRefused, watchPaused, scheduled] = await Promise.all([

@@ -57,6 +57,7 @@ import {
   snapshotRemote,
 } from './remote-snapshot.js'
 import type { SettleDeletions } from './settle-deletions.js'
+import { type UnchangedRun, unchangedRun } from './unchanged-run.js'
 import { usesAfterRun } from './uses-after-run.js'
 
 // The engine's two calls, planRun then applyRun, are here; what they pass is in plan-apply-types.ts.
@@ -208,6 +209,58 @@ export async function planRun(
   // first (reads from the configured target, whatever the state says), and arrive while the
   // state and the workspace are read. A run that stops meanwhile (a guard, a bad file) gives
   // them up.
+  return withListings(deps, opts, opened, (store, rebound, listings) =>
+    readAndPlan(deps, opts, store, rebound, listings),
+  )
+}
+
+/**
+ * A whole-workspace status: the run that found nothing changed on either side when it can tell
+ * that from the listings' 304s and the files' stats alone (unchanged-run.ts), else the plan.
+ */
+export async function planUnlessUnchanged(
+  deps: EngineDeps,
+  opts: { signal?: AbortSignal } = {},
+): Promise<PlannedRun | UnchangedRun> {
+  return withListings(deps, opts, undefined, async (store, rebound, listings) => {
+    if (!rebound) {
+      const rules = await loadIgnoreRules(deps.root)
+      const unchanged = await unchangedRun({
+        root: deps.root,
+        codecs: deps.codecs,
+        media: deps.media,
+        store,
+        rules,
+        listings: listings.json,
+        mediaListing: listings.mediaRead,
+        incomplete: (codec) => codec.listIsIncomplete(deps.client.capabilities.listing),
+      })
+      if (unchanged) {
+        deps.logger.info(
+          { items: unchanged.items, notModified: unchanged.notModified, readInFull: unchanged.readInFull },
+          'nothing changed: every listing is the bases and every file has its recorded stat; no plan made',
+        )
+        return unchanged
+      }
+    }
+    return readAndPlan(deps, {}, store, rebound, listings)
+  })
+}
+
+/** Opens the state (unless `opened`), asks for every listing, and hands them to `read`. */
+async function withListings<T>(
+  deps: EngineDeps,
+  opts: {
+    rebind?: boolean
+    rehash?: boolean
+    store?: StateStore
+    leaves?: unknown
+    settle?: unknown
+    signal?: AbortSignal
+  },
+  opened: { store: StateStore; rebound: boolean } | undefined,
+  read: (store: StateStore, rebound: boolean, listings: AllListings) => Promise<T>,
+): Promise<T> {
   const cancel = new AbortController()
   const giveUp = () => cancel.abort(opts.signal?.reason)
   if (opts.signal?.aborted) giveUp()
@@ -225,11 +278,13 @@ export async function planRun(
     // rescan, a resolve. The listings are most of the wait of a run that changes nothing: all of
     // them are asked for first, and arrive while the workspace is read.
     const conditional = !opts.rehash && !opts.leaves && !opts.settle
+    const media = deps.media ? mediaListing(deps.media.api, store, cancel.signal, conditional) : undefined
     const listings: AllListings = {
       json: requestListings(deps.client, deps.codecs, cancel.signal, conditional),
-      ...(deps.media
+      ...(media
         ? {
-            media: settleLater(mediaListing(deps.media.api, store, cancel.signal, conditional)),
+            media: settleLater(media.then((read) => read.media)),
+            mediaRead: settleLater(media),
             mediaDrops: store.dropsOf('media'),
           }
         : {}),
@@ -237,7 +292,7 @@ export async function planRun(
     }
     // Stopped after the listings came: the plan stands, and applyRun (given the same signal)
     // reports every item of it as left.
-    return await readAndPlan(deps, opts, store, rebound, listings)
+    return await read(store, rebound, listings)
   } catch (error) {
     cancel.abort()
     throw error
@@ -255,10 +310,10 @@ async function mediaListing(
   store: StateStore,
   signal: AbortSignal,
   conditional: boolean,
-): Promise<RemoteMedia[]> {
-  if (!conditional) return api.list({ signal })
+): Promise<{ media: RemoteMedia[]; unchanged: boolean }> {
+  if (!conditional) return { media: await api.list({ signal }), unchanged: false }
   const listed = await api.listUnlessUnchanged({ signal })
-  if (listed) return listed
+  if (listed) return { media: listed, unchanged: false }
   const bases: RemoteMedia[] = []
   for (const item of store.items('media'))
     if (item.media)
@@ -268,12 +323,14 @@ async function mediaListing(
         folder: item.media.folder,
         updateDate: item.remoteRev === '' ? null : item.remoteRev,
       })
-  return bases
+  return { media: bases, unchanged: true }
 }
 
 interface AllListings {
   json: Listings
   media?: Promise<RemoteMedia[]>
+  /** The same, with whether it answered 304 to the recorded validator (then it is the bases). */
+  mediaRead?: Promise<{ media: RemoteMedia[]; unchanged: boolean }>
   /** How many times the media validator was dropped when the media listing was asked for. */
   mediaDrops?: number
   /** Gives the listings up with the run. */

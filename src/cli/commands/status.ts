@@ -10,7 +10,8 @@
 // - its lines in the workspace log (.cms-sync/logs/), as every command.
 // `--checksum` downloads the media bytes it compares into a folder of its own under
 // .cms-sync/tmp/, removed before it ends.
-// An unchanged workspace costs the listing requests and a stat per file.
+// An unchanged workspace costs the listing requests, a read of the state's records and a stat per
+// file, and no plan (engine/unchanged-run.ts).
 
 import type { Command } from 'commander'
 import { globalOptions } from '../context.js'
