@@ -278,9 +278,12 @@ async function withListings<T>(
     // rescan, a resolve. The listings are most of the wait of a run that changes nothing: all of
     // them are asked for first, and arrive while the workspace is read.
     const conditional = !opts.rehash && !opts.leaves && !opts.settle
+    // An item listed unchanged is kept as its base (remote-snapshot.ts), except for a resolve,
+    // which reads the server's side of every item it settles.
+    const bases = opts.leaves || opts.settle ? undefined : store
     const media = deps.media ? mediaListing(deps.media.api, store, cancel.signal, conditional) : undefined
     const listings: AllListings = {
-      json: requestListings(deps.client, deps.codecs, cancel.signal, conditional),
+      json: requestListings(deps.client, deps.codecs, cancel.signal, conditional, bases),
       ...(media
         ? {
             media: settleLater(media.then((read) => read.media)),
@@ -373,14 +376,18 @@ async function readAndPlan(
     }
     snapshot = await snapshotRemote(deps.client, deps.codecs, sides, (path) => !synced(path), listings.json)
     // A 304 stands for the bases, with no server objects: enough for a run with nothing to do.
-    // One that has something to do reads those listings in full, and plans on them.
-    if (snapshot.unchanged.size > 0 && !nothingToDo(store, scan, snapshot, baseItems, kinds)) {
+    // One that has something to do reads those listings in full, and plans on them. Items listed
+    // unchanged stand for their bases too: enough while the workspace is the bases (a change on
+    // the server is kept whole); a run with a local change reads those listings again, whole.
+    const quiet = workspaceIsBases(store, scan, baseItems)
+    const { unchanged, standIns } = snapshot
+    const notModified = unchanged.size > 0 && !(quiet && serverIsBases(store, snapshot, kinds))
+    const whole = deps.codecs.filter(
+      (codec) => (notModified && unchanged.has(codec.kind)) || (!quiet && standIns.has(codec.kind)),
+    )
+    if (whole.length > 0) {
       const again = new Map(listings.json)
-      const full = requestListings(
-        deps.client,
-        deps.codecs.filter((codec) => snapshot.unchanged.has(codec.kind)),
-        listings.cancel,
-      )
+      const full = requestListings(deps.client, whole, listings.cancel)
       for (const [kind, read] of full) again.set(kind, read)
       snapshot = await snapshotRemote(deps.client, deps.codecs, sides, (path) => !synced(path), again)
     }
@@ -425,22 +432,30 @@ async function readAndPlan(
 }
 
 /**
- * Whether the run has nothing to do on the JSON kinds: every file is its base (none added or
- * gone, no problem), the lock agrees with the state, and every listing read in full is its
- * kind's bases. Then the sides of the kinds answered 304 are never asked for a server object.
+ * Whether the workspace is the bases on the JSON kinds: every file is its base (none added or
+ * gone, no problem), the lock agrees with the state, no deploy is pending. Then no item the
+ * server left unchanged is pushed, merged or deleted there, and its server object is never read.
  */
-function nothingToDo(
+function workspaceIsBases(
   store: StateStore,
   scan: { entries: readonly { path: string; hash: string }[]; problems: readonly unknown[] },
-  snapshot: RemoteSnapshot,
   baseItems: readonly ItemState[],
-  kinds: ReadonlySet<Kind>,
 ): boolean {
-  if (scan.problems.length > 0 || snapshot.problems.length > 0 || store.alternates.size > 0) return false
+  if (scan.problems.length > 0 || store.alternates.size > 0) return false
   if (scan.entries.length !== baseItems.length) return false
   // A deploy left pending reads the server's publish flag (publish-entries.ts).
   if (baseItems.some((item) => item.deploy !== undefined)) return false
   for (const entry of scan.entries) if (store.get(entry.path)?.baseHash !== entry.hash) return false
+  return true
+}
+
+/**
+ * Whether the server side is the bases too: no problem, and every listing read in full is its
+ * kind's bases. With the workspace the bases, the run has nothing to do on the JSON kinds, and the
+ * sides of the kinds answered 304 are never asked for a server object.
+ */
+function serverIsBases(store: StateStore, snapshot: RemoteSnapshot, kinds: ReadonlySet<Kind>): boolean {
+  if (snapshot.problems.length > 0) return false
   for (const kind of kinds) {
     if (snapshot.unchanged.has(kind)) continue
     const listed = snapshot.listed.get(kind)

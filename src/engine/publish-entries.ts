@@ -12,7 +12,7 @@ import type { PlannedMerge } from './merges.js'
 import type { PlanItem } from './plan.js'
 import { type Publishing, publishEntry, publishRouteOf, publishVerbOf } from './publish-plan.js'
 import type { RemotePort } from './remote-port.js'
-import type { RemoteEntry } from './remote-snapshot.js'
+import { hasServerObject, type RemoteEntry } from './remote-snapshot.js'
 
 export interface PublishSides {
   root: string
@@ -44,7 +44,9 @@ export async function withPublishEntries(
   const afterRun = () => {
     if (after) return after
     after = new Map([...publishing.keys()].map((kind) => [kind, new Map()]))
-    for (const entry of sides.remote.values()) after.get(entry.kind)?.set(entry.id, entry.object)
+    // A base standing for its unchanged server item holds no object: read by id if needed below.
+    for (const entry of sides.remote.values())
+      if (hasServerObject(entry)) after.get(entry.kind)?.set(entry.id, entry.object)
     for (const [kind, byId] of files) for (const [id, file] of byId) after.get(kind)!.set(id, file)
     return after
   }

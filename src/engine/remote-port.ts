@@ -11,9 +11,14 @@ export interface RemotePort {
   list(kind: Kind, opts?: { signal?: AbortSignal }): Promise<JsonObject[]>
   /**
    * `list`, with the listing's validator; `conditional`: asked with the validator the state
-   * recorded, and a 304 is `unchanged` (no items). Without it, `list` is used.
+   * recorded, and a 304 is `unchanged` (no items). `take`: what to keep of each item, called as
+   * the body arrives (and from the first item again when the read is tried again). Without it,
+   * `list` is used.
    */
-  listing?(kind: Kind, opts?: { signal?: AbortSignal; conditional?: boolean }): Promise<ListingRead>
+  listing?<T = JsonObject>(
+    kind: Kind,
+    opts?: { signal?: AbortSignal; conditional?: boolean; take?: (item: JsonObject) => T },
+  ): Promise<ListingRead<T>>
   /** Whether the kind's listing is still the one its bases equal (one 304); false when not known. */
   listingUnchanged?(kind: Kind): Promise<boolean>
   /**
@@ -64,9 +69,9 @@ export interface ValidatorRecord {
 }
 
 /** One kind's listing as read (RemoteClient.listing). */
-export interface ListingRead {
-  /** The items; none (it throws) when the listing answered 304. */
-  items(): JsonObject[]
+export interface ListingRead<T = JsonObject> {
+  /** The items (what `take` kept of each); none (it throws) when the listing answered 304. */
+  items(): T[]
   /** The 200's validator, when the server sent one. */
   validator?: Validator
   /** Answered 304 to this recorded validator: the server side of the kind is the bases. */

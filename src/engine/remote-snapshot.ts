@@ -11,6 +11,13 @@
 // change) reads those listings again in full before it plans (plan-and-apply.ts). The tool's own
 // writes drop a kind's validator (the client does, before each write), so a server whose ETag
 // never changes can hide nobody's change but its own.
+//
+// A listing read in full is compared item by item as its body arrives (the client reads it so:
+// src/remote/array-items.ts): an item whose revision equals its base's is kept only as the base
+// standing for it, the same stand-in a 304 gives; only changed and new items are kept whole. So
+// the memory of a run follows the change, not the listing. Such stand-ins carry no server object
+// either, and a run whose workspace differs from the bases reads those listings again whole
+// before it plans (plan-and-apply.ts), as after a 304.
 
 import { findCause } from '../errors/find-cause.js'
 import { isInherited } from '../remote/client.js'
@@ -51,6 +58,8 @@ export interface RemoteSnapshot {
   unchanged: Set<Kind>
   /** Kinds read in full whose listing could become the recorded one (see recordValidators). */
   listed: Map<Kind, ListedKind>
+  /** Kinds read in full whose unchanged items were kept as their bases (see the top of the file). */
+  standIns: Set<Kind>
 }
 
 /** A listing read in full, as recordValidators compares it with the bases at the end of a run. */
@@ -90,30 +99,77 @@ function isRefusedToken(error: unknown): boolean {
  * Asks for every kind's listing at once, so they arrive while the run reads the workspace. A
  * failure surfaces where snapshotRemote awaits it; until then it is held, not unhandled. A run
  * that stops early aborts `signal`, so no listing or retry outlives it. `conditional`: asked with
- * the validators the state recorded (not for watch's deep rescan, nor a resolve).
+ * the validators the state recorded (not for watch's deep rescan, nor a resolve). `bases`: each
+ * item equal to its base there is kept as that base (standInFor); without it every item is kept.
  */
 export function requestListings(
   client: RemotePort,
   codecs: readonly Codec[],
   signal: AbortSignal,
   conditional = false,
+  bases?: StandInBases,
 ): Listings {
   return new Map(
-    codecs.map((codec) => [codec.kind, settleLater(readListing(client, codec.kind, signal, conditional))]),
+    codecs.map((codec) => {
+      const take = bases ? standInFor(codec, client, bases) : undefined
+      return [codec.kind, settleLater(readListing(client, codec.kind, signal, conditional, take))]
+    }),
   )
 }
 
-export type Listings = ReadonlyMap<Kind, Promise<ListingRead>>
+/** A listed item: the server's object, or its base standing for it (unchanged since). */
+export type ListedItem = JsonObject | BaseAsServerItem
+
+export type Listings = ReadonlyMap<Kind, Promise<ListingRead<ListedItem>>>
 
 function readListing(
   client: RemotePort,
   kind: Kind,
   signal?: AbortSignal,
   conditional = false,
-): Promise<ListingRead> {
+  take?: (item: JsonObject) => ListedItem,
+): Promise<ListingRead<ListedItem>> {
   const opts = { ...(signal ? { signal } : {}), ...(conditional ? { conditional } : {}) }
-  if (client.listing) return client.listing(kind, opts)
-  return client.list(kind, opts).then((items) => ({ items: () => items }))
+  if (client.listing) return client.listing<ListedItem>(kind, { ...opts, ...(take ? { take } : {}) })
+  return client.list(kind, opts).then((items) => ({ items: () => (take ? items.map(take) : items) }))
+}
+
+/** What the stand-ins are read from: the state's own base of a path, and its base for a revision. */
+export type StandInBases = Pick<SnapshotState, 'baseAt' | 'get'>
+
+/**
+ * What a listing keeps of each of its items as they arrive: the item's own base, when the item
+ * has the base's revision (and is the state's own base, not a lock's); else the item whole. What
+ * snapshotRemote reads of an unchanged item (its revision, inheritance, schedule, problems) is
+ * taken here, while the item is at hand.
+ */
+function standInFor(
+  codec: Codec,
+  client: RemotePort,
+  bases: StandInBases,
+): (object: JsonObject) => ListedItem {
+  return (object) => {
+    const id = object.id
+    if (typeof id !== 'string' || id === '') return object
+    let path: string
+    try {
+      path = itemPath(codec.kind, id)
+    } catch {
+      return object
+    }
+    const known = bases.get(path)
+    if (!known || nestsDeeperThan(object)) return object
+    const rev = codec.revisionOf(object)
+    if (known.remoteRev !== rev || bases.baseAt(path, rev) !== known) return object
+    const complete = !codec.listIsIncomplete(client.capabilities.listing)
+    const standIn = new BaseAsServerItem(codec.kind, known, complete, codec.schedules?.(object), {
+      inherited: isInherited(object),
+      listed: true,
+    })
+    const problems = codec.remoteProblems?.(object) ?? []
+    if (problems.length > 0) standIn.problems = problems
+    return standIn
+  }
 }
 
 /** What the remote side reads of the state (a StateStore, and the digest of its saved file). */
@@ -150,10 +206,11 @@ export async function snapshotRemote(
   const entries = new Map<string, RemoteEntry>()
   const problems: RemoteSnapshot['problems'] = []
   const unchanged = new Set<Kind>()
+  const standIns = new Set<Kind>()
   const listedKinds = new Map<Kind, ListedKind>()
   for (const codec of codecs) {
-    let read: ListingRead
-    let listed: JsonObject[]
+    let read: ListingRead<ListedItem>
+    let listed: ListedItem[]
     try {
       read = await (listings?.get(codec.kind) ?? readListing(client, codec.kind))
       if (read.unchanged) {
@@ -172,6 +229,23 @@ export async function snapshotRemote(
     const revs: ListedKind['items'] = []
     const dated: string[] = []
     for (const listedObject of listed) {
+      if (listedObject instanceof BaseAsServerItem) {
+        // Unchanged since its base: read as such when the listing arrived (standInFor).
+        standIns.add(codec.kind)
+        const { id, path } = listedObject
+        const skipped = entries.has(path) || ignored(path)
+        if (skipped && !matches) continue
+        if (matches) {
+          // Its path, revision and inheritance, as recordValidators reads them: no copy needed.
+          revs.push(listedObject)
+          if (listedObject.schedules) dated.push(id)
+        }
+        if (skipped) continue
+        for (const problem of listedObject.problems ?? [])
+          problems.push({ kind: codec.kind, id, problem: `${path}: ${problem}`, path })
+        entries.set(path, listedObject)
+        continue
+      }
       const id = listedObject.id
       if (typeof id !== 'string' || id === '') {
         problems.push({
@@ -246,7 +320,7 @@ export async function snapshotRemote(
         items: revs,
       })
   }
-  return { entries, problems, unchanged, listed: listedKinds }
+  return { entries, problems, unchanged, listed: listedKinds, standIns }
 }
 
 /** The state's side of a kind, as recordValidators and the by-kind count read it. */
@@ -292,37 +366,49 @@ function basesSide(
 }
 
 /**
- * A base standing for its server item under a 304. A class, not an object literal with a getter:
- * such a literal is a dictionary-mode object with its own closure, some 500 bytes each, about
- * 55 MB of a no-change status at 100,000 items (heap snapshot); these share one shape.
+ * A base standing for its server item: under a 304, or for a listed item whose revision is the
+ * base's (standInFor). A class, not an object literal with a getter: such a literal is a
+ * dictionary-mode object with its own closure, some 500 bytes each, about 55 MB of a no-change
+ * status at 100,000 items (heap snapshot); these share one shape.
  */
-class BaseAsServerItem implements RemoteEntry {
+export class BaseAsServerItem implements RemoteEntry {
   readonly id: string
   readonly path: string
   readonly hash: string
   readonly rev: string
   readonly inherited: boolean
   readonly schedules?: boolean
+  /** What the listed item's codec found wrong with it (Codec.remoteProblems); none under a 304. */
+  problems?: string[]
+  private readonly listed: boolean
   constructor(
     readonly kind: Kind,
     known: ItemState,
     readonly complete: boolean,
     schedules: boolean | undefined,
+    /** A listed item's own inheritance (else the base's), and that it was listed. */
+    from: { inherited: boolean; listed: true } | undefined = undefined,
   ) {
     this.id = known.id
     this.path = known.path
     this.hash = known.baseHash
     this.rev = known.remoteRev
-    this.inherited = known.inherited === true
+    this.inherited = from ? from.inherited : known.inherited === true
+    this.listed = from !== undefined
     if (schedules !== undefined) this.schedules = schedules
   }
 
   get object(): JsonObject {
-    throw new ListingFailedError(
-      this.kind,
-      new Error(`the listing answered 304 and "${this.id}" was read from it; this is a bug in cms-sync`),
-    )
+    const what = this.listed
+      ? `"${this.id}" was listed unchanged, so no server copy of it was kept, and one was read`
+      : `the listing answered 304 and "${this.id}" was read from it`
+    throw new ListingFailedError(this.kind, new Error(`${what}; this is a bug in cms-sync`))
   }
+}
+
+/** Whether the entry carries its server object (a base standing for it does not). */
+export function hasServerObject(entry: RemoteEntry): boolean {
+  return !(entry instanceof BaseAsServerItem)
 }
 
 /** Whether the server's copy is still the one the base recorded (by its revision marker). */
@@ -366,5 +452,5 @@ export function remoteEntry(
 
 /** The item's full server form: the listed one when complete, else read by id. */
 export async function fullObject(client: RemotePort, entry: RemoteEntry): Promise<JsonObject | undefined> {
-  return entry.complete ? entry.object : client.get(entry.kind, entry.id)
+  return entry.complete && hasServerObject(entry) ? entry.object : client.get(entry.kind, entry.id)
 }

@@ -25,8 +25,9 @@ export interface ClientContext {
   /** Where the validators of the listings the bases equal are recorded (the run's state). */
   validators: ListingValidators | undefined
   /**
-   * A listing check's 200 (listings.ts `listingUnchangedSince`): the changed listing, read and
-   * parsed once, for the full run that follows to take instead of asking again.
+   * A listing check's 200 (listings.ts `listingUnchangedSince`): the changed listing, read once
+   * and kept as the bytes it came in, for the full run that follows to take instead of asking
+   * again.
    */
   checked: CheckedListing | undefined
   /** What the listings read so far say (listings.ts keeps it, items.ts reads it). */
@@ -36,7 +37,9 @@ export interface ClientContext {
 export interface CheckedListing {
   name: string
   path: string
+  /** The 200 (its body is in `chunks`, never parsed as one). */
   answer: Answer
+  chunks: Buffer[]
 }
 
 export interface ListingsSeen {

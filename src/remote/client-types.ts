@@ -52,13 +52,27 @@ export interface ListingValidators {
 }
 
 /** One kind's listing (RemoteClient.listing). */
-export interface Listing {
-  /** The items, as `list` gives them; none when the listing answered 304 (`unchanged`). */
-  items(): RemoteObject[]
+export interface Listing<T = RemoteObject> {
+  /**
+   * The items, as `list` gives them (or what `take` kept of each); none when the listing
+   * answered 304 (`unchanged`).
+   */
+  items(): T[]
   /** The 200's validator (ETag and URL), when the server sent one. */
   validator?: ListingValidator
   /** The listing answered 304 to this recorded validator: the server side of the kind is the bases. */
   unchanged?: ListingValidator
+}
+
+export interface ListingOptions<T> {
+  signal?: AbortSignal
+  conditional?: boolean
+  /**
+   * What to keep of each item, called as the body arrives (the item checked, a form's entries
+   * left out): a caller that compares items with what it holds keeps a small stand-in for an
+   * unchanged one. Called again from the first item when the read is tried again.
+   */
+  take?: (item: RemoteObject) => T
 }
 
 export interface PutOptions {
@@ -108,7 +122,7 @@ export interface RemoteClient {
    * The listing as `list` reads it, with its validator. `conditional`: asked with the validator
    * recorded for the listing the bases equal (useValidators), and a 304 is `unchanged`.
    */
-  listing(kind: RemoteKind, opts?: { signal?: AbortSignal; conditional?: boolean }): Promise<Listing>
+  listing<T = RemoteObject>(kind: RemoteKind, opts?: ListingOptions<T>): Promise<Listing<T>>
   /**
    * Whether the kind's listing is still the one its bases equal: one conditional request,
    * answered 304 (watch's quiet poll). False when no validator is recorded.

@@ -162,7 +162,8 @@ async function* capped(
   }
 }
 
-function decode(bytes: Buffer, contentType: string, type: ResponseType): unknown {
+/** A body as the request asked for it: JSON when it says so, else text or bytes. */
+export function decode(bytes: Buffer, contentType: string, type: ResponseType): unknown {
   const isJson = /\bjson\b/i.test(contentType)
   if (type === 'buffer') return bytes
   if (type === 'text') return bytes.toString('utf8')

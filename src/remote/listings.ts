@@ -5,11 +5,12 @@
 
 import { ExitCode } from '../errors/exit-codes.js'
 import type { Answer } from './answer.js'
+import { ArrayItems } from './array-items.js'
 import { type ClientContext, isPlainObject, withoutEntries } from './client-context.js'
-import type { Listing, ListingValidator, RemoteObject } from './client-types.js'
+import type { Listing, ListingOptions, ListingValidator, RemoteObject } from './client-types.js'
 import { NATIVE_SCHEMA_IDS, type RemoteKind, SEGMENT } from './dialect.js'
 import { ListingError, listingNextStep, RemoteError, remoteError, withoutNextStep } from './errors.js'
-import type { HttpRequest, HttpResponse } from './http.js'
+import { decode, type HttpRequest, type HttpResponse } from './http.js'
 
 /**
  * Why a listing request failed, in words. An answer over the cap is said so with the setting
@@ -52,16 +53,23 @@ export async function listingUnchangedSince(
   ctx.checked = undefined
   const validator = usableValidator(ctx, name, path)
   if (!validator) return false
+  // Kept as the bytes it came in (capped like any listing): the run that takes it reads it item
+  // by item, as it would read the answer itself.
+  let chunks: Buffer[] = []
   const answer = await ctx.transport.send({
     method: 'GET',
     path,
     headers: { 'if-none-match': validator.etag },
     maxBytes: ctx.listMaxBytes,
+    sink: async (body) => {
+      chunks = []
+      for await (const chunk of body) chunks.push(chunk)
+    },
   })
   if (answer.kind === 'not-modified') return true
   if (answer.kind === 'retry' || answer.kind === 'ambiguous') throw answer.error
   // A failure (a 4xx, a body over the cap) is not kept: the full run asks again and says why.
-  if (answer.kind === 'ok') ctx.checked = { name, path, answer }
+  if (answer.kind === 'ok') ctx.checked = { name, path, answer, chunks }
   return false
 }
 
@@ -75,12 +83,26 @@ export function forgetCheckedListings(ctx: ClientContext): void {
   ctx.checked = undefined
 }
 
-/** The check's answer for `path`, taken once; undefined when the last check kept none for it. */
-function takeChecked(ctx: ClientContext, path: string): Answer | undefined {
+/**
+ * The check's answer for `path`, taken once; undefined when the last check kept none for it. Its
+ * body goes to the request's sink, as the server's would; without one it is decoded whole.
+ */
+async function takeChecked(ctx: ClientContext, request: HttpRequest): Promise<Answer | undefined> {
   const checked = ctx.checked
-  if (checked?.path !== path) return undefined
+  if (checked?.path !== request.path || checked.answer.kind !== 'ok') return undefined
   ctx.checked = undefined
-  return checked.answer
+  const { answer, chunks } = checked
+  if (request.sink) {
+    await request.sink(
+      (async function* () {
+        yield* chunks
+      })(),
+    )
+    return answer
+  }
+  const contentType = String(answer.response.headers['content-type'] ?? '')
+  const body = decode(Buffer.concat(chunks), contentType, request.responseType ?? 'auto')
+  return { ...answer, response: { ...answer.response, body } }
 }
 
 /** The recorded validator of `name`, when it was recorded for this very URL. */
@@ -108,7 +130,7 @@ export async function readListing(
   request: HttpRequest,
   conditional: boolean,
 ): Promise<ListingAnswer> {
-  const checked = takeChecked(ctx, request.path)
+  const checked = await takeChecked(ctx, request)
   // The listing the check just read in full: as good as a fresh unconditional read.
   if (checked) return { answer: checked, ...validatorOf(ctx, request.path, checked) }
   const validator = conditional ? usableValidator(ctx, name, request.path) : undefined
@@ -155,16 +177,26 @@ export async function list(
   return (await listing(ctx, kind, opts)).items()
 }
 
-export async function listing(
+export async function listing<T = RemoteObject>(
   ctx: ClientContext,
   kind: RemoteKind,
-  opts: { signal?: AbortSignal; conditional?: boolean } = {},
-): Promise<Listing> {
+  opts: ListingOptions<T> = {},
+): Promise<Listing<T>> {
+  const take = opts.take ?? ((item: RemoteObject) => item as T)
+  // Read item by item as the body arrives, never as one string (array-items.ts); a read that
+  // is tried again starts over.
+  let reader: ListingReader<T> | undefined
   const request: HttpRequest = {
     method: 'GET',
     path: `${ctx.P}/${SEGMENT[kind]}`,
     maxBytes: ctx.listMaxBytes,
     ...(opts.signal ? { signal: opts.signal } : {}),
+    sink: async (body) => {
+      const read = new ListingReader(kind, take)
+      reader = read
+      for await (const chunk of body) read.push(chunk)
+      read.end()
+    },
   }
   const data = { method: 'GET', route: request.path }
   const { response, validator, unchanged } = await readOrRefuse(ctx, kind, request, opts)
@@ -175,7 +207,7 @@ export async function listing(
       },
       unchanged,
     }
-  const { items, shares } = accept(ctx, kind, response.body, response.status, data)
+  const { items, shares } = accept(ctx, kind, reader, response, data)
   const recordable = validator && (shares ? { ...validator, parent: true as const } : validator)
   return { items: () => items, ...(recordable ? { validator: recordable } : {}) }
 }
@@ -212,43 +244,84 @@ async function readOrRefuse(
   }
 }
 
-/** A listing's body, checked item by item: what `list` gives. */
-function accept(
-  ctx: ClientContext,
-  kind: RemoteKind,
-  body: unknown,
-  status: number,
-  data: { method: string; route: string },
-): { items: RemoteObject[]; shares: boolean } {
-  if (!Array.isArray(body))
-    throw remoteError('listing', `the ${SEGMENT[kind]} listing is not a JSON array`, { ...data, status })
-  const seen = new Set<string>()
-  const items: RemoteObject[] = []
-  let shares = false
-  for (const [index, item] of body.entries()) {
-    if (!isPlainObject(item) || typeof item.id !== 'string')
-      throw remoteError('listing', `item ${index} of the ${SEGMENT[kind]} listing has no string id`, {
-        ...data,
-        status,
-      })
-    if (seen.has(item.id))
-      throw remoteError(
-        'listing',
-        `the ${SEGMENT[kind]} listing holds the id "${item.id}" twice; remove the duplicate on the server`,
-        { ...data, status, itemId: item.id },
-      )
-    seen.add(item.id)
-    if (isInherited(item) || hasParentCopy(item)) shares = true
+/**
+ * A listing's body as it arrives, checked item by item: what `list` gives (or what `take` keeps
+ * of each item). The first item the listing may not hold is noted and said once the whole body
+ * was read, so a body that is not JSON is said so first, as when it was parsed whole.
+ */
+class ListingReader<T> {
+  readonly items: T[] = []
+  readonly seen = new Set<string>()
+  shares = false
+  refused: { message: string; itemId?: string } | undefined
+  /** What `take` threw: passed on as it is (a fault of the caller's, not of the server's). */
+  failure: { error: unknown } | undefined
+  private readonly split = new ArrayItems((item, index) => this.accept(item, index))
+  valid = false
+
+  constructor(
+    private readonly kind: RemoteKind,
+    private readonly take: (item: RemoteObject) => T,
+  ) {}
+
+  push(chunk: Buffer): void {
+    this.split.push(chunk)
+  }
+
+  end(): void {
+    this.valid = this.split.end()
+  }
+
+  private accept(item: unknown, index: number): void {
+    if (this.refused || this.failure) return
+    const kind = this.kind
+    if (!isPlainObject(item) || typeof item.id !== 'string') {
+      this.refused = { message: `item ${index} of the ${SEGMENT[kind]} listing has no string id` }
+      return
+    }
+    if (this.seen.has(item.id)) {
+      this.refused = {
+        message: `the ${SEGMENT[kind]} listing holds the id "${item.id}" twice; remove the duplicate on the server`,
+        itemId: item.id,
+      }
+      return
+    }
+    this.seen.add(item.id)
+    if (isInherited(item) || hasParentCopy(item)) this.shares = true
     // Built-in schemas are the server's (locked, or in the known native set); never mirrored.
     // Schemas inherited from a parent project are locked too, but are the project's to mirror.
     if (
       kind === 'schema' &&
       (NATIVE_SCHEMA_IDS.has(item.id) || (item.isLocked === true && !isInherited(item)))
     )
-      continue
-    items.push(withoutEntries(kind, item))
+      return
+    try {
+      this.items.push(this.take(withoutEntries(kind, item)))
+    } catch (error) {
+      this.failure = { error }
+    }
   }
-  ctx.seen.listedIds.set(kind, seen)
-  if (shares) ctx.seen.sharesWithParent = true
-  return { items, shares }
+}
+
+/** The listing as its reader left it: refused (not a JSON array of items with ids) or accepted. */
+function accept<T>(
+  ctx: ClientContext,
+  kind: RemoteKind,
+  reader: ListingReader<T> | undefined,
+  response: HttpResponse,
+  data: { method: string; route: string },
+): { items: T[]; shares: boolean } {
+  const { status } = response
+  // Read as JSON only when the server says it is (as any answer is): a page of text is no listing.
+  const json = /\bjson\b/i.test(String(response.headers['content-type'] ?? ''))
+  if (!reader?.valid || !json)
+    throw remoteError('listing', `the ${SEGMENT[kind]} listing is not a JSON array`, { ...data, status })
+  if (reader.refused) {
+    const { message, itemId } = reader.refused
+    throw remoteError('listing', message, { ...data, status, ...(itemId === undefined ? {} : { itemId }) })
+  }
+  if (reader.failure) throw reader.failure.error
+  ctx.seen.listedIds.set(kind, reader.seen)
+  if (reader.shares) ctx.seen.sharesWithParent = true
+  return { items: reader.items, shares: reader.shares }
 }
