@@ -354,15 +354,17 @@ class HttpTransport implements Transport {
       this.counters.byStatusClass[statusClass(res.statusCode)]++
       if (res.statusCode === 429) this.counters.rateLimited++
       const response = await this.received(request, res)
-      this.opts.logger?.debug(
-        {
-          method: request.method,
-          route: routeOf(request.path),
-          status: res.statusCode,
-          ms: Date.now() - started,
-        },
-        'request',
-      )
+      // Checked first: a quiet poll's requests would build the line's fields for nothing.
+      if (this.opts.logger?.isLevelEnabled('debug'))
+        this.opts.logger.debug(
+          {
+            method: request.method,
+            route: routeOf(request.path),
+            status: res.statusCode,
+            ms: Date.now() - started,
+          },
+          'request',
+        )
       return response
     })
   }
