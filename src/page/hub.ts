@@ -133,6 +133,8 @@ export function createHub(source: HubSource, now: () => Date = () => new Date())
   }
   let lastSent = ''
   function pushState(): void {
+    // Nobody to tell: the state is built when a page opens (`listen`), not on every poll.
+    if (clients.size === 0) return
     const text = JSON.stringify(state())
     if (text === lastSent) return
     lastSent = text
@@ -195,7 +197,8 @@ export function createHub(source: HubSource, now: () => Date = () => new Date())
     listen(res: ServerResponse): void {
       clients.add(res)
       res.on('close', () => clients.delete(res))
-      send(res, 'state', state())
+      lastSent = JSON.stringify(state())
+      res.write(`event: state\ndata: ${lastSent}\n\n`)
       for (const entry of feed) send(res, 'feed', entry)
       if (stale) void refresh()
     },

@@ -68,7 +68,20 @@ export function markAmbiguous(error: RemoteError): RemoteError {
 /** The answer a response is. Redirects the caller did not ask for never get here. */
 export function classifyResponse(response: HttpResponse, ctx: AnswerContext): Answer {
   const { status } = response
-  if (status === 304) return { kind: 'not-modified', response, ...failed(ctx.failure()) }
+  if (status === 304) {
+    // The usual answer of a quiet poll, and almost never a failure: its error (an Error, with its
+    // stack) is made only when a caller that held nothing asks for it.
+    let error: RemoteError | undefined
+    const fail = () => (error ??= ctx.failure())
+    return {
+      kind: 'not-modified',
+      response,
+      get error() {
+        return fail()
+      },
+      fail,
+    }
+  }
   if (status < 400) return { kind: 'ok', response }
   if (status === 429 || status >= 500) {
     // A 5xx may come after the server acted; only a 429 surely means "not done".

@@ -1,4 +1,5 @@
-// The HTTP layer under the client: one undici Agent (TLS verified unless the config opts out),
+// The HTTP layer under the client: one undici Pool for the server's origin (TLS verified unless
+// the config opts out),
 // every attempt through the shared rate-limited queue, a timeout on every request, capped
 // response bodies, no redirects, and retries that never repeat a request the server may have
 // applied. It knows nothing of resources: it moves requests and classifies failures.
@@ -7,7 +8,7 @@ import { createHash } from 'node:crypto'
 import { Readable } from 'node:stream'
 import type { Logger } from 'pino'
 import type { Dispatcher } from 'undici'
-import { Agent } from 'undici'
+import { Pool } from 'undici'
 import { findCause } from '../errors/find-cause.js'
 import { secretFields } from '../workspace/connection-secrets.js'
 import { type Answer, classifyResponse, classifyUnanswered, gaveUp } from './answer.js'
@@ -201,7 +202,13 @@ class HttpTransport implements Transport {
   private readonly queue: SharedQueue
   /** This client's own counters; the queue (and its limit) may be shared with other clients. */
   private readonly counters = emptyStats()
-  private readonly agent: Agent
+  /**
+   * A Pool for the one origin, not an Agent: an Agent drops its pool for an origin once every
+   * connection to it closed, so a daemon polling less often than the server keeps idle
+   * connections open (10 s polls, Node's 5 s keep-alive) built a pool, its connector and a
+   * client again for every poll. A Pool keeps its clients and only opens a socket again.
+   */
+  private readonly agent: Pool
 
   constructor(private readonly opts: TransportOptions) {
     this.server = normaliseServer(opts.server)
@@ -212,7 +219,7 @@ class HttpTransport implements Transport {
     this.maxRetryAfterMs = opts.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS
     this.token = opts.token
     this.queue = acquireQueue(this.origin, opts.rateLimit)
-    this.agent = new Agent({
+    this.agent = new Pool(this.origin, {
       headersTimeout: this.timeoutMs,
       bodyTimeout: this.timeoutMs,
       connectTimeout: Math.min(this.timeoutMs, 10_000),
@@ -331,7 +338,6 @@ class HttpTransport implements Transport {
       let res: Dispatcher.ResponseData
       try {
         res = await this.agent.request({
-          origin: this.origin,
           path: this.basePath + request.path,
           method: request.method as Dispatcher.HttpMethod,
           headers,
@@ -349,15 +355,17 @@ class HttpTransport implements Transport {
       this.counters.byStatusClass[statusClass(res.statusCode)]++
       if (res.statusCode === 429) this.counters.rateLimited++
       const response = await this.received(request, res)
-      this.opts.logger?.debug(
-        {
-          method: request.method,
-          route: routeOf(request.path),
-          status: res.statusCode,
-          ms: Date.now() - started,
-        },
-        'request',
-      )
+      // Checked first: a quiet poll's requests would build the line's fields for nothing.
+      if (this.opts.logger?.isLevelEnabled('debug'))
+        this.opts.logger.debug(
+          {
+            method: request.method,
+            route: routeOf(request.path),
+            status: res.statusCode,
+            ms: Date.now() - started,
+          },
+          'request',
+        )
       return response
     })
   }

@@ -22,8 +22,10 @@ import { syncDirPath } from '../workspace/layout.js'
 // both wrote. A lock is now taken over only when its holder is provably gone: its pid is not
 // alive (or is another process's now, started after the lock was taken). The heartbeat alone
 // decides only after a week, far longer than any pause, for a lock nobody can be named for.
+// So the heartbeat need not beat often: against a week, every 10 minutes is as good as every 5 s,
+// and a daemon that idles for hours no longer stats and touches the lock 12 times a minute.
 const STALE_MS = 7 * 24 * 60 * 60 * 1000
-const HEARTBEAT_MS = 5_000
+const HEARTBEAT_MS = 10 * 60_000
 
 export interface LockHolder {
   pid: number

@@ -4,7 +4,7 @@
 // between two of its runs, keeps one writer.
 //
 // The channel is a folder: the CLI writes .cms-sync/requests/<id>.json (atomically), the daemon
-// notices it (fs.watch on that folder, a slow sweep as a fallback), carries it out and writes
+// notices it (fs.watch on that folder; a sweep every minute as a net, every 2 s once the watch failed), carries it out and writes
 // <id>.reply.json, which the CLI reads and removes. The folder is not only ours, though: a git
 // checkout writes whatever a branch holds there (a colleague's branch with `.cms-sync/` committed
 // past .gitignore), and such a request would settle conflicts for the user, pushing their side
@@ -34,7 +34,13 @@ export interface SettleRequest {
 export type SettleReply = { outcome: Outcome } | { error: { message: string; exitCode: number } }
 
 const REQUEST = /^(\d+-[0-9a-f]+)\.json$/
-/** How often the daemon looks for requests that fs.watch did not report. */
+/**
+ * How often the daemon looks for requests fs.watch did not report. While the folder's watch
+ * works it reports every request (one inotify watch on a folder only cms-sync writes to), so the
+ * sweep is only a net, and a slow one: a quiet daemon wakes for its polls, not for this. Once the
+ * watch failed, the sweep is how requests are found, so it comes often.
+ */
+const NET_SWEEP_MS = 60_000
 const SWEEP_MS = 2_000
 
 function requestsDir(root: string): string {
@@ -131,12 +137,18 @@ export async function serveRequests(
   const sweep = async () => {
     for (const name of await readdir(dir).catch(() => [] as string[])) take(name)
   }
+  let timer = setInterval(() => void sweep(), NET_SWEEP_MS)
+  timer.unref()
   const watcher = watchFolder(dir, (_event, name) => {
     if (name) take(String(name))
   })
-  watcher.on('error', () => {}) // the sweep still finds requests
-  const timer = setInterval(() => void sweep(), SWEEP_MS)
-  timer.unref()
+  watcher.on('error', () => {
+    // No more events: the sweep finds requests from now on.
+    clearInterval(timer)
+    timer = setInterval(() => void sweep(), SWEEP_MS)
+    timer.unref()
+    void sweep()
+  })
   await sweep()
   return () => {
     closed = true

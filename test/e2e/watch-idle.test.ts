@@ -3,7 +3,7 @@
 // every file comes back only when the events may be incomplete (the watcher could not start: the
 // system's watch limit) or for the deep rescan, which reads every file.
 
-import { readFile, utimes, writeFile } from 'node:fs/promises'
+import { readFile, stat, utimes, writeFile } from 'node:fs/promises'
 import { afterEach, expect, test, vi } from 'vitest'
 import { syncedWorld, type World } from '../helpers/sync-world.js'
 import { type Event, serverTitle, setWatchConfig, watchInProcess } from '../helpers/watch.js'
@@ -155,4 +155,14 @@ test('a remote change a quiet poll finds costs one download of that listing: the
   // followed read that answer, not the listing again.
   const content = w.proxy.answered.slice(from).filter((r) => /^GET \/api\/demo\/live\/content /.test(r))
   expect(content.filter((r) => r.endsWith(' 200'))).toEqual(['GET /api/demo/live/content 200'])
+})
+
+test('a quiet daemon does not touch its workspace lock on every poll', async () => {
+  const { w, d } = await watched()
+  const lock = w.file('.cms-sync/lock')
+  const before = (await stat(lock)).mtimeMs
+  // Seven quiet polls a second apart: longer than any heartbeat that beats on the poll's scale.
+  const quiet = polls(d.events).length
+  await pollNumber(d, quiet + 7)
+  expect((await stat(lock)).mtimeMs).toBe(before)
 })
