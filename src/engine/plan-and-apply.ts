@@ -178,6 +178,12 @@ export async function planRun(
     /** Gives the listings up (Ctrl-C while they are read): planRun then rejects with its reason. */
     signal?: AbortSignal
     /**
+     * A whole-workspace run that finds nothing changed on either side (unchanged-run.ts, listings
+     * read in full included when each item is its base) plans nothing: an empty plan, not one
+     * entry per item (watch's full runs: the start-up reconcile, a poll).
+     */
+    unlessUnchanged?: boolean
+    /**
      * The paths the command names (workspace-relative; none: everything). Files of items are
      * planned on their own (plan-edits.ts): read by id, never listed. Anything else (a folder,
      * media, a case plan-edits leaves) is planned in full, and the command applies its scope.
@@ -208,10 +214,23 @@ export async function planRun(
   // The listings are most of the wait of a run that changes nothing: all of them are asked for
   // first (reads from the configured target, whatever the state says), and arrive while the
   // state and the workspace are read. A run that stops meanwhile (a guard, a bad file) gives
-  // them up.
-  return withListings(deps, opts, opened, (store, rebound, listings) =>
-    readAndPlan(deps, opts, store, rebound, listings),
+  // them up. Only a plain run of everything may find nothing to plan: not one that rebinds,
+  // rereads every file, settles, prefers a side or names paths.
+  const plain = !(
+    opts.prefer ||
+    opts.rebind ||
+    opts.rehash ||
+    opts.leaves ||
+    opts.settle ||
+    opts.scope?.length
   )
+  return withListings(deps, opts, opened, async (store, rebound, listings) => {
+    const unchanged =
+      opts.unlessUnchanged && plain && !rebound ? await unchangedOf(deps, store, listings, true) : undefined
+    return unchanged
+      ? nothingPlanned(deps, store, unchanged, listings)
+      : readAndPlan(deps, opts, store, rebound, listings)
+  })
 }
 
 /**
@@ -223,28 +242,66 @@ export async function planUnlessUnchanged(
   opts: { signal?: AbortSignal } = {},
 ): Promise<PlannedRun | UnchangedRun> {
   return withListings(deps, opts, undefined, async (store, rebound, listings) => {
-    if (!rebound) {
-      const rules = await loadIgnoreRules(deps.root)
-      const unchanged = await unchangedRun({
-        root: deps.root,
-        codecs: deps.codecs,
-        media: deps.media,
-        store,
-        rules,
-        listings: listings.json,
-        mediaListing: listings.mediaRead,
-        incomplete: (codec) => codec.listIsIncomplete(deps.client.capabilities.listing),
-      })
-      if (unchanged) {
-        deps.logger.info(
-          { items: unchanged.items, notModified: unchanged.notModified, readInFull: unchanged.readInFull },
-          'nothing changed: every listing is the bases and every file has its recorded stat; no plan made',
-        )
-        return unchanged
-      }
-    }
-    return readAndPlan(deps, {}, store, rebound, listings)
+    const unchanged = rebound ? undefined : await unchangedOf(deps, store, listings, false)
+    return unchanged ?? readAndPlan(deps, {}, store, rebound, listings)
   })
+}
+
+/** The run's answer when nothing changed (unchanged-run.ts), said in the log; else undefined. */
+async function unchangedOf(
+  deps: EngineDeps,
+  store: StateStore,
+  listings: AllListings,
+  readInFull: boolean,
+): Promise<UnchangedRun | undefined> {
+  const unchanged = await unchangedRun({
+    root: deps.root,
+    codecs: deps.codecs,
+    media: deps.media,
+    store,
+    rules: await loadIgnoreRules(deps.root),
+    listings: listings.json,
+    mediaListing: listings.mediaRead,
+    incomplete: (codec) => codec.listIsIncomplete(deps.client.capabilities.listing),
+    readInFull,
+  })
+  if (unchanged)
+    deps.logger.info(
+      { items: unchanged.items, notModified: unchanged.notModified, readInFull: unchanged.readInFull },
+      'nothing changed: every listing is the bases and every file has its recorded stat; no plan made',
+    )
+  return unchanged
+}
+
+/**
+ * The plan of a whole-workspace run that found nothing changed: no entry at all, where the full
+ * plan has one `none` per item. applyRun then carries out nothing and does what ends every run:
+ * the validators of the listings read in full (the media's too: it is the bases), the save.
+ */
+function nothingPlanned(
+  deps: EngineDeps,
+  store: StateStore,
+  unchanged: UnchangedRun,
+  listings: AllListings,
+): PlannedRun {
+  return {
+    store,
+    plan: { items: [] },
+    local: new Map(),
+    remote: new Map(),
+    scanProblems: [],
+    remoteProblems: [],
+    strays: [],
+    rebound: false,
+    merges: new Map(),
+    bases: new BaseStore(deps.root),
+    validators: {
+      listed: unchanged.listed,
+      ...(deps.media && listings.mediaDrops !== undefined
+        ? { mediaDrops: listings.mediaDrops, mediaIsBases: true as const }
+        : {}),
+    },
+  }
 }
 
 /** Opens the state (unless `opened`), asks for every listing, and hands them to `read`. */
@@ -475,7 +532,12 @@ function recordValidators(deps: EngineDeps, run: PlannedRun): void {
   for (const [kind, listed] of validators.listed)
     if (basesEqual(store, kind, listed)) store.setValidator(FOLDER_OF[kind], listed.validator)
   const media = deps.media?.api.listedValidator?.()
-  if (!media || !run.media || validators.mediaDrops !== store.dropsOf('media')) return
+  if (!media || validators.mediaDrops !== store.dropsOf('media')) return
+  if (validators.mediaIsBases) {
+    store.setValidator('media', media)
+    return
+  }
+  if (!run.media) return
   // Media: the plan saw no server change, and the listing names exactly the media bases.
   const changed = run.plan.items.some((item) => isBytes(item.kind) && item.remote !== 'unchanged')
   if (!changed && run.media.remoteCount === store.countOf('media')) store.setValidator('media', media)

@@ -93,6 +93,8 @@ export interface PlannedRun {
     listed: ReadonlyMap<Kind, ListedKind>
     /** How many times the media validator was dropped when the media listing was asked for. */
     mediaDrops?: number
+    /** The media listing was found to be the media bases before planning (unchanged-run.ts). */
+    mediaIsBases?: true
   }
 }
 

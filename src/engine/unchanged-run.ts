@@ -1,7 +1,8 @@
-// A whole-workspace `status` that finds nothing changed, told without planning every item. When
-// every listing answered 304 to the validator the state recorded (the server side is the bases,
-// item for item; media's may also be read in full and name exactly the media bases, as a pull
-// leaves it unrecorded), every file under the kind folders has its record's stat (so its bytes are the
+// A whole-workspace `status` (or a full run of `watch`) that finds nothing changed, told without
+// planning every item. When every listing answered 304 to the validator the state recorded (the
+// server side is the bases, item for item; media's may also be read in full and name exactly the
+// media bases, as a pull leaves it unrecorded; for watch, a JSON listing read in full may too, when
+// each item it lists was kept as its own base), every file under the kind folders has its record's stat (so its bytes are the
 // base, as the scan's stat cache trusts), no file is new or gone, and nothing is pending beside the
 // records (a lock that disagrees, a push a killed run landed, a media upload, a deploy, a conflict
 // copy, an inherited item), the plan the full run would make is empty. That comparison is all
@@ -27,7 +28,7 @@ import { strayFilesOf } from '../workspace/stray-files.js'
 import type { UnverifiedMedia } from './media/media-verified.js'
 import { PendingUploads } from './media/pending-uploads.js'
 import type { MediaDeps } from './plan-apply-types.js'
-import type { Listings } from './remote-snapshot.js'
+import { BaseAsServerItem, type ListedKind, type Listings } from './remote-snapshot.js'
 
 const MEDIA = FOLDER_OF.media
 
@@ -51,6 +52,8 @@ export interface UnchangedRun {
   notModified: number
   /** Listings read in full and found to be the bases item for item (media's, which a pull leaves unrecorded). */
   readInFull: string[]
+  /** The JSON listings among them, as the full run would record their validators (recordValidators). */
+  listed: Map<Kind, ListedKind>
   /** The content the recorded listing names a schedule for; no other server item is at hand. */
   remote: Map<string, DatedEntry>
   /** No local entry is made: every file is its base. */
@@ -70,6 +73,12 @@ interface Inputs {
   mediaListing: Promise<{ media: RemoteMedia[]; unchanged: boolean }> | undefined
   /** The content listing lists an item without fields (upstream's dates): the schedule reads files then. */
   incomplete: (codec: Codec) => boolean
+  /**
+   * A JSON listing read in full (its validator dropped by a push, or never recorded) counts too
+   * when every item it lists is kept as its own base (remote-snapshot.ts standInFor). Not for
+   * `status`, whose tests take a run without validators as the full run.
+   */
+  readInFull?: boolean
 }
 
 /**
@@ -86,20 +95,29 @@ export async function unchangedRun(input: Inputs): Promise<UnchangedRun | undefi
   if (media && (media.checksum || (media.recheck?.size ?? 0) > 0)) return undefined
   // The server side first: one listing that is not a 304 is a plan.
   const dated = new Set<string>()
+  const listed = new Map<Kind, ListedKind>()
+  const readInFull: string[] = []
   for (const codec of codecs) {
-    let unchanged: { dated?: string[] } | undefined
+    let read: Awaited<ReturnType<Listings['get']>>
     try {
-      unchanged = (await input.listings.get(codec.kind))?.unchanged
+      read = await input.listings.get(codec.kind)
     } catch {
       // The full run reports the failure as it does (a safety stop, a refused token).
       return undefined
     }
-    if (!unchanged) return undefined
-    if (codec.schedules) {
-      // Where the listing lacks fields, the schedule reads the files (cli/scheduled.ts).
-      if (input.incomplete(codec)) return undefined
-      for (const id of unchanged.dated ?? []) dated.add(id)
+    if (!read) return undefined
+    // Where the listing lacks fields, the schedule reads the files (cli/scheduled.ts).
+    if (codec.schedules && input.incomplete(codec)) return undefined
+    if (read.unchanged) {
+      if (codec.schedules) for (const id of read.unchanged.dated ?? []) dated.add(id)
+      continue
     }
+    if (!input.readInFull) return undefined
+    const bases = listingOfBases(codec, store, read)
+    if (!bases) return undefined
+    if (codec.schedules) for (const id of bases.dated) dated.add(id)
+    if (bases.listed) listed.set(codec.kind, bases.listed)
+    readInFull.push(FOLDER_OF[codec.kind])
   }
   // Media's listing, when read in full, is compared with the bases below.
   let mediaListed: RemoteMedia[] | undefined
@@ -156,12 +174,49 @@ export async function unchangedRun(input: Inputs): Promise<UnchangedRun | undefi
   return {
     unchanged: true,
     items: files,
-    notModified: codecs.length + (input.mediaListing && !mediaListed ? 1 : 0),
-    readInFull: mediaListed ? [MEDIA] : [],
+    notModified: codecs.length - readInFull.length + (input.mediaListing && !mediaListed ? 1 : 0),
+    readInFull: mediaListed ? [...readInFull, MEDIA] : readInFull,
+    listed,
     remote,
     local: new Map<string, never>(),
     unverified,
   }
+}
+
+/**
+ * A JSON listing read in full when every item it lists was kept as its own base (the state's
+ * base of its path, at the listed revision: remote-snapshot.ts standInFor), once each, none
+ * inherited or with a problem, and no base missing from it: what the full run would record of it
+ * (snapshotRemote's ListedKind, when the server sent a validator) and the ids it dates. Else
+ * undefined: the full run plans it.
+ */
+function listingOfBases(
+  codec: Codec,
+  store: StateStore,
+  read: { items(): unknown[]; validator?: ListedKind['validator'] },
+): { listed: ListedKind | undefined; dated: string[] } | undefined {
+  let items: unknown[]
+  try {
+    items = read.items()
+  } catch {
+    return undefined
+  }
+  if (items.length !== store.countOf(codec.kind)) return undefined
+  const seen = new Set<string>()
+  const dated: string[] = []
+  for (const item of items) {
+    if (!(item instanceof BaseAsServerItem) || item.problems || item.inherited || seen.has(item.path))
+      return undefined
+    if (store.get(item.path)?.kind !== codec.kind) return undefined
+    seen.add(item.path)
+    if (item.schedules) dated.push(item.id)
+  }
+  const listed = read.validator && {
+    validator: { ...read.validator, ...(codec.schedules ? { dated } : {}) },
+    drops: store.dropsOf(FOLDER_OF[codec.kind]),
+    items: items as BaseAsServerItem[],
+  }
+  return { listed, dated }
 }
 
 /**

@@ -153,7 +153,8 @@ export function createWatchEngine(
       if (edit.kind === 'planned') return edit.run
       deps.logger.debug({ why: edit.why, paths: paths.size }, 'watch: this batch needs a full plan')
     }
-    return planRun(deps, { store, rehash: how.rehash ?? false })
+    // Nothing changed on either side (the usual start-up reconcile): no plan entry per item.
+    return planRun(deps, { store, rehash: how.rehash ?? false, unlessUnchanged: true })
   }
 
   async function apply(
