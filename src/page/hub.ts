@@ -197,8 +197,13 @@ export function createHub(source: HubSource, now: () => Date = () => new Date())
     listen(res: ServerResponse): void {
       clients.add(res)
       res.on('close', () => clients.delete(res))
-      lastSent = JSON.stringify(state())
-      res.write(`event: state\ndata: ${lastSent}\n\n`)
+      const text = JSON.stringify(state())
+      // Pages already open were told lastSent: when the state moved since (no page was told of a
+      // change while none listened, and the daemon's numbers move without an event), they get it too.
+      if (text !== lastSent) {
+        lastSent = text
+        for (const page of clients) page.write(`event: state\ndata: ${text}\n\n`)
+      } else res.write(`event: state\ndata: ${text}\n\n`)
       for (const entry of feed) send(res, 'feed', entry)
       if (stale) void refresh()
     },

@@ -67,3 +67,57 @@ test('a quiet poll with no page open builds no page state; a page opened later g
   expect(JSON.parse(event.split('\n')[1]!.slice('data: '.length))).toMatchObject({ mode: 'watch' })
   expect(asked.daemon).toBeGreaterThan(0)
 })
+
+/** A page kept open on `hub`: every state event it received so far, parsed. */
+async function openPage(hub: ReturnType<typeof createHub>) {
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' })
+    hub.listen(res)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()))
+  const { port } = server.address() as { port: number }
+  const states: Array<Record<string, unknown>> = []
+  let text = ''
+  const arrived: Array<() => void> = []
+  await new Promise<void>((resolve, reject) => {
+    get(`http://127.0.0.1:${port}/`, (res) => {
+      res.on('data', (chunk: Buffer) => {
+        text += String(chunk)
+        for (let end = text.indexOf('\n\n'); end >= 0; end = text.indexOf('\n\n')) {
+          const [head, data] = text.slice(0, end).split('\n')
+          text = text.slice(end + 2)
+          if (head === 'event: state') states.push(JSON.parse(data!.slice('data: '.length)))
+        }
+        for (const wake of arrived.splice(0)) wake()
+        resolve()
+      })
+    }).on('error', reject)
+  })
+  cleanups.push(async () => {
+    server.closeAllConnections()
+    await new Promise((resolve) => server.close(resolve))
+  })
+  /** Resolves once a state event matching `test` has arrived. */
+  const stateWhere = async (test: (state: Record<string, unknown>) => boolean) => {
+    while (!states.some(test)) await new Promise<void>((resolve) => arrived.push(resolve))
+  }
+  return { states, stateWhere }
+}
+
+test('a page opened later does not leave a page already open with an older state', async () => {
+  const { source } = countingSource()
+  let rateLimited = 0
+  source.rateLimit = () => ({ requestsPerSecond: 10, concurrency: 4, rateLimited })
+  const hub = createHub(source)
+  cleanups.push(async () => hub.close())
+  const limited = (count: number) => (state: Record<string, unknown>) =>
+    (state.rateLimit as { rateLimited?: number } | undefined)?.rateLimited === count
+  const first = await openPage(hub)
+  await first.stateWhere(limited(0))
+  // The server answered 429 once; no event told the pages yet when a second page opens.
+  rateLimited = 1
+  const second = await openPage(hub)
+  await second.stateWhere(limited(1))
+  await first.stateWhere(limited(1))
+  expect(first.states.at(-1)).toEqual(second.states.at(-1))
+})
