@@ -137,16 +137,20 @@ export async function serveRequests(
   const sweep = async () => {
     for (const name of await readdir(dir).catch(() => [] as string[])) take(name)
   }
-  let timer = setInterval(() => void sweep(), NET_SWEEP_MS)
-  timer.unref()
+  const sweepEvery = (ms: number) => {
+    clearInterval(timer)
+    timer = setInterval(() => void sweep(), ms)
+    timer.unref()
+  }
+  let timer: NodeJS.Timeout | undefined
+  // The folder's watch first: when it cannot start (it throws), no sweep is left running.
   const watcher = watchFolder(dir, (_event, name) => {
     if (name) take(String(name))
   })
+  sweepEvery(NET_SWEEP_MS)
   watcher.on('error', () => {
     // No more events: the sweep finds requests from now on.
-    clearInterval(timer)
-    timer = setInterval(() => void sweep(), SWEEP_MS)
-    timer.unref()
+    sweepEvery(SWEEP_MS)
     void sweep()
   })
   await sweep()
