@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { existsSync, realpathSync, statSync } from 'node:fs'
+import { existsSync, realpathSync, statSync, watch } from 'node:fs'
 import {
   chmod,
   chown,
@@ -201,12 +201,30 @@ describe.runIf(crossDevice)('a write across file systems', () => {
     )
     const child = spawn(process.execPath, ['--import', 'tsx', script], { stdio: 'ignore' })
     const exited = new Promise((resolve) => child.once('exit', resolve))
-    // Killed once its temp file beside the target holds bytes: the write is under way.
-    for (;;) {
+    // Killed once its temp file beside the target holds bytes: the write is under way. The
+    // folder's events (the temp file made, then written to) say when to look.
+    const holdsBytes = async () => {
       const temp = (await readdir(dir)).find((name) => name.startsWith('home.json.'))
-      if (temp && (await stat(path.join(dir, temp))).size > 0) break
-      await new Promise((resolve) => setTimeout(resolve, 5))
+      return temp !== undefined && (await stat(path.join(dir, temp))).size > 0
     }
+    await new Promise<void>((resolve, reject) => {
+      const folder = watch(dir, () => void look())
+      const done = (end: () => void) => {
+        folder.close()
+        end()
+      }
+      const look = async () => {
+        try {
+          if (await holdsBytes()) done(resolve)
+        } catch (error) {
+          done(() => reject(error))
+        }
+      }
+      child.once('exit', () =>
+        done(() => reject(new Error('the writer ended before its temp file held bytes'))),
+      )
+      void look()
+    })
     child.kill('SIGKILL')
     await exited
     const temp = (await readdir(dir)).find((name) => name.startsWith('home.json.'))
