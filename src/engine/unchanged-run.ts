@@ -25,7 +25,7 @@ import { hasConflictCopies } from '../workspace/local-writes.js'
 import { mediaPathProblem, readMediaIndex } from '../workspace/media-index.js'
 import { kindFolderProblem } from '../workspace/scan.js'
 import { strayFilesOf } from '../workspace/stray-files.js'
-import type { UnverifiedMedia } from './media/media-verified.js'
+import { oldestVerifiedFirst, type UnverifiedMedia } from './media/media-verified.js'
 import { PendingUploads } from './media/pending-uploads.js'
 import type { MediaDeps } from './plan-apply-types.js'
 import { BaseAsServerItem, type ListedKind, type Listings } from './remote-snapshot.js'
@@ -170,7 +170,7 @@ export async function unchangedRun(input: Inputs): Promise<UnchangedRun | undefi
   const unverified = mediaRecords
     .filter((item) => item.remoteRev === '')
     .map((item) => ({ path: item.path, id: item.id, verifiedAt: item.verifiedAt ?? null }))
-    .sort((a, b) => (a.verifiedAt ?? '').localeCompare(b.verifiedAt ?? '') || a.path.localeCompare(b.path))
+    .sort(oldestVerifiedFirst)
   return {
     unchanged: true,
     items: files,

@@ -51,7 +51,10 @@ export function unverifiedMedia(
     if (skip(path)) continue
     found.push({ path, id, verifiedAt: store.get(path)?.verifiedAt ?? null })
   }
-  return found.sort(
-    (a, b) => (a.verifiedAt ?? '').localeCompare(b.verifiedAt ?? '') || a.path.localeCompare(b.path),
-  )
+  return found.sort(oldestVerifiedFirst)
+}
+
+/** The order status lists unverified media in: never verified first, then oldest, then by path. */
+export function oldestVerifiedFirst(a: UnverifiedMedia, b: UnverifiedMedia): number {
+  return (a.verifiedAt ?? '').localeCompare(b.verifiedAt ?? '') || a.path.localeCompare(b.path)
 }
