@@ -4,6 +4,7 @@
 
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { createRemoteClient, type RemoteClient } from '../../src/remote/index.js'
 
 export interface SeenRequest {
   method: string
@@ -105,4 +106,24 @@ export async function startMiniCms(opts: { project?: string; environment?: strin
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()))
   cms.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   return cms
+}
+
+/** The token the client tests send the mini CMS (it checks none; tests look for it in logs). */
+export const MINI_CMS_TOKEN = '0123456789abcdef0123456789abcdef01234567'
+
+/** A spec-dialect client of `cms`, quick to retry and never held by the rate limit; `extra` overrides. */
+export function miniCmsClient(
+  cms: MiniCms,
+  extra: Partial<Parameters<typeof createRemoteClient>[0]> = {},
+): Promise<RemoteClient> {
+  return createRemoteClient({
+    server: cms.url,
+    project: 'demo',
+    environment: 'live',
+    token: MINI_CMS_TOKEN,
+    dialect: 'spec',
+    rateLimit: { requestsPerSecond: 1000, concurrency: 8 },
+    backoff: { baseMs: 10, capMs: 40 },
+    ...extra,
+  })
 }

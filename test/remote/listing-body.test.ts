@@ -6,8 +6,8 @@
 import type { ServerResponse } from 'node:http'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import { ArrayItems } from '../../src/remote/array-items.js'
-import { createRemoteClient, type RemoteClient } from '../../src/remote/index.js'
-import { type MiniCms, startMiniCms } from '../helpers/mini-cms.js'
+import type { RemoteClient } from '../../src/remote/index.js'
+import { type MiniCms, miniCmsClient, startMiniCms } from '../helpers/mini-cms.js'
 
 let cms: MiniCms
 let client: RemoteClient | undefined
@@ -21,18 +21,8 @@ afterEach(async () => {
   await cms.close()
 })
 
-async function open(extra: Partial<Parameters<typeof createRemoteClient>[0]> = {}): Promise<RemoteClient> {
-  client = await createRemoteClient({
-    server: cms.url,
-    project: 'demo',
-    environment: 'live',
-    token: '0123456789abcdef0123456789abcdef01234567',
-    dialect: 'spec',
-    rateLimit: { requestsPerSecond: 1000, concurrency: 8 },
-    backoff: { baseMs: 5, capMs: 20 },
-    maxRetries: 1,
-    ...extra,
-  })
+async function open(extra: Parameters<typeof miniCmsClient>[1] = {}): Promise<RemoteClient> {
+  client = await miniCmsClient(cms, { backoff: { baseMs: 5, capMs: 20 }, maxRetries: 1, ...extra })
   return client
 }
 

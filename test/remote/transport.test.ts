@@ -7,9 +7,9 @@ import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import { createLogger, logFilePath } from '../../src/log/logger.js'
 import { createRemoteClient, type RemoteClient, RemoteError } from '../../src/remote/index.js'
-import { type MiniCms, startMiniCms } from '../helpers/mini-cms.js'
+import { MINI_CMS_TOKEN, type MiniCms, miniCmsClient, startMiniCms } from '../helpers/mini-cms.js'
 
-const TOKEN = '0123456789abcdef0123456789abcdef01234567'
+const TOKEN = MINI_CMS_TOKEN
 let cms: MiniCms
 let client: RemoteClient | undefined
 
@@ -22,17 +22,8 @@ afterEach(async () => {
   await cms.close()
 })
 
-async function open(extra: Partial<Parameters<typeof createRemoteClient>[0]> = {}): Promise<RemoteClient> {
-  client = await createRemoteClient({
-    server: cms.url,
-    project: 'demo',
-    environment: 'live',
-    token: TOKEN,
-    dialect: 'spec',
-    rateLimit: { requestsPerSecond: 1000, concurrency: 8 },
-    backoff: { baseMs: 10, capMs: 40 },
-    ...extra,
-  })
+async function open(extra: Parameters<typeof miniCmsClient>[1] = {}): Promise<RemoteClient> {
+  client = await miniCmsClient(cms, extra)
   return client
 }
 
